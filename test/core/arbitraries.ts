@@ -49,7 +49,10 @@ export const hugeHostileId = fc
   .map(([piece, units]) => piece.repeat(Math.ceil(units / piece.length)).slice(0, units));
 
 /** Ids: mostly short and hostile, sometimes 10 KB. */
-export const hostileId = fc.oneof({ weight: 9, arbitrary: hostileString(20) }, { weight: 1, arbitrary: hugeHostileId });
+export const hostileId = fc.oneof(
+  { weight: 9, arbitrary: hostileString(20) },
+  { weight: 1, arbitrary: hugeHostileId },
+);
 
 /** True when `index` falls between the halves of a surrogate pair of `text`. */
 export function splitsSurrogatePair(text: string, index: number): boolean {

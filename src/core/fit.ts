@@ -1,0 +1,181 @@
+import { SluiceError } from './errors.js';
+import { measure, type Unit } from './measure.js';
+
+/** Text around the joined items for a prefix of a given length. */
+export interface FitFrame {
+  before: string;
+  after: string;
+}
+
+/** What to fit: serialized items, how they join, the budgets and the text around them. */
+export interface FitOptions {
+  /** Already-serialized items, in order (each serialized exactly once by the caller). */
+  items: readonly string[];
+  /** Joins consecutive items; default ','. */
+  separator?: string;
+  /** Every given budget must hold for the complete text. */
+  budgets: { utf16?: number; utf8?: number };
+  /**
+   * Text before/after the joined items for a prefix of `count` items. It may depend on `count`
+   * (omitted counts, cursors), so it is called a few times, never once per candidate.
+   */
+  frame: (count: number) => FitFrame;
+}
+
+/** The chosen prefix length and its complete text. */
+export interface FitResult {
+  count: number;
+  text: string;
+}
+
+/** One budget to honour, with the running lengths of the items in that unit. */
+interface UnitBudget {
+  unit: Unit;
+  limit: number;
+  separatorLength: number;
+  /** prefix[k] = total length of items[0..k) in this unit, without separators. */
+  prefix: Float64Array;
+}
+
+const UNITS: readonly Unit[] = ['utf16', 'utf8'];
+
+/**
+ * Largest prefix of `items` whose complete text (`frame(count).before + joined + after`) fits every
+ * budget, in O(total size): item lengths are measured once into prefix sums, the joined text is
+ * never built or measured per candidate, and `frame` is called only a handful of times.
+ *
+ * The result always fits when `count > 0`. With `count === 0` the text is the bare frame, which
+ * may itself exceed a budget: the caller decides what to do then. The prefix is the largest one
+ * as long as the frame never shrinks by more than an item as `count` grows by one (true for
+ * omitted counts, cursors and "null at the end" shapes); with stranger frames it is still a
+ * prefix that fits.
+ */
+export function fitLargestPrefix(opts: FitOptions): FitResult {
+  const { items, frame } = opts;
+  const separator = opts.separator ?? ',';
+  const n = items.length;
+  const budgets = buildBudgets(items, separator, opts.budgets);
+
+  const frames = new Map<number, { frame: FitFrame; lengths: number[] }>();
+  const frameAt = (count: number) => {
+    let entry = frames.get(count);
+    if (entry === undefined) {
+      const f = frame(count);
+      entry = { frame: f, lengths: budgets.map((b) => measure(f.before, b.unit) + measure(f.after, b.unit)) };
+      frames.set(count, entry);
+    }
+    return entry;
+  };
+  const joinedLength = (b: UnitBudget, count: number) =>
+    b.prefix[count]! + (count > 1 ? (count - 1) * b.separatorLength : 0);
+  const fits = (count: number) => {
+    const { lengths } = frameAt(count);
+    return budgets.every((b, i) => lengths[i]! + joinedLength(b, count) <= b.limit);
+  };
+  // Largest count whose joined items fit beside a frame of the given lengths; monotone in count,
+  // so a binary search over the prefix sums finds it.
+  const largestWithFrame = (lengths: number[]) => {
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      const ok = budgets.every((b, i) => lengths[i]! + joinedLength(b, mid) <= b.limit);
+      if (ok) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+
+  let count: number;
+  if (n === 0 || fits(n)) {
+    count = n;
+  } else {
+    // The complete frame is usually the smallest (no cursor, nothing omitted), so it gives an
+    // upper bound; step down while the real frame for the candidate makes it too big, jumping
+    // with that frame's lengths so a long cursor costs one extra call, not one per item.
+    count = Math.min(n - 1, largestWithFrame(frameAt(n).lengths));
+    while (count > 0 && !fits(count)) {
+      count = Math.min(count - 1, largestWithFrame(frameAt(count).lengths));
+    }
+    // A jump may have skipped over a count whose frame is shorter; climb back while they fit.
+    while (count + 1 < n && fits(count + 1)) count += 1;
+  }
+
+  const chosen = frameAt(count).frame;
+  return { count, text: chosen.before + items.slice(0, count).join(separator) + chosen.after };
+}
+
+function buildBudgets(
+  items: readonly string[],
+  separator: string,
+  given: { utf16?: number; utf8?: number },
+): UnitBudget[] {
+  const budgets: UnitBudget[] = [];
+  for (const unit of UNITS) {
+    const limit = given[unit];
+    if (limit === undefined) continue;
+    if (Number.isNaN(limit)) throw new SluiceError('invalid_params', `budget ${unit} is not a number`);
+    const prefix = new Float64Array(items.length + 1);
+    for (let i = 0; i < items.length; i++) prefix[i + 1] = prefix[i]! + measure(items[i]!, unit);
+    budgets.push({ unit, limit, separatorLength: measure(separator, unit), prefix });
+  }
+  return budgets;
+}
+
+/** Options for {@link fitJsonPage}. */
+export interface FitJsonPageOptions {
+  /** Key of the array that holds the items; it comes first in the object. */
+  arrayKey: string;
+  items: readonly unknown[];
+  budgets: { utf16?: number; utf8?: number };
+  /** The other keys of the page for a prefix of `count` items (cursor, omitted count, …). */
+  rest: (count: number) => Record<string, unknown>;
+}
+
+/**
+ * Fits a JSON object whose first key holds the array of items, e.g.
+ * `{"messages":[...],"nextCursor":...,"omitted":n}`. The text is exactly
+ * `JSON.stringify({ [arrayKey]: items.slice(0, count), ...rest(count) })`; each item is serialized
+ * once (with `toJSON` seeing key `''` rather than its index) and returned in `serialized`.
+ */
+export function fitJsonPage(opts: FitJsonPageOptions): FitResult & { serialized: string[] } {
+  const { arrayKey } = opts;
+  // Integer-like keys are ordered first by JS objects and a `toJSON` key would replace the whole
+  // page, so either would break "the array key comes first"; refuse them instead of lying.
+  if (isArrayIndexKey(arrayKey)) {
+    throw new SluiceError('invalid_params', `page array key ${JSON.stringify(arrayKey)} is integer-like`);
+  }
+  const serialized = opts.items.map(serializeArrayElement);
+  const before = `{${JSON.stringify(arrayKey)}:[`;
+  const result = fitLargestPrefix({
+    items: serialized,
+    budgets: opts.budgets,
+    frame: (count) => ({ before, after: `]${restTail(arrayKey, opts.rest(count))}` }),
+  });
+  return { ...result, serialized };
+}
+
+/** `JSON.stringify` turns array holes, undefined, functions and symbols into `null`. */
+function serializeArrayElement(item: unknown): string {
+  const text: string | undefined = JSON.stringify(item);
+  return text === undefined ? 'null' : text;
+}
+
+/** The rest object's members after the array, including the closing brace. */
+function restTail(arrayKey: string, rest: Record<string, unknown>): string {
+  for (const key of Object.keys(rest)) {
+    if (key === arrayKey || key === 'toJSON' || isArrayIndexKey(key)) {
+      throw new SluiceError('invalid_params', `page key ${JSON.stringify(key)} cannot follow the array`);
+    }
+  }
+  // Stringify an own-property copy, as the spread in the page object would see it (an inherited
+  // toJSON or getter on a class instance must not change the text).
+  const text = JSON.stringify({ ...rest });
+  // '{}' → '}' ; '{"a":1}' → ',"a":1}'
+  return text.length === 2 ? '}' : `,${text.slice(1)}`;
+}
+
+/** Keys that JS objects order before string keys (canonical array indices). */
+function isArrayIndexKey(key: string): boolean {
+  return /^(0|[1-9]\d*)$/.test(key) && Number(key) < 2 ** 32 - 1;
+}
