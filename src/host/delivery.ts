@@ -1,0 +1,90 @@
+import {
+  type DeliveryCandidate,
+  type DeliveryLimits,
+  DEFAULT_DELIVERY_LIMITS,
+  type RenderedDelivery,
+  renderDelivery,
+  renderMetadataNotice,
+} from '../core/envelope.js';
+import { SluiceError } from '../core/errors.js';
+import { listActiveChannelIds } from '../store/ops/channels.js';
+import { listInboxEntries } from '../store/ops/inbox.js';
+import type { HostContext } from './context.js';
+import { pendingCount, requireAgent, withProjections } from './inbox.js';
+import type { Principal } from './principals.js';
+
+export interface DeliveryOptions {
+  limits?: Partial<DeliveryLimits> | undefined;
+  /** UTF-16 units an adapter wraps around the text (counted against `limits.maxUnits`). */
+  wrapperUnits?: number | undefined;
+  /** Attachment path for a harness that reads files (hooks): materialised per agent. */
+  attachmentPath?: ((attachment: { attachment_id: string; name: string }) => Promise<string | undefined>) | undefined;
+}
+
+function checkLimits(limits: Partial<DeliveryLimits> | undefined): void {
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1_000_000) {
+      throw new SluiceError('invalid_params', `${key} must be an integer from 1 to 1000000`);
+    }
+  }
+}
+
+/**
+ * The agent's delivery: the largest whole FIFO prefix of pending bodies within the limits.
+ * Read-only: it never archives, settles or records coverage.
+ */
+export async function deliveryFor(
+  ctx: HostContext,
+  agent: Principal,
+  options: DeliveryOptions = {},
+): Promise<RenderedDelivery> {
+  requireAgent(agent);
+  checkLimits(options.limits);
+  const maxMessages = options.limits?.maxMessages ?? DEFAULT_DELIVERY_LIMITS.maxMessages;
+  const db = ctx.store.db;
+  const channelIds = await listActiveChannelIds(db, agent.id);
+  const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
+  const listings = await withProjections(db, entries);
+  const candidates: DeliveryCandidate[] = [];
+  for (const { projection, channelName } of listings) {
+    const attachments = [];
+    for (const a of projection.attachments) {
+      const path = options.attachmentPath ? await options.attachmentPath(a) : undefined;
+      attachments.push(path ? { ...a, path } : a);
+    }
+    candidates.push({
+      id: projection.message_id,
+      channel: channelName,
+      from: projection.author.name,
+      createdAt: projection.created_at,
+      subject: projection.subject ?? null,
+      replyTo: projection.reply_to?.message_id ?? null,
+      body: projection.body,
+      attachments,
+    });
+  }
+  const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
+  return renderDelivery({
+    agent: agent.name,
+    totalPending,
+    candidates,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.wrapperUnits !== undefined ? { wrapperUnits: options.wrapperUnits } : {}),
+  });
+}
+
+/** The short metadata notification for transports that cannot take bodies. */
+export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Promise<string> {
+  requireAgent(agent);
+  const db = ctx.store.db;
+  const channelIds = await listActiveChannelIds(db, agent.id);
+  const [oldest] = await withProjections(db, await listInboxEntries(db, agent.id, { channelIds, limit: 1 }));
+  return renderMetadataNotice({
+    agent: agent.name,
+    totalPending: await pendingCount(db, agent.id),
+    oldest: oldest
+      ? { id: oldest.projection.message_id, from: oldest.projection.author.name, createdAt: oldest.projection.created_at }
+      : null,
+  });
+}

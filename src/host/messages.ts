@@ -1,0 +1,276 @@
+import { SluiceError } from '../core/errors.js';
+import { utf8Length } from '../core/measure.js';
+import { findChannelById, listActiveMembers } from '../store/ops/channels.js';
+import { appendEvent } from '../store/ops/events.js';
+import { insertInboxEntry } from '../store/ops/inbox.js';
+import { findMediaByIds, linkMessageMedia } from '../store/ops/media.js';
+import {
+  findMessageById,
+  findMessagesBySeqs,
+  insertMessage,
+  insertRevision,
+  type MessageRow,
+  updateMessageContent,
+} from '../store/ops/messages.js';
+import { findPrincipalsByIds } from '../store/ops/principals.js';
+import { allocatePosition, applyQueueDelta } from '../store/ops/queues.js';
+import type { MessageSource, PrincipalKind } from '../store/schema.js';
+import type { Db } from '../store/store.js';
+import { type Channel, requireMember, resolveTarget } from './channels.js';
+import { announceCommit, type HostContext, newMessageId, nowIso } from './context.js';
+import type { Principal } from './principals.js';
+import {
+  type AttachmentRef,
+  excerptOf,
+  type MessageProjection,
+  projectMessage,
+  type ReplyContext,
+} from './projection.js';
+
+export interface SendInput {
+  /** `#channel`, a channel id, or a principal name (its DM channel). */
+  to: string;
+  body: string;
+  subject?: string | undefined;
+  replyTo?: string | undefined;
+  actions?: unknown[] | undefined;
+  attachmentIds?: readonly string[] | undefined;
+}
+
+export interface SentMessage {
+  message_id: string;
+  channel_id: string;
+  seq: number;
+}
+
+/** Unknown or malformed provenance never counts as a person. */
+export function sourceOf(kind: unknown): MessageSource {
+  if (kind === 'person') return 'person';
+  if (kind === 'agent') return 'agent';
+  return 'unknown';
+}
+
+/** The stored caption, or a short note naming the attachments when there is none. */
+export function captionFor(body: string, attachments: readonly AttachmentRef[]): string {
+  if (body.trim() !== '' || attachments.length === 0) return body;
+  const names = attachments.map((a) => a.name).join(', ');
+  if (attachments.length === 1) {
+    const one = attachments[0] as AttachmentRef;
+    return one.mime.startsWith('image/') ? `(sent an image: ${one.name})` : `(sent a file: ${one.name})`;
+  }
+  const allImages = attachments.every((a) => a.mime.startsWith('image/'));
+  return `(sent ${attachments.length} ${allImages ? 'images' : 'files'}: ${names})`;
+}
+
+function validateSend(ctx: HostContext, input: SendInput): void {
+  if (typeof input.body !== 'string') throw new SluiceError('invalid_params', 'body must be a string');
+  if (input.subject !== undefined && typeof input.subject !== 'string') {
+    throw new SluiceError('invalid_params', 'subject must be a string');
+  }
+  if (input.actions !== undefined && !Array.isArray(input.actions)) {
+    throw new SluiceError('invalid_params', 'actions must be an array');
+  }
+  const bytes = utf8Length(input.body);
+  if (bytes > ctx.limits.maxBodyBytes) {
+    throw new SluiceError('too_large', `body is ${bytes} bytes; the limit is ${ctx.limits.maxBodyBytes}`);
+  }
+}
+
+/** Sends a message: stores it, fans it out to agent members' inboxes and logs events, in one transaction. */
+export async function sendMessage(ctx: HostContext, actor: Principal, input: SendInput): Promise<SentMessage> {
+  validateSend(ctx, input);
+  const channel = await resolveTarget(ctx, actor, input.to);
+  return sendToChannel(ctx, actor, channel, input);
+}
+
+export async function sendToChannel(
+  ctx: HostContext,
+  actor: Principal,
+  channel: Channel,
+  input: Omit<SendInput, 'to'>,
+): Promise<SentMessage> {
+  validateSend(ctx, { ...input, to: channel.id });
+  const attachments = await resolveAttachments(ctx, actor, input.attachmentIds ?? []);
+  const body = captionFor(input.body, attachments);
+  if (body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
+  if (input.replyTo !== undefined) {
+    const parent = await findMessageById(ctx.store.db, input.replyTo);
+    if (!parent || parent.channel_id !== channel.id) {
+      throw new SluiceError('not_found', 'reply_to names no message in this channel');
+    }
+  }
+  const at = nowIso(ctx);
+  const id = newMessageId(ctx);
+  const bodyBytes = utf8Length(body);
+  const actions = JSON.stringify(input.actions ?? []);
+  const sent = await ctx.store.transaction(async (trx) => {
+    await requireMember(trx, channel.id, actor.id);
+    const seq = await insertMessage(trx, {
+      id,
+      channel_id: channel.id,
+      author_id: actor.id,
+      created_at: at,
+      body,
+      body_bytes: bodyBytes,
+      subject: input.subject ?? null,
+      reply_to: input.replyTo ?? null,
+      actions,
+      attachments: JSON.stringify(attachments),
+      revision: 1,
+      edited_at: null,
+      deleted_at: null,
+    });
+    await linkMessageMedia(
+      trx,
+      seq,
+      attachments.map((a) => a.attachment_id),
+    );
+    const source = sourceOf(actor.kind);
+    for (const member of await listActiveMembers(trx, channel.id)) {
+      if (member.kind !== 'agent' || member.id === actor.id) continue;
+      const position = await allocatePosition(trx, member.id);
+      await insertInboxEntry(trx, {
+        agent_id: member.id,
+        position,
+        message_seq: seq,
+        message_id: id,
+        channel_id: channel.id,
+        state: 'waiting',
+        source,
+        body_bytes: bodyBytes,
+        created_at: at,
+        updated_at: at,
+        returned_reason: null,
+        failure_kind: null,
+      });
+      await applyQueueDelta(trx, member.id, { waiting: 1, pending: 1, source });
+      await appendEvent(trx, { kind: 'queue.changed', agent_id: member.id, message_id: id, created_at: at });
+    }
+    await appendEvent(trx, { kind: 'message.created', channel_id: channel.id, message_id: id, created_at: at });
+    return { message_id: id, channel_id: channel.id, seq };
+  });
+  announceCommit(ctx);
+  return sent;
+}
+
+async function resolveAttachments(
+  ctx: HostContext,
+  actor: Principal,
+  ids: readonly string[],
+): Promise<AttachmentRef[]> {
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+    throw new SluiceError('invalid_params', 'attachments must be an array of attachment ids');
+  }
+  if (ids.length > 32) throw new SluiceError('invalid_params', 'at most 32 attachments per message');
+  const rows = await findMediaByIds(ctx.store.db, ids);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => {
+    const row = byId.get(id);
+    // Only the uploader may attach an upload: ids are not capabilities to someone else's bytes.
+    if (!row || row.created_by !== actor.id) throw new SluiceError('not_found', `no attachment ${id.slice(0, 80)}`);
+    return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
+  });
+}
+
+/** Replies in the parent's channel. */
+export async function replyToMessage(
+  ctx: HostContext,
+  actor: Principal,
+  parentId: string,
+  input: Omit<SendInput, 'to' | 'replyTo'>,
+): Promise<SentMessage> {
+  const parent = await getMessageRow(ctx, actor, parentId);
+  const channel = await findChannelById(ctx.store.db, parent.channel_id);
+  if (!channel) throw new SluiceError('not_found', 'the channel of that message is gone');
+  return sendToChannel(ctx, actor, channel, { ...input, replyTo: parent.id });
+}
+
+/** A message row the actor may read (current member of its channel), else not_found/not_member. */
+export async function getMessageRow(ctx: HostContext, actor: Principal, messageId: string): Promise<MessageRow> {
+  const row = typeof messageId === 'string' ? await findMessageById(ctx.store.db, messageId) : undefined;
+  if (!row || row.deleted_at !== null) throw new SluiceError('not_found', `no message ${String(messageId).slice(0, 80)}`);
+  await requireMember(ctx.store.db, row.channel_id, actor.id);
+  return row;
+}
+
+/** Projections for rows, in order, loading authors and reply parents in two batched queries. */
+export async function loadProjections(db: Db, rows: readonly MessageRow[]): Promise<MessageProjection[]> {
+  const parentIds = [...new Set(rows.flatMap((r) => (r.reply_to ? [r.reply_to] : [])))];
+  const parents = new Map<string, MessageRow>();
+  for (const id of parentIds) {
+    const p = await findMessageById(db, id);
+    if (p) parents.set(id, p);
+  }
+  const authorIds = [...new Set([...rows, ...parents.values()].map((r) => r.author_id))];
+  const authors = new Map((await findPrincipalsByIds(db, authorIds)).map((p) => [p.id, p]));
+  return rows.map((row) => {
+    const author = authors.get(row.author_id) ?? { id: row.author_id, name: 'unknown', kind: 'unknown' as PrincipalKind };
+    let reply: ReplyContext | undefined;
+    if (row.reply_to) {
+      const parent = parents.get(row.reply_to);
+      reply = {
+        message_id: row.reply_to,
+        author: parent ? (authors.get(parent.author_id)?.name ?? 'unknown') : 'unknown',
+        excerpt: parent && parent.deleted_at === null ? excerptOf(parent.body) : '',
+      };
+    }
+    return projectMessage(row, author, reply);
+  });
+}
+
+export async function readProjection(ctx: HostContext, actor: Principal, messageId: string): Promise<MessageProjection> {
+  const row = await getMessageRow(ctx, actor, messageId);
+  const [projection] = await loadProjections(ctx.store.db, [row]);
+  return projection as MessageProjection;
+}
+
+export async function projectionsBySeqs(db: Db, seqs: readonly number[]): Promise<MessageProjection[]> {
+  return loadProjections(db, await findMessagesBySeqs(db, seqs));
+}
+
+/** Edits a message's body (author only); the old text goes to the revision history for people. */
+export async function editMessage(
+  ctx: HostContext,
+  actor: Principal,
+  messageId: string,
+  input: { body: string; subject?: string | null },
+): Promise<{ message_id: string; revision: number }> {
+  const row = await getMessageRow(ctx, actor, messageId);
+  if (row.author_id !== actor.id) throw new SluiceError('denied', 'only the author can edit a message');
+  validateSend(ctx, { to: row.channel_id, body: input.body });
+  if (input.body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
+  const at = nowIso(ctx);
+  const revision = row.revision + 1;
+  const bodyBytes = utf8Length(input.body);
+  await ctx.store.transaction(async (trx) => {
+    await insertRevision(trx, {
+      message_seq: row.seq,
+      revision: row.revision,
+      body: row.body,
+      subject: row.subject,
+      edited_at: at,
+      edited_by: actor.id,
+    });
+    await updateMessageContent(trx, row.seq, {
+      body: input.body,
+      body_bytes: bodyBytes,
+      subject: input.subject === undefined ? row.subject : input.subject,
+      revision,
+      edited_at: at,
+    });
+    const entries = await trx
+      .updateTable('inbox')
+      .set({ body_bytes: bodyBytes, updated_at: at })
+      .where('message_seq', '=', row.seq)
+      .where('state', 'in', ['waiting', 'returned'])
+      .returning('agent_id')
+      .execute();
+    for (const { agent_id } of entries) {
+      await applyQueueDelta(trx, agent_id, {});
+      await appendEvent(trx, { kind: 'queue.changed', agent_id, message_id: row.id, created_at: at });
+    }
+    await appendEvent(trx, { kind: 'message.edited', channel_id: row.channel_id, message_id: row.id, created_at: at });
+  });
+  announceCommit(ctx);
+  return { message_id: row.id, revision };
+}

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { SluiceError } from '../core/errors.js';
+import {
+  findPrincipalByName,
+  findPrincipalByTokenHash,
+  insertPrincipal,
+  insertToken,
+  type PrincipalRow,
+  updateSettlement,
+} from '../store/ops/principals.js';
+import { insertQueue } from '../store/ops/queues.js';
+import type { PrincipalKind, SettlementMode } from '../store/schema.js';
+import { announceCommit, type HostContext, newId, nowIso } from './context.js';
+
+export type Principal = PrincipalRow;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Principal names appear in commands and headers, so they are short and shell-safe. */
+export function validateName(name: unknown, what = 'name'): string {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new SluiceError(
+      'invalid_params',
+      `invalid ${what} ${JSON.stringify(String(name)).slice(0, 80)}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+    );
+  }
+  return name;
+}
+
+export async function addPrincipal(
+  ctx: HostContext,
+  input: { name: string; kind: PrincipalKind; settlement?: SettlementMode },
+): Promise<Principal> {
+  const name = validateName(input.name);
+  const settlement = input.settlement ?? 'explicit';
+  if (settlement !== 'explicit' && settlement !== 'turn') {
+    throw new SluiceError('invalid_params', `settlement must be explicit or turn, not ${String(settlement)}`);
+  }
+  const row: Principal = {
+    id: newId(ctx, input.kind === 'agent' ? 'ag' : 'p'),
+    name,
+    kind: input.kind,
+    settlement,
+    created_at: nowIso(ctx),
+  };
+  await ctx.store.transaction(async (trx) => {
+    if (await findPrincipalByName(trx, name)) throw new SluiceError('conflict', `a principal named ${name} already exists`);
+    await insertPrincipal(trx, row);
+    if (input.kind === 'agent') await insertQueue(trx, row.id, newId(ctx, 'g'));
+  });
+  announceCommit(ctx);
+  return row;
+}
+
+/** Adds the principal unless it exists with the same kind; used by idempotent `init`. */
+export async function ensurePrincipal(ctx: HostContext, name: string, kind: PrincipalKind): Promise<Principal> {
+  const existing = await findPrincipalByName(ctx.store.db, name);
+  if (existing) return existing;
+  return addPrincipal(ctx, { name, kind });
+}
+
+export async function resolvePrincipal(ctx: HostContext, name: string): Promise<Principal> {
+  const found = typeof name === 'string' ? await findPrincipalByName(ctx.store.db, name) : undefined;
+  if (!found) throw new SluiceError('not_found', `no principal named ${JSON.stringify(String(name)).slice(0, 80)}`);
+  return found;
+}
+
+export async function resolveAgent(ctx: HostContext, name: string): Promise<Principal> {
+  const p = await resolvePrincipal(ctx, name);
+  if (p.kind !== 'agent') throw new SluiceError('invalid_params', `${name} is a person, not an agent: people have no inbox`);
+  return p;
+}
+
+export async function setSettlementMode(ctx: HostContext, name: string, mode: SettlementMode): Promise<void> {
+  const agent = await resolveAgent(ctx, name);
+  await updateSettlement(ctx.store.db, agent.id, mode);
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Issues a new access token; only its hash is stored. */
+export async function issueToken(ctx: HostContext, name: string): Promise<string> {
+  const principal = await resolvePrincipal(ctx, name);
+  const token = `slu_${Buffer.from(ctx.random(32)).toString('base64url')}`;
+  await insertToken(ctx.store.db, hashToken(token), principal.id, nowIso(ctx));
+  return token;
+}
+
+export async function authenticateToken(ctx: HostContext, token: unknown): Promise<Principal | undefined> {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 512) return undefined;
+  return findPrincipalByTokenHash(ctx.store.db, hashToken(token));
+}

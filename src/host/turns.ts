@@ -1,0 +1,190 @@
+import { SluiceError } from '../core/errors.js';
+import { appendEvent } from '../store/ops/events.js';
+import { findInboxEntry } from '../store/ops/inbox.js';
+import { findMessagesBySeqs } from '../store/ops/messages.js';
+import {
+  closeTurn,
+  deleteCoverage,
+  findCoverage,
+  findTurn,
+  insertTurn,
+  listCoverage,
+  listOpenTurns,
+  type TurnRow,
+  upsertCoverage,
+} from '../store/ops/turns.js';
+import type { Db } from '../store/store.js';
+import { announceCommit, type HostContext, newId, nowIso } from './context.js';
+import { isPending, requireAgent, transitionEntry } from './inbox.js';
+import { loadProjections } from './messages.js';
+import type { Principal } from './principals.js';
+import { projectionText } from './projection.js';
+import { sha256Hex } from '../core/fragment.js';
+
+export type Turn = TurnRow;
+
+/**
+ * Opens a turn for the agent. An agent has at most one open turn: any turn still open is
+ * abandoned first (its owner died or lost track of it) and consumes nothing.
+ */
+export async function beginTurn(
+  ctx: HostContext,
+  agent: Principal,
+  options: { sessionKey?: string | undefined; owner?: string | undefined } = {},
+): Promise<Turn> {
+  requireAgent(agent);
+  if (options.sessionKey !== undefined && (typeof options.sessionKey !== 'string' || options.sessionKey.length > 512)) {
+    throw new SluiceError('invalid_params', 'session key must be a string of at most 512 characters');
+  }
+  const at = nowIso(ctx);
+  const turn: Turn = {
+    id: newId(ctx, 't'),
+    agent_id: agent.id,
+    state: 'open',
+    session_key: options.sessionKey ?? null,
+    owner: options.owner ?? ctx.ownerTag,
+    started_at: at,
+    ended_at: null,
+    failure_kind: null,
+    reason: null,
+  };
+  await ctx.store.transaction(async (trx) => {
+    for (const open of await listOpenTurns(trx, agent.id)) {
+      await closeTurn(trx, open.id, { state: 'abandoned', ended_at: at, reason: 'superseded by a new turn' });
+      await deleteCoverage(trx, open.id);
+    }
+    await insertTurn(trx, turn);
+    await appendEvent(trx, { kind: 'turn.changed', agent_id: agent.id, created_at: at });
+  });
+  announceCommit(ctx);
+  return turn;
+}
+
+/** The agent's open turn, if any: reads without one are peeks and consume nothing. */
+export async function openTurnOf(db: Db, agentId: string): Promise<Turn | undefined> {
+  const open = await listOpenTurns(db, agentId);
+  return open[open.length - 1];
+}
+
+export type TurnOutcome = { ok: true } | { ok: false; kind: string; reason?: string | undefined };
+
+export interface SettledTurn {
+  turnId: string;
+  state: 'succeeded' | 'failed' | 'abandoned';
+  handled: string[];
+  returned: string[];
+}
+
+const FAILURE_KIND = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+/**
+ * Settles a turn. In `turn` mode a success marks every message covered completely in this turn
+ * `handled` (if still pending and unchanged since it was read); a failure marks them `returned`
+ * with the failure kind. In `explicit` mode nothing is consumed. Coverage is deleted either way.
+ */
+export async function endTurn(
+  ctx: HostContext,
+  agent: Principal,
+  turnId: string,
+  outcome: TurnOutcome,
+): Promise<SettledTurn> {
+  requireAgent(agent);
+  if (!outcome.ok && (typeof outcome.kind !== 'string' || !FAILURE_KIND.test(outcome.kind))) {
+    throw new SluiceError('invalid_params', 'failure kind must be a short lowercase word like model_error');
+  }
+  const at = nowIso(ctx);
+  const settled = await ctx.store.transaction(async (trx) => {
+    const turn = typeof turnId === 'string' ? await findTurn(trx, turnId) : undefined;
+    if (!turn || turn.agent_id !== agent.id) throw new SluiceError('not_found', `no turn ${String(turnId).slice(0, 80)}`);
+    if (turn.state !== 'open') throw new SluiceError('conflict', `turn ${turn.id} is already ${turn.state}`);
+    const result: SettledTurn = { turnId: turn.id, state: outcome.ok ? 'succeeded' : 'failed', handled: [], returned: [] };
+    if (agent.settlement === 'turn') {
+      const covered = (await listCoverage(trx, turn.id)).filter((c) => c.complete === 1);
+      const rows = await findMessagesBySeqs(
+        trx,
+        covered.map((c) => c.message_seq),
+      );
+      const projections = await loadProjections(trx, rows);
+      const currentSha = new Map(rows.map((r, i) => [Number(r.seq), sha256Hex(projectionText(projections[i]!))]));
+      for (const c of covered) {
+        const entry = await findInboxEntry(trx, agent.id, c.message_seq);
+        if (!entry || !isPending(entry.state)) continue;
+        // An edit after the read means the model never saw this version: it stays pending.
+        if (currentSha.get(c.message_seq) !== c.sha256) continue;
+        if (outcome.ok) {
+          await transitionEntry(trx, entry, 'handled', at);
+          result.handled.push(entry.message_id);
+        } else {
+          await transitionEntry(trx, entry, 'returned', at, {
+            failure_kind: outcome.kind,
+            returned_reason: outcome.reason ?? null,
+          });
+          result.returned.push(entry.message_id);
+        }
+      }
+    }
+    await closeTurn(trx, turn.id, {
+      state: result.state,
+      ended_at: at,
+      failure_kind: outcome.ok ? null : outcome.kind,
+      reason: outcome.ok ? null : (outcome.reason ?? null),
+    });
+    await deleteCoverage(trx, turn.id);
+    await appendEvent(trx, { kind: 'turn.changed', agent_id: agent.id, created_at: at });
+    return result;
+  });
+  announceCommit(ctx);
+  return settled;
+}
+
+/** Marks a turn abandoned (its owner is gone): nothing is consumed. */
+export async function abandonTurn(ctx: HostContext, agent: Principal, turnId: string): Promise<void> {
+  const at = nowIso(ctx);
+  await ctx.store.transaction(async (trx) => {
+    const turn = await findTurn(trx, turnId);
+    if (!turn || turn.agent_id !== agent.id) throw new SluiceError('not_found', `no turn ${turnId.slice(0, 80)}`);
+    if (turn.state !== 'open') return;
+    await closeTurn(trx, turn.id, { state: 'abandoned', ended_at: at });
+    await deleteCoverage(trx, turn.id);
+    await appendEvent(trx, { kind: 'turn.changed', agent_id: agent.id, created_at: at });
+  });
+  announceCommit(ctx);
+}
+
+export interface CoverageRead {
+  messageSeq: number;
+  sha256: string;
+  /** UTF-16 offset where the returned slice starts (0 for whole messages). */
+  offset: number;
+  /** UTF-16 offset where it ends. */
+  end: number;
+  total: number;
+}
+
+/**
+ * Records what the model just received in the agent's open turn (no open turn: a peek, nothing
+ * recorded). A fragment counts only as the contiguous prefix returned in this turn: a slice that
+ * starts at 0 (re)starts the prefix, one that starts where the prefix ends extends it, and any
+ * other slice (resuming a chain begun in an earlier turn) counts for nothing.
+ */
+export async function recordCoverage(db: Db, agentId: string, reads: readonly CoverageRead[]): Promise<void> {
+  if (reads.length === 0) return;
+  const turn = await openTurnOf(db, agentId);
+  if (!turn) return;
+  for (const read of reads) {
+    const prior = await findCoverage(db, turn.id, read.messageSeq);
+    let prefix: number;
+    if (read.offset === 0) prefix = read.end;
+    else if (prior && prior.sha256 === read.sha256 && prior.prefix_units === read.offset) prefix = read.end;
+    else continue;
+    if (prior && prior.complete === 1 && prior.sha256 === read.sha256) continue;
+    await upsertCoverage(db, {
+      turn_id: turn.id,
+      message_seq: read.messageSeq,
+      sha256: read.sha256,
+      prefix_units: prefix,
+      total_units: read.total,
+      complete: prefix >= read.total ? 1 : 0,
+    });
+  }
+}

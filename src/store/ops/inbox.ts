@@ -1,0 +1,90 @@
+import type { Selectable } from 'kysely';
+import type { InboxState, InboxTable, MessageSource } from '../schema.js';
+import { PENDING_STATES } from '../schema.js';
+import type { Db } from '../store.js';
+
+export type InboxRow = Selectable<InboxTable>;
+
+export async function insertInboxEntry(db: Db, row: InboxRow): Promise<void> {
+  await db.insertInto('inbox').values(row).execute();
+}
+
+export async function findInboxEntry(db: Db, agentId: string, messageSeq: number): Promise<InboxRow | undefined> {
+  return db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('message_seq', '=', messageSeq)
+    .executeTakeFirst();
+}
+
+export interface PendingFilter {
+  afterPosition?: number | undefined;
+  beforePosition?: number | undefined;
+  channelId?: string | undefined;
+  channelIds?: readonly string[] | undefined;
+  source?: MessageSource | undefined;
+  states?: readonly InboxState[] | undefined;
+  authorId?: string | undefined;
+  newestFirst?: boolean;
+  limit: number;
+}
+
+/** Inbox entries in FIFO order (or reverse), pending by default; keyset on position. */
+export async function listInboxEntries(db: Db, agentId: string, f: PendingFilter): Promise<InboxRow[]> {
+  let q = db
+    .selectFrom('inbox')
+    .selectAll('inbox')
+    .where('inbox.agent_id', '=', agentId)
+    .where('inbox.state', 'in', f.states ?? PENDING_STATES);
+  if (f.afterPosition !== undefined) q = q.where('inbox.position', '>', f.afterPosition);
+  if (f.beforePosition !== undefined) q = q.where('inbox.position', '<', f.beforePosition);
+  if (f.channelId !== undefined) q = q.where('inbox.channel_id', '=', f.channelId);
+  if (f.channelIds !== undefined) {
+    if (f.channelIds.length === 0) return [];
+    q = q.where('inbox.channel_id', 'in', f.channelIds);
+  }
+  if (f.source !== undefined) q = q.where('inbox.source', '=', f.source);
+  if (f.authorId !== undefined) {
+    const authorId = f.authorId;
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('messages')
+          .select('messages.seq')
+          .whereRef('messages.seq', '=', 'inbox.message_seq')
+          .where('messages.author_id', '=', authorId),
+      ),
+    );
+  }
+  return q
+    .orderBy('inbox.position', f.newestFirst ? 'desc' : 'asc')
+    .limit(f.limit)
+    .execute();
+}
+
+export async function updateInboxState(
+  db: Db,
+  agentId: string,
+  position: number,
+  patch: { state: InboxState; updated_at: string; returned_reason?: string | null; failure_kind?: string | null },
+): Promise<void> {
+  await db
+    .updateTable('inbox')
+    .set(patch)
+    .where('agent_id', '=', agentId)
+    .where('position', '=', position)
+    .execute();
+}
+
+/** The position of the oldest entry in `state`, if any (index: agent_id, state, position). */
+export async function firstPositionInState(db: Db, agentId: string, state: InboxState): Promise<InboxRow | undefined> {
+  return db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('state', '=', state)
+    .orderBy('position', 'asc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -1,0 +1,54 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { MessageRevisionsTable, MessagesTable } from '../schema.js';
+import type { Db } from '../store.js';
+
+export type MessageRow = Selectable<MessagesTable>;
+
+/** Inserts a message and returns its global sequence number. */
+export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<number> {
+  const result = await db.insertInto('messages').values(row).returning('seq').executeTakeFirstOrThrow();
+  return Number(result.seq);
+}
+
+export async function findMessageById(db: Db, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findMessageBySeq(db: Db, seq: number): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('seq', '=', seq).executeTakeFirst();
+}
+
+/** Messages by seq, in the order of `seqs`. */
+export async function findMessagesBySeqs(db: Db, seqs: readonly number[]): Promise<MessageRow[]> {
+  if (seqs.length === 0) return [];
+  const rows = await db.selectFrom('messages').selectAll().where('seq', 'in', seqs).execute();
+  const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
+  return seqs.flatMap((s) => bySeq.get(s) ?? []);
+}
+
+/** Keyset page of one channel's history, newest first. */
+export async function listChannelHistory(
+  db: Db,
+  channelId: string,
+  options: { beforeSeq?: number | undefined; afterSeq?: number | undefined; limit: number; newestFirst?: boolean },
+): Promise<MessageRow[]> {
+  let q = db.selectFrom('messages').selectAll().where('channel_id', '=', channelId).where('deleted_at', 'is', null);
+  if (options.beforeSeq !== undefined) q = q.where('seq', '<', options.beforeSeq);
+  if (options.afterSeq !== undefined) q = q.where('seq', '>', options.afterSeq);
+  return q
+    .orderBy('seq', options.newestFirst === false ? 'asc' : 'desc')
+    .limit(options.limit)
+    .execute();
+}
+
+export async function updateMessageContent(
+  db: Db,
+  seq: number,
+  patch: { body: string; body_bytes: number; subject: string | null; revision: number; edited_at: string },
+): Promise<void> {
+  await db.updateTable('messages').set(patch).where('seq', '=', seq).execute();
+}
+
+export async function insertRevision(db: Db, row: Selectable<MessageRevisionsTable>): Promise<void> {
+  await db.insertInto('message_revisions').values(row).execute();
+}

@@ -1,0 +1,48 @@
+import type { Selectable } from 'kysely';
+import type { PrincipalKind, PrincipalsTable, SettlementMode } from '../schema.js';
+import type { Db } from '../store.js';
+
+export type PrincipalRow = Selectable<PrincipalsTable>;
+
+export async function insertPrincipal(db: Db, row: PrincipalRow): Promise<void> {
+  await db.insertInto('principals').values(row).execute();
+}
+
+export async function findPrincipalByName(db: Db, name: string): Promise<PrincipalRow | undefined> {
+  return db.selectFrom('principals').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export async function findPrincipalById(db: Db, id: string): Promise<PrincipalRow | undefined> {
+  return db.selectFrom('principals').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findPrincipalsByIds(db: Db, ids: readonly string[]): Promise<PrincipalRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('principals').selectAll().where('id', 'in', ids).execute();
+}
+
+export async function listPrincipals(db: Db, kind?: PrincipalKind): Promise<PrincipalRow[]> {
+  let q = db.selectFrom('principals').selectAll().orderBy('name');
+  if (kind) q = q.where('kind', '=', kind);
+  return q.execute();
+}
+
+export async function updateSettlement(db: Db, id: string, settlement: SettlementMode): Promise<void> {
+  await db.updateTable('principals').set({ settlement }).where('id', '=', id).execute();
+}
+
+export async function insertToken(db: Db, tokenHash: string, principalId: string, createdAt: string): Promise<void> {
+  await db
+    .insertInto('tokens')
+    .values({ token_hash: tokenHash, principal_id: principalId, created_at: createdAt })
+    .execute();
+}
+
+export async function findPrincipalByTokenHash(db: Db, tokenHash: string): Promise<PrincipalRow | undefined> {
+  return db
+    .selectFrom('tokens')
+    .innerJoin('principals', 'principals.id', 'tokens.principal_id')
+    .selectAll('principals')
+    .where('tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}

@@ -1,0 +1,181 @@
+import type { Generated } from 'kysely';
+
+/** Table shapes shared by every dialect. Times are ISO-8601 UTC strings so they sort as text. */
+export type PrincipalKind = 'person' | 'agent';
+export type SettlementMode = 'explicit' | 'turn';
+export type ChannelKind = 'dm' | 'group';
+export type InboxState = 'waiting' | 'handled' | 'archived' | 'withdrawn' | 'returned';
+export type MessageSource = 'person' | 'agent' | 'unknown';
+export type TurnState = 'open' | 'succeeded' | 'failed' | 'abandoned';
+
+export const PENDING_STATES: readonly InboxState[] = ['waiting', 'returned'];
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface PrincipalsTable {
+  id: string;
+  name: string;
+  kind: PrincipalKind;
+  settlement: SettlementMode;
+  created_at: string;
+}
+
+export interface TokensTable {
+  token_hash: string;
+  principal_id: string;
+  created_at: string;
+}
+
+export interface ChannelsTable {
+  id: string;
+  name: string;
+  kind: ChannelKind;
+  /** Sorted member ids for a DM, so a pair has exactly one DM channel. */
+  dm_key: string | null;
+  created_at: string;
+  created_by: string;
+}
+
+export interface MembershipsTable {
+  channel_id: string;
+  principal_id: string;
+  joined_at: string;
+  left_at: string | null;
+}
+
+export interface MessagesTable {
+  seq: Generated<number>;
+  id: string;
+  channel_id: string;
+  author_id: string;
+  created_at: string;
+  body: string;
+  body_bytes: number;
+  subject: string | null;
+  reply_to: string | null;
+  /** JSON text of the structured actions (cards/buttons). */
+  actions: string;
+  /** JSON text of `[{attachment_id, name, mime, size}]`: references only, never bytes. */
+  attachments: string;
+  revision: number;
+  edited_at: string | null;
+  deleted_at: string | null;
+}
+
+export interface MessageRevisionsTable {
+  message_seq: number;
+  revision: number;
+  body: string;
+  subject: string | null;
+  edited_at: string;
+  edited_by: string;
+}
+
+export interface MessageMediaTable {
+  message_seq: number;
+  media_id: string;
+}
+
+export interface InboxTable {
+  agent_id: string;
+  position: number;
+  message_seq: number;
+  message_id: string;
+  channel_id: string;
+  state: InboxState;
+  source: MessageSource;
+  body_bytes: number;
+  created_at: string;
+  updated_at: string;
+  returned_reason: string | null;
+  failure_kind: string | null;
+}
+
+export interface ReceiptsTable {
+  agent_id: string;
+  message_id: string;
+  archived_at: string;
+}
+
+export interface QueuesTable {
+  agent_id: string;
+  generation: string;
+  revision: number;
+  paused: number;
+  paused_reason: string | null;
+  next_position: number;
+  waiting: number;
+  returned: number;
+  pending_person: number;
+  pending_agent: number;
+  pending_unknown: number;
+}
+
+export interface TurnsTable {
+  id: string;
+  agent_id: string;
+  state: TurnState;
+  session_key: string | null;
+  owner: string;
+  started_at: string;
+  ended_at: string | null;
+  failure_kind: string | null;
+  reason: string | null;
+}
+
+export interface CoverageTable {
+  turn_id: string;
+  message_seq: number;
+  sha256: string;
+  prefix_units: number;
+  total_units: number;
+  complete: number;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  kind: string;
+  agent_id: string | null;
+  channel_id: string | null;
+  message_id: string | null;
+  created_at: string;
+}
+
+export interface MediaTable {
+  id: string;
+  sha256: string;
+  name: string;
+  mime: string;
+  size: number;
+  created_at: string;
+  created_by: string;
+}
+
+export interface ReadMarksTable {
+  channel_id: string;
+  principal_id: string;
+  last_read_seq: number;
+  updated_at: string;
+}
+
+export interface Database {
+  meta: MetaTable;
+  principals: PrincipalsTable;
+  tokens: TokensTable;
+  channels: ChannelsTable;
+  memberships: MembershipsTable;
+  messages: MessagesTable;
+  message_revisions: MessageRevisionsTable;
+  message_media: MessageMediaTable;
+  inbox: InboxTable;
+  receipts: ReceiptsTable;
+  queues: QueuesTable;
+  turns: TurnsTable;
+  coverage: CoverageTable;
+  events: EventsTable;
+  media: MediaTable;
+  read_marks: ReadMarksTable;
+}

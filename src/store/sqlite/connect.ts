@@ -1,0 +1,79 @@
+import BetterSqlite3 from 'better-sqlite3';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  Kysely,
+  Migrator,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  type Transaction,
+} from 'kysely';
+import type { Database } from '../schema.js';
+import type { Durability, Store } from '../store.js';
+import { createFileBlobStore } from './blobs.js';
+import { sqliteMigrations } from './migrations.js';
+import { sqliteSearchIndex } from './search.js';
+import { watchDataVersion } from './watch.js';
+
+// Kysely opens transactions with a plain BEGIN; two processes that both read then write would
+// deadlock on the lock upgrade, so every write transaction takes the write lock up front.
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver() {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+export interface SqliteStoreOptions {
+  /** Database file path, or ':memory:'. */
+  path: string;
+  /** Folder for content-addressed blobs. */
+  blobDir: string;
+  durability?: Durability;
+  /** Poll interval for cross-process change detection. */
+  pollMs?: number;
+}
+
+/** Opens (creating and migrating as needed) the embedded SQLite store. */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const raw = new BetterSqlite3(options.path);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
+  raw.pragma('busy_timeout = 10000');
+  raw.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: raw }) });
+  const migrator = new Migrator({ db, provider: sqliteMigrations });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    throw error;
+  }
+  let closed = false;
+  return {
+    dialect: 'sqlite',
+    db,
+    blobs: createFileBlobStore(options.blobDir),
+    searchIndex: sqliteSearchIndex,
+    transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
+      // busy_timeout already waits for the lock; better-sqlite3 is synchronous, so no retry loop.
+      return db.transaction().execute(fn);
+    },
+    watchChanges: (onChange) => watchDataVersion(raw, onChange, options.pollMs ?? 50),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

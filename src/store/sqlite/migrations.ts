@@ -1,0 +1,83 @@
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+
+/** Numbered, append-only. Never edit a released migration: add the next number. */
+const migrations: Record<string, Migration> = {
+  '001_initial': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of INITIAL) await sql.raw(statement).execute(db);
+    },
+  },
+};
+
+const INITIAL = [
+  `create table meta (key text primary key, value text not null)`,
+  `create table principals (
+     id text primary key, name text not null unique, kind text not null check (kind in ('person','agent')),
+     settlement text not null default 'explicit' check (settlement in ('explicit','turn')), created_at text not null)`,
+  `create table tokens (token_hash text primary key, principal_id text not null references principals(id), created_at text not null)`,
+  `create table channels (
+     id text primary key, name text not null unique, kind text not null check (kind in ('dm','group')),
+     dm_key text unique, created_at text not null, created_by text not null references principals(id))`,
+  `create table memberships (
+     channel_id text not null references channels(id), principal_id text not null references principals(id),
+     joined_at text not null, left_at text, primary key (channel_id, principal_id))`,
+  `create index memberships_by_principal on memberships (principal_id, channel_id)`,
+  `create table messages (
+     seq integer primary key autoincrement, id text not null unique, channel_id text not null references channels(id),
+     author_id text not null references principals(id), created_at text not null, body text not null,
+     body_bytes integer not null, subject text, reply_to text, actions text not null default '[]',
+     attachments text not null default '[]', revision integer not null default 1, edited_at text, deleted_at text)`,
+  `create index messages_by_channel on messages (channel_id, seq)`,
+  `create table message_revisions (
+     message_seq integer not null references messages(seq), revision integer not null, body text not null,
+     subject text, edited_at text not null, edited_by text not null, primary key (message_seq, revision))`,
+  `create table message_media (message_seq integer not null references messages(seq), media_id text not null,
+     primary key (message_seq, media_id))`,
+  `create index message_media_by_media on message_media (media_id)`,
+  `create table inbox (
+     agent_id text not null references principals(id), position integer not null, message_seq integer not null references messages(seq),
+     message_id text not null, channel_id text not null, state text not null
+       check (state in ('waiting','handled','archived','withdrawn','returned')),
+     source text not null check (source in ('person','agent','unknown')), body_bytes integer not null,
+     created_at text not null, updated_at text not null, returned_reason text, failure_kind text,
+     primary key (agent_id, position), unique (agent_id, message_seq))`,
+  `create index inbox_by_state on inbox (agent_id, state, position)`,
+  `create index inbox_by_source on inbox (agent_id, source, state, position)`,
+  `create index inbox_by_message on inbox (message_seq)`,
+  `create table receipts (agent_id text not null, message_id text not null, archived_at text not null,
+     primary key (agent_id, message_id))`,
+  `create table queues (
+     agent_id text primary key references principals(id), generation text not null, revision integer not null default 0,
+     paused integer not null default 0, paused_reason text, next_position integer not null default 1,
+     waiting integer not null default 0, returned integer not null default 0, pending_person integer not null default 0,
+     pending_agent integer not null default 0, pending_unknown integer not null default 0)`,
+  `create table turns (
+     id text primary key, agent_id text not null references principals(id),
+     state text not null check (state in ('open','succeeded','failed','abandoned')), session_key text,
+     owner text not null, started_at text not null, ended_at text, failure_kind text, reason text)`,
+  `create index turns_open on turns (agent_id, state)`,
+  `create table coverage (
+     turn_id text not null references turns(id), message_seq integer not null, sha256 text not null,
+     prefix_units integer not null, total_units integer not null, complete integer not null default 0,
+     primary key (turn_id, message_seq))`,
+  `create table events (seq integer primary key autoincrement, kind text not null, agent_id text, channel_id text,
+     message_id text, created_at text not null)`,
+  `create table media (id text primary key, sha256 text not null, name text not null, mime text not null,
+     size integer not null, created_at text not null, created_by text not null references principals(id))`,
+  `create index media_by_sha on media (sha256)`,
+  `create table read_marks (channel_id text not null, principal_id text not null, last_read_seq integer not null,
+     updated_at text not null, primary key (channel_id, principal_id))`,
+  // Full text: an external-content FTS5 index kept in step by triggers, so bodies are stored once.
+  `create virtual table messages_fts using fts5(subject, body, content='messages', content_rowid='seq', tokenize='unicode61')`,
+  `create trigger messages_fts_insert after insert on messages begin
+     insert into messages_fts(rowid, subject, body) values (new.seq, coalesce(new.subject, ''), new.body); end`,
+  `create trigger messages_fts_update after update of body, subject on messages begin
+     insert into messages_fts(messages_fts, rowid, subject, body) values ('delete', old.seq, coalesce(old.subject, ''), old.body);
+     insert into messages_fts(rowid, subject, body) values (new.seq, coalesce(new.subject, ''), new.body); end`,
+];
+
+export const sqliteMigrations: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};

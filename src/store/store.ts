@@ -1,0 +1,49 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+/** A transaction or the root handle: every store operation accepts either. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export type Durability = 'full' | 'normal';
+
+/** Content-addressed attachment bytes, named by SHA-256 hex. Never inside the message tables. */
+export interface BlobStore {
+  put(sha256: string, bytes: Uint8Array): Promise<void>;
+  get(sha256: string): Promise<Uint8Array | null>;
+  has(sha256: string): Promise<boolean>;
+  delete(sha256: string): Promise<boolean>;
+  /** Every stored blob with its size and modification time (ms since epoch). */
+  list(): Promise<{ sha256: string; size: number; mtimeMs: number }[]>;
+}
+
+export interface SearchQuery {
+  query: string;
+  channelIds: readonly string[];
+  /** Keyset: only messages with seq below this (newest-first paging). */
+  beforeSeq?: number;
+  limit: number;
+}
+
+/** Full-text search over message bodies and subjects; each dialect uses its own engine. */
+export interface SearchIndex {
+  /** Matching message seqs, newest first. */
+  search(db: Db, q: SearchQuery): Promise<number[]>;
+}
+
+/** Calls `onChange` after commits made by any process; returns a function that stops watching. */
+export type WatchChanges = (onChange: () => void) => () => void;
+
+/**
+ * The storage backend. Domain queries are written once over Kysely (src/store/ops); what differs
+ * between databases lives in the dialect folders, file for file.
+ */
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly db: Kysely<Database>;
+  readonly blobs: BlobStore;
+  readonly searchIndex: SearchIndex;
+  /** Runs `fn` in a write transaction, retrying only on the dialect's transient lock errors. */
+  transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  watchChanges: WatchChanges;
+  close(): Promise<void>;
+}

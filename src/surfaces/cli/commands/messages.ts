@@ -1,0 +1,186 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Command } from 'commander';
+import { SluiceError } from '../../../core/errors.js';
+import type { HostContext } from '../../../host/context.js';
+import { archiveMessages, displayChannel, type InboxListing, listInbox } from '../../../host/inbox.js';
+import { putMedia } from '../../../host/media.js';
+import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
+import type { Principal } from '../../../host/principals.js';
+import { findChannelById } from '../../../store/ops/channels.js';
+import { action } from '../context.js';
+import { parseLimit, readStdinText, writeOut } from '../io.js';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** `-m TEXT`, or `-m -` to read the body from stdin. */
+async function bodyFrom(host: HostContext, message: string | undefined): Promise<string> {
+  if (message === undefined) throw new SluiceError('invalid_params', 'a body is required: -m TEXT or -m - for stdin');
+  if (message === '-') return readStdinText(host.limits.maxBodyBytes + 4);
+  return message;
+}
+
+async function uploadAll(host: HostContext, actor: Principal, files: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const file of files) {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch {
+      throw new SluiceError('not_found', `cannot read attachment ${file}`);
+    }
+    ids.push((await putMedia(host, actor, new Uint8Array(bytes), basename(file))).attachment_id);
+  }
+  return ids;
+}
+
+/** The `message ls --json` row shape (DESIGN.md §4). */
+export function listingRow(listing: InboxListing, includeBody: boolean) {
+  const p = listing.projection;
+  return {
+    id: p.message_id,
+    channel: listing.channelName,
+    from: p.author.name,
+    createdAt: p.created_at,
+    subject: p.subject ?? null,
+    replyTo: p.reply_to?.message_id ?? null,
+    state: listing.entry.state,
+    attachments: p.attachments,
+    ...(includeBody ? { body: p.body } : {}),
+  };
+}
+
+function firstLine(text: string, max = 80): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export function registerMessageCommands(program: Command): void {
+  const message = program.command('message').description('send, list, read, reply to and archive messages');
+
+  message
+    .command('send <target>')
+    .description('send to #channel or a principal (their DM); prints the new id')
+    .option('-m, --message <text>', 'the body, or - to read it from stdin')
+    .option('--subject <subject>', 'a subject line')
+    .option('--reply-to <id>', 'the message this replies to')
+    .option('--attach <file>', 'attach a file (repeatable)', collect, [])
+    .action(
+      action(
+        async (
+          { host, actor },
+          target: string,
+          opts: { message?: string; subject?: string; replyTo?: string; attach: string[] },
+        ) => {
+          const me = await actor();
+          const body = opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
+          const attachmentIds = await uploadAll(host, me, opts.attach);
+          const sent = await sendMessage(host, me, {
+            to: target,
+            body,
+            subject: opts.subject,
+            replyTo: opts.replyTo,
+            attachmentIds,
+          });
+          await writeOut(`${sent.message_id}\n`);
+        },
+      ),
+    );
+
+  message
+    .command('ls')
+    .description('your pending messages, oldest first (FIFO)')
+    .option('--json', 'print JSON rows')
+    .option('--include-body', 'include complete bodies')
+    .option('--archive', 'list archived and handled messages instead')
+    .option('--since <id>', 'only messages after this one')
+    .option('--from <name>', 'only messages from this principal')
+    .option('--limit <n>', 'how many (default 100)')
+    .action(
+      action(
+        async (
+          { host, actor },
+          opts: { json?: boolean; includeBody?: boolean; archive?: boolean; since?: string; from?: string; limit?: string },
+        ) => {
+          const rows = await listInbox(host, await actor(), {
+            archive: opts.archive === true,
+            sinceId: opts.since,
+            fromName: opts.from,
+            limit: parseLimit(opts.limit, '--limit', 10_000, 100),
+          });
+          if (opts.json) {
+            await writeOut(`${JSON.stringify(rows.map((r) => listingRow(r, opts.includeBody === true)))}\n`);
+            return;
+          }
+          if (rows.length === 0) {
+            await writeOut(opts.archive ? 'no archived messages\n' : 'no pending messages\n');
+            return;
+          }
+          const out = rows.map((r) => {
+            const p = r.projection;
+            const head = `${p.message_id}  ${r.channelName}  ${p.author.name}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
+            return opts.includeBody ? `${head}\n${p.body}\n` : head;
+          });
+          await writeOut(`${out.join('\n')}\n`);
+        },
+      ),
+    );
+
+  message
+    .command('read <id>')
+    .description('print one message whole')
+    .option('--json', 'print the JSON projection')
+    .action(
+      action(async ({ host, actor }, id: string, opts: { json?: boolean }) => {
+        const p = await readProjection(host, await actor(), id);
+        if (opts.json) {
+          await writeOut(`${JSON.stringify(p)}\n`);
+          return;
+        }
+        const channel = await findChannelById(host.store.db, p.channel_id);
+        const headers = [
+          `From: ${p.author.name} (${p.author.kind})`,
+          `Channel: ${displayChannel(channel?.name ?? p.channel_id)}`,
+          `Date: ${p.created_at}`,
+          `Id: ${p.message_id}`,
+          ...(p.subject !== undefined ? [`Subject: ${p.subject}`] : []),
+          ...(p.reply_to ? [`Reply-To: ${p.reply_to.message_id} (${p.reply_to.author})`] : []),
+          ...p.attachments.map((a) => `Attachment: ${a.name} (${a.mime}, ${a.size} bytes, ${a.attachment_id})`),
+        ];
+        await writeOut(`${headers.join('\n')}\n\n${p.body}\n`);
+      }),
+    );
+
+  message
+    .command('reply <id>')
+    .description("reply in the message's channel; prints the new id")
+    .option('-m, --message <text>', 'the body, or - to read it from stdin')
+    .option('--subject <subject>', 'a subject line')
+    .option('--attach <file>', 'attach a file (repeatable)', collect, [])
+    .action(
+      action(async ({ host, actor }, id: string, opts: { message?: string; subject?: string; attach: string[] }) => {
+        const me = await actor();
+        const body = opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
+        const attachmentIds = await uploadAll(host, me, opts.attach);
+        const sent = await replyToMessage(host, me, id, { body, subject: opts.subject, attachmentIds });
+        await writeOut(`${sent.message_id}\n`);
+      }),
+    );
+
+  message
+    .command('archive <ids...>')
+    .description('archive exact ids from your inbox (idempotent receipts)')
+    .option('--json', 'print [{id, archivedAt, already}]')
+    .action(
+      action(async ({ host, actor }, ids: string[], opts: { json?: boolean }) => {
+        const receipts = await archiveMessages(host, await actor(), ids);
+        if (opts.json) {
+          await writeOut(`${JSON.stringify(receipts)}\n`);
+          return;
+        }
+        await writeOut(
+          `${receipts.map((r) => `${r.id} ${r.already ? 'already archived' : 'archived'} ${r.archivedAt}`).join('\n')}\n`,
+        );
+      }),
+    );
+}

@@ -1,0 +1,54 @@
+import { SluiceError } from '../../core/errors.js';
+
+/** Writes to stdout and resolves once the bytes are handed to the OS (large bodies, pipes). */
+export function writeOut(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** Reads all of stdin as UTF-8 (so bodies of any size never pass through argv). */
+export async function readStdinText(limitBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of process.stdin) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    total += buf.length;
+    if (total > limitBytes) throw new SluiceError('too_large', `stdin is over ${limitBytes} bytes`);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Exit codes: 0 ok, 1 usage/validation, 2 not found/denied. */
+export function exitCodeFor(code: string): number {
+  return code === 'not_found' || code === 'not_member' || code === 'denied' ? 2 : 1;
+}
+
+/** One clear line on stderr for a user error; a bug still gets its stack (it is ours to fix). */
+export function reportError(err: unknown): number {
+  if (err instanceof SluiceError) {
+    process.stderr.write(`sluice: ${err.code}: ${oneLine(err.message)}\n`);
+    return exitCodeFor(err.code);
+  }
+  const e = err as { code?: string; message?: string };
+  if (e && typeof e.code === 'string' && e.code.startsWith('commander.')) return 1;
+  if (e && (e.code === 'SQLITE_BUSY' || e.code === 'ECONNREFUSED')) {
+    process.stderr.write(`sluice: unavailable: ${oneLine(String(e.message))}\n`);
+    return 1;
+  }
+  process.stderr.write(`sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return 70;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').slice(0, 500);
+}
+
+export function parseLimit(value: string | undefined, name: string, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new SluiceError('invalid_params', `${name} must be a positive integer`);
+  const n = Number(value);
+  if (n < 1 || n > max) throw new SluiceError('invalid_params', `${name} must be from 1 to ${max}`);
+  return n;
+}

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { HostContext } from '../../src/host/context.js';
+import { initHome, openHost } from '../../src/host/home.js';
+import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const SLUICE_BIN = join(REPO_ROOT, 'bin/sluice.js');
+
+/** A fresh temp home; `cleanup` removes it. */
+export function tempHome(prefix = 'sluice-test-'): { home: string; cleanup: () => void } {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+export interface TestHost {
+  ctx: HostContext;
+  home: string;
+  owner: Principal;
+  agent(name: string, settlement?: 'explicit' | 'turn'): Promise<Principal>;
+  person(name: string): Promise<Principal>;
+  close(): Promise<void>;
+}
+
+/** An initialised host on a temp home (SQLite unless SLUICE_TEST_DB names PostgreSQL). */
+export async function openTestHost(options: { db?: string; durability?: 'full' | 'normal' } = {}): Promise<TestHost> {
+  const { home, cleanup } = tempHome();
+  const ctx = await openHost({ home, db: options.db, durability: options.durability ?? 'normal', pollMs: 10 });
+  await initHome(ctx);
+  const owner = await resolvePrincipal(ctx, 'owner');
+  return {
+    ctx,
+    home,
+    owner,
+    agent: (name, settlement = 'explicit') => addPrincipal(ctx, { name, kind: 'agent', settlement }),
+    person: (name) => addPrincipal(ctx, { name, kind: 'person' }),
+    async close() {
+      await ctx.store.close();
+      cleanup();
+    },
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI (`npm run build` first) in a child process. */
+export function runCli(
+  args: readonly string[],
+  options: { home: string; input?: string | Uint8Array; env?: Record<string, string> },
+): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [SLUICE_BIN, ...args], {
+      env: { ...process.env, SLUICE_HOME: options.home, SLUICE_AS: '', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolvePromise({
+        code: code ?? -1,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
+    child.stdin.end(options.input ?? '');
+  });
+}
