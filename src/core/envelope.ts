@@ -1,0 +1,301 @@
+import { fitLargestPrefix } from './fit.js';
+import { utf8Length } from './measure.js';
+import { cutUtf8 } from './preview.js';
+
+/** An attachment reference as the harness sees it; `path` is the agent's materialised copy. */
+export interface DeliveryAttachment {
+  attachment_id: string;
+  name: string;
+  mime: string;
+  size: number;
+  path?: string;
+}
+
+/** One pending inbox message, as the harness delivery carries it. */
+export interface DeliveryCandidate {
+  id: string;
+  channel: string;
+  from: string;
+  createdAt: string;
+  subject: string | null;
+  replyTo: string | null;
+  body: string;
+  attachments: DeliveryAttachment[];
+}
+
+/** Caps for one delivery; every given cap holds for the whole rendered text. */
+export interface DeliveryLimits {
+  maxMessages: number;
+  /** UTF-8 bytes of the whole rendered text. */
+  maxBytes: number;
+  /** Adapter cap in UTF-16 units for the whole text including `wrapperUnits`. */
+  maxUnits?: number;
+}
+
+/** Provider-neutral defaults (DESIGN.md §3.2); also the Codex adapter's budget. */
+export const DEFAULT_DELIVERY_LIMITS: DeliveryLimits = Object.freeze({ maxMessages: 16, maxBytes: 16384 });
+
+/**
+ * Claude Code moves `additionalContext` longer than this many characters to a file and shows the
+ * model only a preview, so the Claude adapter's envelope (with its wrapper) must stay within it.
+ */
+export const CLAUDE_ADDITIONAL_CONTEXT_LIMIT = 10000;
+
+/** The head message that was too large to deliver, with the command that reads it whole. */
+export interface OversizedHead {
+  id: string;
+  from: string;
+  createdAt: string;
+  bodyBytes: number;
+  read: string;
+}
+
+/** A rendered delivery and what it contains. */
+export interface RenderedDelivery {
+  /** Three lines (header, JSON, instruction), or '' when there is nothing to deliver. */
+  text: string;
+  /** Ids delivered with complete bodies, FIFO. */
+  included: string[];
+  /** Pending messages not included (they stay pending for the next delivery). */
+  overflow: number;
+  /** Set when the oldest pending message alone did not fit, even if the text had to drop it. */
+  oversizedHead: null | OversizedHead;
+  totalPending: number;
+}
+
+/** Input of {@link renderDelivery}. */
+export interface DeliveryInput {
+  agent: string;
+  /** The true number of pending messages. */
+  totalPending: number;
+  /** Pending messages in FIFO order: at least the first maxMessages + 1, or all. */
+  candidates: readonly DeliveryCandidate[];
+  limits?: Partial<DeliveryLimits>;
+  /** UTF-16 units the adapter wraps around the text; counted against `maxUnits`. */
+  wrapperUnits?: number;
+}
+
+const SCHEMA = 'sluice.delivery.v1';
+const LIST_COMMAND = 'sluice message ls --json --include-body';
+const REPLY_AND_ARCHIVE =
+  'Reply and archive in one command: sluice message reply <id> -m "…" && sluice message archive <id> …';
+
+/**
+ * Characters some line splitters treat as line breaks although JSON.stringify leaves them raw
+ * (NEL, LINE/PARAGRAPH SEPARATOR). Escaping them keeps the envelope at exactly three lines.
+ */
+const RAW_LINE_BREAKS = /[\u0085\u2028\u2029]/g;
+
+/** JSON text on one line under any line-splitting convention; `JSON.parse` gives `value` back. */
+function jsonOneLine(value: unknown): string {
+  return JSON.stringify(value).replace(
+    RAW_LINE_BREAKS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** A name or timestamp shown in prose: one line, bounded, control characters replaced. */
+function inlineLabel(s: string, maxBytes = 64): string {
+  const clean = s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '\ufffd');
+  const cut = cutUtf8(clean, maxBytes);
+  return cut.truncated ? `${cut.text}…` : cut.text;
+}
+
+/** Ids that can be pasted into a shell command as they are; others are referred to as `<id>`. */
+const PLAIN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function commandId(id: string): string {
+  return PLAIN_ID.test(id) ? id : '<id>';
+}
+
+function readCommand(id: string): string {
+  return `sluice message read ${id}`;
+}
+
+/** Wire form of a candidate: exactly the contract's fields, in the contract's order. */
+function projectCandidate(c: DeliveryCandidate): Record<string, unknown> {
+  return {
+    id: c.id,
+    channel: c.channel,
+    from: c.from,
+    createdAt: c.createdAt,
+    subject: c.subject,
+    replyTo: c.replyTo,
+    body: c.body,
+    attachments: c.attachments.map((a) => {
+      const wire: Record<string, unknown> = {
+        attachment_id: a.attachment_id,
+        name: a.name,
+        mime: a.mime,
+        size: a.size,
+      };
+      if (a.path !== undefined) wire.path = a.path;
+      return wire;
+    }),
+  };
+}
+
+function resolveLimits(limits: Partial<DeliveryLimits> | undefined): DeliveryLimits {
+  const pick = (value: number | undefined, fallback: number) =>
+    value === undefined || Number.isNaN(value) ? fallback : value;
+  const maxMessages = Math.max(1, Math.floor(pick(limits?.maxMessages, DEFAULT_DELIVERY_LIMITS.maxMessages)));
+  const maxBytes = pick(limits?.maxBytes, DEFAULT_DELIVERY_LIMITS.maxBytes);
+  const maxUnits = limits?.maxUnits;
+  return maxUnits === undefined || Number.isNaN(maxUnits)
+    ? { maxMessages, maxBytes }
+    : { maxMessages, maxBytes, maxUnits };
+}
+
+/**
+ * Renders the harness delivery envelope `sluice.delivery.v1` (DESIGN.md §3.2): a header line, one
+ * line of JSON and an instruction line, holding the largest whole FIFO prefix of `candidates`
+ * within maxMessages, maxBytes (UTF-8 of the whole text) and maxUnits (UTF-16, with the wrapper).
+ * Bodies are never truncated. When the head alone does not fit, nothing later is delivered
+ * (never reorder, I7): the head is described by metadata and the command that reads it. Hostile
+ * metadata degrades the text step by step; the text never exceeds a limit (at worst it is '').
+ * Pure: reads its input, mutates nothing.
+ */
+export function renderDelivery(input: DeliveryInput): RenderedDelivery {
+  const { agent, candidates } = input;
+  const totalPending = Math.max(0, Math.floor(input.totalPending) || 0, candidates.length);
+  if (totalPending === 0) {
+    return { text: '', included: [], overflow: 0, oversizedHead: null, totalPending: 0 };
+  }
+  const limits = resolveLimits(input.limits);
+  const unitsBudget = limits.maxUnits === undefined ? undefined : limits.maxUnits - (input.wrapperUnits ?? 0);
+  const fitsLimits = (text: string) =>
+    utf8Length(text) <= limits.maxBytes && (unitsBudget === undefined || text.length <= unitsBudget);
+
+  const offered = candidates.slice(0, limits.maxMessages);
+  const fit = fitLargestPrefix({
+    items: offered.map((c) => jsonOneLine(projectCandidate(c))),
+    budgets:
+      unitsBudget === undefined ? { utf8: limits.maxBytes } : { utf8: limits.maxBytes, utf16: unitsBudget },
+    frame: (count) => deliveryFrame(agent, totalPending, count),
+  });
+  if (fit.count > 0 || (offered.length === 0 && fitsLimits(fit.text))) {
+    return {
+      text: fit.text,
+      included: offered.slice(0, fit.count).map((c) => c.id),
+      overflow: totalPending - fit.count,
+      oversizedHead: null,
+      totalPending,
+    };
+  }
+
+  const head = candidates[0];
+  const oversizedHead: OversizedHead | null =
+    head === undefined
+      ? null
+      : {
+          id: head.id,
+          from: head.from,
+          createdAt: head.createdAt,
+          bodyBytes: utf8Length(head.body),
+          read: readCommand(head.id),
+        };
+  // Fallbacks, richest first: the text must fit, so drop what hostile metadata made too big.
+  const attempts: string[] = [];
+  if (oversizedHead !== null) {
+    attempts.push(oversizedText(agent, totalPending, oversizedHead, oversizedHead));
+    attempts.push(oversizedText(null, totalPending, oversizedHead, oversizedHead));
+    attempts.push(
+      oversizedText(null, totalPending, oversizedHead, {
+        id: oversizedHead.id,
+        bodyBytes: oversizedHead.bodyBytes,
+        read: oversizedHead.read,
+      }),
+    );
+  }
+  attempts.push(minimalText(totalPending));
+  const text = attempts.find(fitsLimits) ?? '';
+  return { text, included: [], overflow: totalPending, oversizedHead, totalPending };
+}
+
+/** Header, JSON opening and instruction around the first `count` delivered messages. */
+function deliveryFrame(
+  agent: string,
+  totalPending: number,
+  count: number,
+): { before: string; after: string } {
+  const overflow = totalPending - count;
+  const status = count > 0 ? ', complete bodies below.' : '; none are included here.';
+  const header = `[sluice] inbox for ${inlineLabel(agent)}: ${count} of ${totalPending} pending message(s)${status}`;
+  const opening = jsonOneLine({
+    schema: SCHEMA,
+    agent,
+    totalPending,
+    included: count,
+    overflow,
+    oversizedHead: null,
+  });
+  const more =
+    overflow > 0
+      ? ` ${overflow} more pending message(s) not shown here: ${LIST_COMMAND} lists them with bodies.`
+      : '';
+  return {
+    before: `${header}\n${opening.slice(0, -1)},"messages":[`,
+    after: `]}\n${REPLY_AND_ARCHIVE}${more}`,
+  };
+}
+
+/** The envelope for an oversized head: its metadata and read command, and no bodies at all. */
+function oversizedText(
+  agent: string | null,
+  totalPending: number,
+  head: OversizedHead,
+  shown: Partial<OversizedHead>,
+): string {
+  const who = agent === null ? '' : ` for ${inlineLabel(agent)}`;
+  const header = `[sluice] inbox${who}: 0 of ${totalPending} pending message(s); the oldest is too large to include here, so no bodies are below.`;
+  const json = jsonOneLine({
+    schema: SCHEMA,
+    ...(agent === null ? {} : { agent }),
+    totalPending,
+    included: 0,
+    overflow: totalPending,
+    oversizedHead: shown,
+    messages: [],
+  });
+  const id = commandId(head.id);
+  const where = id === '<id>' ? ' (the id is in oversizedHead)' : '';
+  const later = totalPending > 1 ? ` Later messages stay pending: ${LIST_COMMAND}.` : '';
+  const instruction = `Read it whole with: ${readCommand(id)}${where}, then reply and archive in one command: sluice message reply ${id} -m "…" && sluice message archive ${id}.${later}`;
+  return `${header}\n${json}\n${instruction}`;
+}
+
+/** Last resort before '': counts only, no caller-supplied text at all. */
+function minimalText(totalPending: number): string {
+  const json = jsonOneLine({
+    schema: SCHEMA,
+    totalPending,
+    included: 0,
+    overflow: totalPending,
+    oversizedHead: null,
+    messages: [],
+  });
+  return `[sluice] ${totalPending} pending message(s), too large to show here.\n${json}\nList them: ${LIST_COMMAND}`;
+}
+
+/** Input of {@link renderMetadataNotice}. */
+export interface MetadataNoticeInput {
+  agent: string;
+  totalPending: number;
+  oldest: { id: string; from: string; createdAt: string } | null;
+}
+
+/**
+ * The short notification for unknown or custom transports: the count, the oldest sender and the
+ * command that lists the bodies. '' when nothing is pending.
+ */
+export function renderMetadataNotice(input: MetadataNoticeInput): string {
+  const totalPending = Math.max(0, Math.floor(input.totalPending) || 0);
+  if (totalPending === 0) return '';
+  const { oldest } = input;
+  let first = `[sluice] ${totalPending} pending message(s) for ${inlineLabel(input.agent)}`;
+  if (oldest !== null) {
+    const id = PLAIN_ID.test(oldest.id) ? `, id ${oldest.id}` : '';
+    first += `; oldest from ${inlineLabel(oldest.from)} at ${inlineLabel(oldest.createdAt)}${id}`;
+  }
+  return `${first}.\nList them with complete bodies: ${LIST_COMMAND}`;
+}
