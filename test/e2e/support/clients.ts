@@ -130,7 +130,8 @@ export async function ensureClients(): Promise<ClientPaths> {
   await acquireLock();
   try {
     if (!isInstalled(CLIENTS_DIR)) await npmInstall();
-    if (!isInstalled(CLIENTS_DIR)) throw new Error(`agent clients still missing after install in ${CLIENTS_DIR}`);
+    if (!isInstalled(CLIENTS_DIR))
+      throw new Error(`agent clients still missing after install in ${CLIENTS_DIR}`);
   } finally {
     rmSync(LOCK_DIR, { recursive: true, force: true });
   }

@@ -24,7 +24,7 @@ export interface RecordedRequest {
   bytes: number;
   /** Date.now() when the request was received. */
   at: number;
-  /** 0-based index among model calls (`messages`/`responses`); -1 for other requests. */
+  /** 0-based index among model calls (`messages`/`responses`) since the last setScript/reset; -1 for other requests. */
   callIndex: number;
 }
 
@@ -44,14 +44,17 @@ export type Reply =
     };
 
 export interface ScriptContext {
-  /** 0-based index of this model call among all model calls. */
+  /** 0-based index of this model call (since the last setScript/reset). */
   callIndex: number;
-  /** 0-based index among main-agent calls (isMainAgentRequest), or -1 for a side request. */
+  /** 0-based index among main-agent calls (isMainAgentRequest) since the last setScript/reset, or -1 for a side request. */
   mainIndex: number;
   server: ModelServer;
 }
 
-export type ModelScript = (req: RecordedRequest, ctx: ScriptContext) => Reply | undefined | Promise<Reply | undefined>;
+export type ModelScript = (
+  req: RecordedRequest,
+  ctx: ScriptContext,
+) => Reply | undefined | Promise<Reply | undefined>;
 
 export interface ModelServer {
   url: string;
@@ -67,7 +70,10 @@ export interface ModelServer {
   mainCalls(): RecordedRequest[];
   /** Errors thrown by the script (the client got a 500). */
   scriptErrors: unknown[];
+  /** Replace the script; ctx.callIndex / ctx.mainIndex count from 0 again. */
   setScript(script: ModelScript): void;
+  /** Forget recorded requests and script errors, restart the counters, optionally set a script. */
+  reset(script?: ModelScript): void;
   close(): Promise<void>;
 }
 
@@ -91,10 +97,11 @@ export function toolDefs(req: RecordedRequest): ToolDef[] {
     } else if (t.type === 'function' || t.type === 'custom') {
       out.push({ name: t.name, description: t.description, schema: t.parameters ?? t.format, raw: t });
     } else if (t.type === 'namespace' && Array.isArray(t.tools)) {
-      // Grouped tools (e.g. MCP servers): name them namespace + name as the model would call them.
+      // Grouped tools (Codex puts each MCP server in a namespace `mcp__<server>`): exposed here as
+      // `mcp__<server>__<tool>`; the reply's function_call carries {namespace, name} separately.
       for (const inner of t.tools) {
         out.push({
-          name: `${t.name}${inner.name}`,
+          name: t.name.endsWith('__') ? `${t.name}${inner.name}` : `${t.name}__${inner.name}`,
           description: inner.description,
           schema: inner.parameters,
           raw: { ...inner, namespace: t.name },
@@ -213,14 +220,16 @@ function imageFromOpenai(p: any): ImageRef {
 
 /**
  * All user/developer-visible input text and image blocks of a model request.
- * Anthropic: `messages[role=user]` text and image blocks (also images nested in tool_result).
+ * Anthropic: `messages[role=user|system]` text and image blocks (also images nested in tool_result).
  * OpenAI: `input[type=message, role=user|developer]` input_text/input_image parts.
  */
 export function userContent(req: RecordedRequest): UserContent {
   const messages: UserContent['messages'] = [];
   if (req.api === 'anthropic') {
     for (const m of req.body?.messages ?? []) {
-      if (m.role !== 'user') continue;
+      // Claude Code 2.1.33x also sends mid-conversation `role: "system"` messages (environment,
+      // hook additionalContext); count them as context here.
+      if (m.role !== 'user' && m.role !== 'system') continue;
       const entry = { role: m.role as string, texts: [] as string[], images: [] as ImageRef[] };
       if (typeof m.content === 'string') entry.texts.push(m.content);
       else
@@ -251,6 +260,14 @@ export function userContent(req: RecordedRequest): UserContent {
     images: messages.flatMap((m) => m.images),
     messages,
   };
+}
+
+/** Every context text (userContent) containing `needle`, with its message role. */
+export function findText(req: RecordedRequest, needle: string): { role: string; text: string }[] {
+  const out: { role: string; text: string }[] = [];
+  for (const m of userContent(req).messages)
+    for (const t of m.texts) if (t.includes(needle)) out.push({ role: m.role, text: t });
+  return out;
 }
 
 /** System prompt text (anthropic `system`, openai `instructions`). */
@@ -292,7 +309,11 @@ export function shellCall(req: RecordedRequest, command: string): ToolCall {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-function classify(method: string, path: string, headers: IncomingMessage['headers']): { api: Api; kind: RequestKind } {
+function classify(
+  method: string,
+  path: string,
+  headers: IncomingMessage['headers'],
+): { api: Api; kind: RequestKind } {
   if (path.endsWith('/messages/count_tokens')) return { api: 'anthropic', kind: 'count_tokens' };
   if (path.endsWith('/messages')) return { api: 'anthropic', kind: 'messages' };
   if (path.endsWith('/responses')) return { api: 'openai', kind: 'responses' };
@@ -311,7 +332,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
     const zlib = await import('node:zlib');
     if (enc === 'zstd') {
       const z = zlib as any;
-      if (typeof z.zstdDecompressSync !== 'function') throw new Error('zstd request body but node lacks zstd');
+      if (typeof z.zstdDecompressSync !== 'function')
+        throw new Error('zstd request body but node lacks zstd');
       buf = z.zstdDecompressSync(buf);
     } else if (enc === 'gzip') buf = zlib.gunzipSync(buf);
     else if (enc === 'br') buf = zlib.brotliDecompressSync(buf);
@@ -339,7 +361,11 @@ function sendAnthropic(res: ServerResponse, req: RecordedRequest, reply: Reply):
   const stream = req.body?.stream === true;
   if ('error' in reply) {
     const { status, message, type, headers } = reply.error;
-    res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomUUID()}`, ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'request-id': `req_${randomUUID()}`,
+      ...headers,
+    });
     res.end(
       JSON.stringify({
         type: 'error',
@@ -353,28 +379,68 @@ function sendAnthropic(res: ServerResponse, req: RecordedRequest, reply: Reply):
   if (text) blocks.push({ type: 'text', text });
   if ('toolCalls' in reply)
     for (const c of reply.toolCalls)
-      blocks.push({ type: 'tool_use', id: c.id ?? `toolu_${randomUUID().replace(/-/g, '')}`, name: c.name, input: c.input });
+      blocks.push({
+        type: 'tool_use',
+        id: c.id ?? `toolu_${randomUUID().replace(/-/g, '')}`,
+        name: c.name,
+        input: c.input,
+      });
   const stopReason = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
   const inputTokens = approxTokens(req.bytes);
   const outputTokens = approxTokens(JSON.stringify(blocks).length);
   const id = `msg_${randomUUID().replace(/-/g, '')}`;
-  const usage = { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage = {
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${id}` });
     res.end(
-      JSON.stringify({ id, type: 'message', role: 'assistant', model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage }),
+      JSON.stringify({
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: blocks,
+        stop_reason: stopReason,
+        stop_sequence: null,
+        usage,
+      }),
     );
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${id}` });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': `req_${id}`,
+  });
   sse(res, 'message_start', {
     type: 'message_start',
-    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 },
+    },
   });
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
-      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+      sse(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      });
+      sse(res, 'content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'text_delta', text: b.text },
+      });
     } else {
       sse(res, 'content_block_start', {
         type: 'content_block_start',
@@ -437,7 +503,7 @@ function sendOpenai(res: ServerResponse, req: RecordedRequest, reply: Reply): vo
           id: `fc_${randomUUID().replace(/-/g, '')}`,
           status: 'completed',
           call_id: callId,
-          name: ns ? c.name.slice(ns.length) : c.name,
+          name: ns ? def!.raw.name : c.name,
           ...(ns ? { namespace: ns } : {}),
           arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input),
         });
@@ -448,7 +514,8 @@ function sendOpenai(res: ServerResponse, req: RecordedRequest, reply: Reply): vo
   const base = { id: respId, object: 'response', created_at: Math.floor(Date.now() / 1000), model };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let seq = 0;
-  const ev = (type: string, data: Record<string, unknown>) => sse(res, type, { type, sequence_number: seq++, ...data });
+  const ev = (type: string, data: Record<string, unknown>) =>
+    sse(res, type, { type, sequence_number: seq++, ...data });
   ev('response.created', { response: { ...base, status: 'in_progress', output: [] } });
   ev('response.in_progress', { response: { ...base, status: 'in_progress', output: [] } });
   items.forEach((item, outputIndex) => {
@@ -467,12 +534,35 @@ function sendOpenai(res: ServerResponse, req: RecordedRequest, reply: Reply): vo
         content_index: 0,
         part: { type: 'output_text', text: '', annotations: [] },
       });
-      ev('response.output_text.delta', { item_id: item.id, output_index: outputIndex, content_index: 0, delta: part.text });
-      ev('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: part.text });
-      ev('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
+      ev('response.output_text.delta', {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        delta: part.text,
+      });
+      ev('response.output_text.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        text: part.text,
+      });
+      ev('response.content_part.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        part,
+      });
     } else if (item.type === 'function_call') {
-      ev('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: item.arguments });
-      ev('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, arguments: item.arguments });
+      ev('response.function_call_arguments.delta', {
+        item_id: item.id,
+        output_index: outputIndex,
+        delta: item.arguments,
+      });
+      ev('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        arguments: item.arguments,
+      });
     }
     ev('response.output_item.done', { output_index: outputIndex, item });
   });
@@ -511,6 +601,15 @@ export async function startModelServer(script: ModelScript = () => ({ text: 'ok'
     mainCalls: () => requests.filter(isMainAgentRequest),
     setScript: (s) => {
       current = s;
+      callCount = 0;
+      mainCount = 0;
+    },
+    reset: (s) => {
+      requests.length = 0;
+      scriptErrors.length = 0;
+      callCount = 0;
+      mainCount = 0;
+      if (s) current = s;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -542,7 +641,8 @@ export async function startModelServer(script: ModelScript = () => ({ text: 'ok'
     }
     const { api, kind } = classify(method, path, req.headers);
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+    for (const [k, v] of Object.entries(req.headers))
+      headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
     const isModelCall = method === 'POST' && (kind === 'messages' || kind === 'responses');
     const rec: RecordedRequest = {
       api,
@@ -583,7 +683,14 @@ export async function startModelServer(script: ModelScript = () => ({ text: 'ok'
         if (api === 'anthropic')
           res.end(
             JSON.stringify({
-              data: [{ type: 'model', id: 'claude-sonnet-4-5', display_name: 'Test', created_at: '2025-01-01T00:00:00Z' }],
+              data: [
+                {
+                  type: 'model',
+                  id: 'claude-sonnet-4-5',
+                  display_name: 'Test',
+                  created_at: '2025-01-01T00:00:00Z',
+                },
+              ],
               has_more: false,
               first_id: 'claude-sonnet-4-5',
               last_id: 'claude-sonnet-4-5',
@@ -594,7 +701,11 @@ export async function startModelServer(script: ModelScript = () => ({ text: 'ok'
       }
       // Anything else (HEAD /, telemetry, oauth probes…): harmless empty success.
       res.writeHead(method === 'HEAD' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(method === 'HEAD' ? undefined : JSON.stringify({ error: { type: 'not_found_error', message: 'not scripted' } }));
+      res.end(
+        method === 'HEAD'
+          ? undefined
+          : JSON.stringify({ error: { type: 'not_found_error', message: 'not scripted' } }),
+      );
     } catch (e) {
       scriptErrors.push(e);
       if (!res.headersSent) res.writeHead(500);

@@ -37,7 +37,12 @@ export function runBounded(cmd: string, args: string[], opts: RunOptions): Promi
   const started = Date.now();
   const timeoutMs = opts.timeoutMs ?? 120_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -79,8 +84,17 @@ export interface LineProcess {
   close(): Promise<void>;
 }
 
-export function startLineProcess(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; hardTimeoutMs?: number }): LineProcess {
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+export function startLineProcess(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env: NodeJS.ProcessEnv; hardTimeoutMs?: number },
+): LineProcess {
+  const child = spawn(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: any[] = [];
   let err = '';
   let buf = '';
@@ -139,7 +153,9 @@ export function startLineProcess(cmd: string, args: string[], opts: { cwd?: stri
         };
         const t = setTimeout(() => {
           waiters.splice(waiters.indexOf(w), 1);
-          reject(new Error(`timed out after ${timeoutMs}ms waiting for a line; stderr tail: ${err.slice(-2000)}`));
+          reject(
+            new Error(`timed out after ${timeoutMs}ms waiting for a line; stderr tail: ${err.slice(-2000)}`),
+          );
         }, timeoutMs);
         waiters.push(w);
       });
@@ -151,7 +167,10 @@ export function startLineProcess(cmd: string, args: string[], opts: { cwd?: stri
       } catch {
         // ignore
       }
-      const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 3000))]);
+      const done = await Promise.race([
+        exited.then(() => true),
+        new Promise((r) => setTimeout(() => r(false), 3000)),
+      ]);
       if (!done) killTree(child, 'SIGKILL');
       await exited;
     },

@@ -47,7 +47,11 @@ export interface ClaudeEnvOptions {
 }
 
 /** Environment for an offline Claude Code run against `server`. */
-export function claudeEnv(server: ModelServer | string, h: ClaudeHome, opts: ClaudeEnvOptions = {}): NodeJS.ProcessEnv {
+export function claudeEnv(
+  server: ModelServer | string,
+  h: ClaudeHome,
+  opts: ClaudeEnvOptions = {},
+): NodeJS.ProcessEnv {
   const baseUrl = typeof server === 'string' ? server : server.anthropicBaseUrl;
   return baseEnv(h.home, {
     CLAUDE_CONFIG_DIR: h.configDir,
@@ -111,9 +115,12 @@ function writeJson(dir: string, name: string, obj: object): string {
   return p;
 }
 
-export function claudeArgs(opts: Omit<ClaudeRunOptions, 'server' | 'prompt'> & { home: ClaudeHome }): string[] {
+export function claudeArgs(
+  opts: Omit<ClaudeRunOptions, 'server' | 'prompt'> & { home: ClaudeHome },
+): string[] {
   const args: string[] = [];
-  if (opts.mcpConfig) args.push('--mcp-config', writeJson(opts.home.root, 'mcp.json', opts.mcpConfig), '--strict-mcp-config');
+  if (opts.mcpConfig)
+    args.push('--mcp-config', writeJson(opts.home.root, 'mcp.json', opts.mcpConfig), '--strict-mcp-config');
   if (opts.settings) args.push('--settings', writeJson(opts.home.root, 'settings.json', opts.settings));
   if (opts.allowedTools?.length) args.push('--allowedTools', opts.allowedTools.join(','));
   args.push('--permission-mode', opts.permissionMode ?? 'bypassPermissions');

@@ -74,7 +74,11 @@ export function codexConfigToml(opts: CodexHomeOptions, cwd: string): string {
     '',
   ];
   for (const [name, s] of Object.entries(opts.mcpServers ?? {})) {
-    lines.push(`[mcp_servers.${name}]`, `command = ${q(s.command)}`, `args = [${(s.args ?? []).map(q).join(', ')}]`);
+    lines.push(
+      `[mcp_servers.${name}]`,
+      `command = ${q(s.command)}`,
+      `args = [${(s.args ?? []).map(q).join(', ')}]`,
+    );
     if (s.startup_timeout_sec !== undefined) lines.push(`startup_timeout_sec = ${s.startup_timeout_sec}`);
     if (s.tool_timeout_sec !== undefined) lines.push(`tool_timeout_sec = ${s.tool_timeout_sec}`);
     if (s.env) {
@@ -98,7 +102,8 @@ export function makeCodexHome(opts: CodexHomeOptions, prefix = 'sluice-codex-'):
   mkdirSync(cwd, { recursive: true });
   const configToml = codexConfigToml(opts, cwd);
   writeFileSync(join(codexHome, 'config.toml'), configToml);
-  if (opts.hooks) writeFileSync(join(codexHome, 'hooks.json'), JSON.stringify({ hooks: opts.hooks }, null, 2));
+  if (opts.hooks)
+    writeFileSync(join(codexHome, 'hooks.json'), JSON.stringify({ hooks: opts.hooks }, null, 2));
   return { root, home, codexHome, cwd, configToml };
 }
 
@@ -150,7 +155,11 @@ export async function runCodex(opts: CodexRunOptions): Promise<CodexRunResult> {
   for (const img of opts.images ?? []) args.push('-i', img);
   if (opts.args) args.push(...opts.args);
   args.push('--', opts.prompt);
-  const r = await runBounded(codex, args, { cwd: home.cwd, env: codexEnv(home, opts.env), timeoutMs: opts.timeoutMs ?? 90_000 });
+  const r = await runBounded(codex, args, {
+    cwd: home.cwd,
+    env: codexEnv(home, opts.env),
+    timeoutMs: opts.timeoutMs ?? 90_000,
+  });
   const events: any[] = [];
   for (const line of r.stdout.split('\n')) {
     if (!line.trim()) continue;
@@ -184,7 +193,12 @@ export interface AppServer extends LineProcess {
 
 /** Spawn `codex app-server` (stdio JSONL JSON-RPC). */
 export async function startCodexAppServer(
-  opts: CodexHomeOptions & { home?: CodexHome; args?: string[]; env?: Record<string, string | undefined>; hardTimeoutMs?: number },
+  opts: CodexHomeOptions & {
+    home?: CodexHome;
+    args?: string[];
+    env?: Record<string, string | undefined>;
+    hardTimeoutMs?: number;
+  },
 ): Promise<AppServer> {
   const { codex } = await ensureClients();
   const home = opts.home ?? makeCodexHome(opts);
@@ -200,8 +214,12 @@ export async function startCodexAppServer(
     async request(method, params, timeoutMs = 60_000) {
       const id = nextId++;
       p.write({ id, method, params: params ?? {} });
-      const resp = await p.waitFor((l) => l.id === id && (l.result !== undefined || l.error !== undefined), timeoutMs);
-      if (resp.error) throw Object.assign(new Error(`${method}: ${JSON.stringify(resp.error)}`), { rpcError: resp.error });
+      const resp = await p.waitFor(
+        (l) => l.id === id && (l.result !== undefined || l.error !== undefined),
+        timeoutMs,
+      );
+      if (resp.error)
+        throw Object.assign(new Error(`${method}: ${JSON.stringify(resp.error)}`), { rpcError: resp.error });
       return resp.result;
     },
     notify(method, params) {
@@ -223,4 +241,29 @@ export async function startCodexAppServer(
     },
   };
   return api;
+}
+
+/**
+ * Codex runs a configured hook only once it is trusted (`codex exec` can skip that with
+ * --dangerously-bypass-hook-trust; app-server cannot). Trust is stored in config.toml as
+ * `[hooks.state."<key>"] trusted_hash = "<currentHash>"`, with key and hash taken from the
+ * app-server's `hooks/list` (never compute the hash yourself). Returns the trusted keys.
+ */
+export async function trustCodexHooks(home: CodexHome): Promise<string[]> {
+  const app = await startCodexAppServer({ server: 'http://127.0.0.1:9/v1', home });
+  let hooks: any[];
+  try {
+    await app.initialize(true);
+    const listed = await app.request('hooks/list', { cwds: [home.cwd] });
+    hooks = (listed.data as any[]).flatMap((d) => d.hooks);
+  } finally {
+    await app.close();
+  }
+  const toml = hooks
+    .filter((h) => h.trustStatus !== 'trusted' && h.trustStatus !== 'managed')
+    .map((h) => `\n[hooks.state.${q(h.key)}]\ntrusted_hash = ${q(h.currentHash)}\n`)
+    .join('');
+  const { appendFileSync } = await import('node:fs');
+  appendFileSync(join(home.codexHome, 'config.toml'), toml);
+  return hooks.map((h) => h.key);
 }

@@ -1,0 +1,410 @@
+// Self-check of the e2e client infrastructure: runs the REAL Claude Code and Codex binaries
+// against the scripted model server. Not part of the default suite (it installs ~500 MB of
+// clients on first use); run it with:
+//   SLUICE_E2E=1 npx vitest run test/e2e/support/selfcheck.e2e.test.ts
+// Findings (shapes, sizes, timings) are written to test-artifacts/e2e-clients/findings.json.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ensureClients, REPO_ROOT } from './clients.js';
+import {
+  findText,
+  findTool,
+  isMainAgentRequest,
+  lastToolResultText,
+  type ModelServer,
+  shellCall,
+  startModelServer,
+  toolResults,
+  userContent,
+} from './model-server.js';
+import { runClaude, startClaudeSession } from './run-claude.js';
+import { makeCodexHome, runCodex, startCodexAppServer, trustCodexHooks } from './run-codex.js';
+
+const FIX = join(import.meta.dirname, 'fixtures');
+const MCP_SERVER = join(FIX, 'echo-mcp-server.mjs');
+const HOOK = `${process.execPath} ${join(FIX, 'hook-context.mjs')}`;
+const PNG = join(FIX, 'red-8x8.png');
+const enabled = process.env.SLUICE_E2E === '1';
+
+const findings: Record<string, unknown> = {};
+const record = (k: string, v: unknown) => {
+  findings[k] = v;
+};
+
+/** Same text as fixtures/echo-mcp-server.mjs bigText(). */
+function bigText(n: number, ch = 'x'): string {
+  const head = '<<BEGIN>>';
+  const tail = '<<END>>';
+  if (n <= head.length + tail.length) return (head + tail).slice(0, n);
+  return head + ch.repeat(n - head.length - tail.length) + tail;
+}
+/** Same text as fixtures/hook-context.mjs with HOOK_CONTEXT_CHARS=n. */
+function ctxText(n: number): string {
+  const head = '<<CTX-BEGIN>>';
+  const tail = '<<CTX-END>>';
+  return head + 'y'.repeat(Math.max(0, n - head.length - tail.length)) + tail;
+}
+const squash = (s: string) => s.replace(/([xy])\1{30,}/g, (m) => `[${m[0]}*${m.length}]`);
+
+describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
+  let server: ModelServer;
+  beforeAll(async () => {
+    const t0 = Date.now();
+    const paths = await ensureClients();
+    record('clients', { ...paths, ensureMs: Date.now() - t0 });
+    server = await startModelServer();
+  }, 600_000);
+  afterAll(async () => {
+    await server?.close();
+    const dir = join(REPO_ROOT, 'test-artifacts', 'e2e-clients');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'findings.json'), JSON.stringify(findings, null, 2));
+  });
+  const fresh = () => server.reset();
+
+  test('(a) claude -p: Bash tool call runs, tool_result reaches the model', async () => {
+    fresh();
+    server.setScript((req, ctx) => {
+      if (!isMainAgentRequest(req)) return { text: 'side' };
+      return ctx.mainIndex === 0
+        ? { toolCalls: [shellCall(req, 'echo hi > file.txt')] }
+        : { text: 'all done' };
+    });
+    const r = await runClaude({ server, prompt: 'write the file' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(r.home.cwd, 'file.txt'), 'utf8')).toBe('hi\n');
+    const last = server.mainCalls().at(-1)!;
+    expect(toolResults(last)).toHaveLength(1);
+    expect(lastToolResultText(last)).toBe('(Bash completed with no output)');
+    expect(r.result.result).toBe('all done');
+    record('claude.exec', {
+      durationMs: r.durationMs,
+      requests: server.requests.map((q) => `${q.method} ${q.path}`),
+      sideRequests: server.modelCalls().filter((q) => !isMainAgentRequest(q)).length,
+      resultKeys: Object.keys(r.result),
+      toolResult: toolResults(last)[0]!.raw,
+    });
+  });
+
+  test('(b) codex exec: exec_command call runs, function_call_output reaches the model', async () => {
+    fresh();
+    server.setScript((req, ctx) =>
+      ctx.mainIndex === 0 ? { toolCalls: [shellCall(req, 'echo hi > file.txt')] } : { text: 'all done' },
+    );
+    const r = await runCodex({ server, prompt: 'write the file' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(r.home.cwd, 'file.txt'), 'utf8')).toBe('hi\n');
+    const last = server.mainCalls().at(-1)!;
+    expect(lastToolResultText(last)).toContain('Process exited with code 0');
+    expect(r.lastMessage?.trim()).toBe('all done');
+    record('codex.exec', {
+      durationMs: r.durationMs,
+      requests: server.requests.map((q) => `${q.method} ${q.path}`),
+      tools: findTool(last, 'exec_command')?.raw,
+      functionCallOutput: toolResults(last)[0]!.raw,
+      eventTypes: r.events.map((e) => e.type + (e.item ? `:${e.item.type}` : '')),
+    });
+  });
+
+  test('(b2) codex exec: a model error fails the run', async () => {
+    fresh();
+    server.setScript(() => ({ error: { status: 500, message: 'scripted failure' } }));
+    const r = await runCodex({ server, prompt: 'fail please' });
+    expect(r.code).not.toBe(0);
+    record('codex.exec.error', {
+      code: r.code,
+      durationMs: r.durationMs,
+      modelCalls: server.modelCalls().length,
+      events: r.events.filter((e) => e.type !== 'item.completed' || e.item?.type === 'error').slice(-4),
+    });
+  });
+
+  test('(c) claude + stdio MCP server: echo_big result reaches the model whole', async () => {
+    const sizes = [12_000, 40_000];
+    const out: Record<string, unknown> = {};
+    for (const n of sizes) {
+      fresh();
+      server.setScript((req, ctx) => {
+        if (ctx.mainIndex !== 0) return { text: 'done' };
+        const tool = findTool(req, 'mcp__echo__echo_big');
+        if (!tool) throw new Error('echo_big not offered');
+        return { toolCalls: [{ name: tool.name, input: { n } }] };
+      });
+      const r = await runClaude({
+        server,
+        prompt: 'call echo_big',
+        mcpConfig: { mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } } },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(server.scriptErrors).toEqual([]);
+      const got = lastToolResultText(server.mainCalls().at(-1)!) ?? '';
+      if (n === 12_000) expect(got).toBe(bigText(n));
+      out[n] = {
+        whole: got === bigText(n),
+        length: got.length,
+        head: squash(got.slice(0, 400)),
+        durationMs: r.durationMs,
+      };
+    }
+    record('claude.mcp', out);
+  });
+
+  test('(c2) codex + stdio MCP server: what reaches the model', async () => {
+    const out: Record<string, unknown> = {};
+    for (const n of [8_000, 10_000, 12_000]) {
+      fresh();
+      server.setScript((_req, ctx) =>
+        ctx.mainIndex === 0
+          ? { toolCalls: [{ name: 'mcp__echo__echo_big', input: { n } }] }
+          : { text: 'done' },
+      );
+      const r = await runCodex({
+        server,
+        prompt: 'call echo_big',
+        mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const res = toolResults(server.mainCalls().at(-1)!)[0]!;
+      out[n] = {
+        containsWhole: res.text.includes(bigText(n)),
+        length: res.text.length,
+        raw: squash(JSON.stringify(res.raw)),
+      };
+    }
+    expect((out[8000] as any).containsWhole).toBe(true);
+    record('codex.mcp', out);
+  });
+
+  test('(d) claude UserPromptSubmit hook: where additionalContext lands, and the 10,000-char cap', async () => {
+    const out: Record<string, unknown> = {};
+    for (const n of [0, 10_000, 10_001]) {
+      fresh();
+      server.setScript(() => ({ text: 'ok' }));
+      const log = join(REPO_ROOT, 'test-artifacts', `claude-hook-${n}.jsonl`);
+      mkdirSync(join(REPO_ROOT, 'test-artifacts'), { recursive: true });
+      const r = await runClaude({
+        server,
+        prompt: 'hello',
+        settings: { hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: HOOK }] }] } },
+        env: { HOOK_LOG: log, HOOK_CONTEXT: 'CTX-MARKER-123', HOOK_CONTEXT_CHARS: String(n) },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const main = server.mainCalls()[0]!;
+      const needle = n === 0 ? 'CTX-MARKER-123' : '<<CTX-BEGIN>>';
+      const hits = findText(main, needle);
+      expect(hits.length).toBe(1);
+      const t = hits[0]!.text;
+      const at = t.indexOf('UserPromptSubmit hook additional context: ');
+      expect(at).toBeGreaterThanOrEqual(0);
+      const seg = t.slice(at, t.indexOf('\n\nToday', at) >= 0 ? t.indexOf('\n\nToday', at) : undefined);
+      if (n === 0) expect(seg).toBe('UserPromptSubmit hook additional context: CTX-MARKER-123');
+      if (n === 10_000) expect(seg).toBe(`UserPromptSubmit hook additional context: ${ctxText(n)}`);
+      if (n > 10_000) expect(seg).toContain('<persisted-output>');
+      out[n] = {
+        role: hits[0]!.role,
+        segment: squash(seg),
+        segmentLength: seg.length,
+        hookInput: JSON.parse(readFileSync(log, 'utf8').trim().split('\n')[0]!),
+      };
+    }
+    record('claude.hook.userPromptSubmit', out);
+  });
+
+  test('(e) codex hooks (SessionStart + UserPromptSubmit via hooks.json)', async () => {
+    const out: Record<string, unknown> = {};
+    for (const n of [0, 9_000, 10_000, 10_004, 20_000]) {
+      fresh();
+      server.setScript(() => ({ text: 'ok' }));
+      const log = join(REPO_ROOT, 'test-artifacts', `codex-hook-${n}.jsonl`);
+      const r = await runCodex({
+        server,
+        prompt: 'hello',
+        hooks: {
+          SessionStart: [
+            { matcher: 'startup|resume', hooks: [{ type: 'command', command: `${HOOK} SessionStart` }] },
+          ],
+          UserPromptSubmit: [{ hooks: [{ type: 'command', command: HOOK }] }],
+        },
+        env: { HOOK_LOG: log, HOOK_CONTEXT: 'CTX-MARKER-123', HOOK_CONTEXT_CHARS: String(n) },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const main = server.mainCalls()[0]!;
+      const msgs = userContent(main).messages;
+      const promptIdx = msgs.findIndex((m) => m.texts.includes('hello'));
+      const needle = n === 0 ? 'CTX-MARKER-123' : '<<CTX-BEGIN>>';
+      const hits = msgs.map((m, i) => ({ i, m })).filter(({ m }) => m.texts.some((t) => t.includes(needle)));
+      expect(hits.length).toBe(2); // one per hook event
+      const text = hits[1]!.m.texts.find((t) => t.includes(needle))!;
+      if (n === 0) expect(text).toBe('CTX-MARKER-123');
+      if (n === 9_000) expect(text).toBe(ctxText(n));
+      if (n === 20_000) expect(text).toContain('Warning: truncated output');
+      out[n] = {
+        sessionStartAt: hits[0]!.i - promptIdx,
+        userPromptSubmitAt: hits[1]!.i - promptIdx,
+        role: hits[1]!.m.role,
+        whole: text === (n === 0 ? 'CTX-MARKER-123' : ctxText(n)),
+        text: squash(text),
+        hookInputs: readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      };
+    }
+    record('codex.hooks', out);
+  });
+
+  test('(f) codex app-server: thread/start + turn/start with text, localImage, additionalContext', async () => {
+    fresh();
+    server.setScript((req, ctx) =>
+      ctx.mainIndex === 0
+        ? { toolCalls: [shellCall(req, 'echo hi > app.txt')] }
+        : { text: `done ${ctx.mainIndex}` },
+    );
+    const home = makeCodexHome({
+      server,
+      hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: HOOK }] }] },
+    });
+    const trusted = await trustCodexHooks(home);
+    const app = await startCodexAppServer({ server, home, env: { HOOK_CONTEXT: 'APP-HOOK-CTX' } });
+    try {
+      const init = await app.initialize(true);
+      const th = await app.request('thread/start', {
+        cwd: home.cwd,
+        approvalPolicy: 'never',
+        sandbox: 'danger-full-access',
+      });
+      const threadId: string = th.thread.id;
+      const t0 = Date.now();
+      const started = await app.request('turn/start', {
+        threadId,
+        input: [
+          { type: 'text', text: 'look at this', text_elements: [] },
+          { type: 'localImage', path: PNG },
+        ],
+        additionalContext: {
+          'sluice.delivery': { value: 'DELIVERY-CTX-XYZ', kind: 'application' },
+          'sluice.untrusted': { value: 'UNTRUSTED-CTX', kind: 'untrusted', name: 'sluice_inbox' },
+        },
+      });
+      const done = await app.waitNotification('turn/completed', (p) => p.turn.id === started.turn.id);
+      const turnMs = Date.now() - t0;
+      expect(done.turn.status).toBe('completed');
+      expect(existsSync(join(home.cwd, 'app.txt'))).toBe(true);
+      const first = server.mainCalls()[0]!;
+      const uc = userContent(first);
+      expect(uc.images).toHaveLength(1);
+      expect(uc.images[0]!.type).toBe('input_image');
+      expect(uc.images[0]!.mediaType).toBe('image/png');
+      expect(uc.images[0]!.data).toBe(readFileSync(PNG).toString('base64'));
+      expect(findText(first, 'DELIVERY-CTX-XYZ')).toEqual([
+        { role: 'developer', text: '<sluice.delivery>DELIVERY-CTX-XYZ</sluice.delivery>' },
+      ]);
+      expect(findText(first, 'APP-HOOK-CTX')).toEqual([{ role: 'developer', text: 'APP-HOOK-CTX' }]);
+      const untrusted = (first.body.input as any[]).find((it) =>
+        JSON.stringify(it).includes('UNTRUSTED-CTX'),
+      );
+
+      // A failing turn: the model server answers 500.
+      server.setScript(() => ({ error: { status: 500, message: 'scripted failure' } }));
+      const t1 = Date.now();
+      const s2 = await app.request('turn/start', {
+        threadId,
+        input: [{ type: 'text', text: 'fail', text_elements: [] }],
+      });
+      const failed = await app.waitNotification('turn/completed', (p) => p.turn.id === s2.turn.id);
+      expect(failed.turn.status).toBe('failed');
+      record('codex.appServer', {
+        initializeResult: init,
+        threadStartResultKeys: Object.keys(th),
+        turnStartResult: started,
+        turnCompleted: done,
+        turnMs,
+        failedTurn: failed,
+        failedTurnMs: Date.now() - t1,
+        errorNotifications: app
+          .notifications()
+          .filter((n) => n.method === 'error')
+          .slice(-2),
+        notificationSequence: app.lines.map((l) => l.method ?? `response#${l.id}`),
+        userMessageInput: squash(
+          JSON.stringify((first.body.input as any[]).filter((it) => it.role === 'user').at(-1)),
+        ),
+        untrustedContextItem: untrusted,
+        trustedHooks: trusted,
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('(g) claude stream-json: image block reaches the model; result shapes for success and model error', async () => {
+    fresh();
+    let fail = false;
+    server.setScript((_req, ctx) =>
+      fail ? { error: { status: 529, message: 'Overloaded' } } : { text: `reply ${ctx.mainIndex}` },
+    );
+    const s = await startClaudeSession({ server });
+    try {
+      const png = readFileSync(PNG).toString('base64');
+      const t0 = Date.now();
+      s.sendUser([
+        { type: 'text', text: 'see image' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+      ]);
+      const ok = await s.nextResult(0);
+      const firstTurnMs = Date.now() - t0;
+      expect(ok.is_error).toBe(false);
+      expect(ok.result).toBe('reply 0');
+      const imgs = userContent(server.mainCalls()[0]!).images;
+      expect(imgs).toHaveLength(1);
+      expect(imgs[0]).toMatchObject({ type: 'image', mediaType: 'image/png', data: png });
+
+      fail = true;
+      const from = s.lines.length;
+      const t1 = Date.now();
+      s.sendUser('second');
+      const bad = await s.nextResult(from);
+      const errorTurnMs = Date.now() - t1;
+      expect(bad.is_error).toBe(true);
+      expect(bad.api_error_status).toBe(529);
+
+      fail = false;
+      const from3 = s.lines.length;
+      s.sendUser('third');
+      const again = await s.nextResult(from3);
+      expect(again.is_error).toBe(false);
+      const drop = (r: any) => {
+        const { usage, modelUsage, model_usage_since_last_result, subagent_stats, ...rest } = r;
+        return rest;
+      };
+      record('claude.streamJson', {
+        firstTurnMs,
+        errorTurnMs,
+        init: { ...s.lines[0], slash_commands: undefined, skills: undefined, tools: undefined },
+        success: drop(ok),
+        error: drop(bad),
+        errorAssistantEvent: s.lines.slice(from).find((l) => l.type === 'assistant'),
+        lineTypes: s.lines.map((l) => l.type + (l.subtype ? `:${l.subtype}` : '')),
+      });
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('(g2) claude retry timing with CLAUDE_CODE_MAX_RETRIES=2', async () => {
+    fresh();
+    server.setScript(() => ({ error: { status: 529, message: 'Overloaded' } }));
+    const t0 = Date.now();
+    const r = await runClaude({ server, prompt: 'x', maxRetries: 2 });
+    expect(r.result.is_error).toBe(true);
+    expect(server.modelCalls()).toHaveLength(3);
+    record('claude.retries', {
+      exitCode: r.code,
+      attemptsAtMs: server.modelCalls().map((q) => q.at - t0),
+      retryCountHeaders: server.modelCalls().map((q) => q.headers['x-stainless-retry-count']),
+      durationMs: r.durationMs,
+      result: r.result.result,
+    });
+  });
+});
