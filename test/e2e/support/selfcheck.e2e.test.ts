@@ -3,7 +3,7 @@
 // clients on first use); run it with:
 //   SLUICE_E2E=1 npx vitest run test/e2e/support/selfcheck.e2e.test.ts
 // Findings (shapes, sizes, timings) are written to test-artifacts/e2e-clients/findings.json.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ensureClients, REPO_ROOT } from './clients.js';
@@ -152,7 +152,7 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
 
   test('(c2) codex + stdio MCP server: what reaches the model', async () => {
     const out: Record<string, unknown> = {};
-    for (const n of [8_000, 10_000, 12_000]) {
+    for (const n of [8_000, 11_950, 12_000]) {
       fresh();
       server.setScript((_req, ctx) =>
         ctx.mainIndex === 0
@@ -183,6 +183,7 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
       server.setScript(() => ({ text: 'ok' }));
       const log = join(REPO_ROOT, 'test-artifacts', `claude-hook-${n}.jsonl`);
       mkdirSync(join(REPO_ROOT, 'test-artifacts'), { recursive: true });
+      rmSync(log, { force: true });
       const r = await runClaude({
         server,
         prompt: 'hello',
@@ -213,10 +214,13 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
 
   test('(e) codex hooks (SessionStart + UserPromptSubmit via hooks.json)', async () => {
     const out: Record<string, unknown> = {};
-    for (const n of [0, 9_000, 10_000, 10_004, 20_000]) {
+    // n = 16_001 runs with the hook's `additionalContextLimit: 0` (spilling disabled).
+    for (const n of [0, 9_000, 10_000, 10_004, 20_000, 16_001]) {
       fresh();
       server.setScript(() => ({ text: 'ok' }));
       const log = join(REPO_ROOT, 'test-artifacts', `codex-hook-${n}.jsonl`);
+      rmSync(log, { force: true });
+      const limit = n === 16_001 ? { additionalContextLimit: 0 } : {};
       const r = await runCodex({
         server,
         prompt: 'hello',
@@ -224,7 +228,7 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
           SessionStart: [
             { matcher: 'startup|resume', hooks: [{ type: 'command', command: `${HOOK} SessionStart` }] },
           ],
-          UserPromptSubmit: [{ hooks: [{ type: 'command', command: HOOK }] }],
+          UserPromptSubmit: [{ hooks: [{ type: 'command', command: HOOK, ...limit }] }],
         },
         env: { HOOK_LOG: log, HOOK_CONTEXT: 'CTX-MARKER-123', HOOK_CONTEXT_CHARS: String(n) },
       });
@@ -239,6 +243,7 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
       if (n === 0) expect(text).toBe('CTX-MARKER-123');
       if (n === 9_000) expect(text).toBe(ctxText(n));
       if (n === 20_000) expect(text).toContain('Warning: truncated output');
+      if (n === 16_001) expect(text).toBe(ctxText(n));
       out[n] = {
         sessionStartAt: hits[0]!.i - promptIdx,
         userPromptSubmitAt: hits[1]!.i - promptIdx,
