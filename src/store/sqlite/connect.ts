@@ -35,6 +35,25 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * Kysely prepares every statement on every execution; preparing costs more than running most of
+ * our small queries, so reuse prepared statements by SQL text (bounded, oldest evicted first).
+ */
+function withStatementCache(raw: BetterSqlite3.Database, capacity = 500): SqliteDialectConfig['database'] {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(sqlText: string) {
+      let statement = cache.get(sqlText);
+      if (statement) return statement;
+      statement = raw.prepare(sqlText);
+      if (cache.size >= capacity) cache.delete(cache.keys().next().value as string);
+      cache.set(sqlText, statement);
+      return statement;
+    },
+  } as SqliteDialectConfig['database'];
+}
+
 export interface SqliteStoreOptions {
   /** Database file path, or ':memory:'. */
   path: string;
@@ -52,7 +71,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   raw.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
   raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }) });
   const migrator = new Migrator({ db, provider: sqliteMigrations });
   const { error } = await migrator.migrateToLatest();
   if (error) {
