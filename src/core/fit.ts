@@ -1,5 +1,5 @@
 import { SluiceError } from './errors.js';
-import { measure, type Unit } from './measure.js';
+import { type Unit, utf8Length, utf16Length } from './measure.js';
 
 /** Text around the joined items for a prefix of a given length. */
 export interface FitFrame {
@@ -28,16 +28,16 @@ export interface FitResult {
   text: string;
 }
 
-/** One budget to honour, with the running lengths of the items in that unit. */
+/** One budget to honour and the lengths of joined prefixes in its unit. */
 interface UnitBudget {
-  unit: Unit;
   limit: number;
-  separatorLength: number;
-  /** prefix[k] = total length of items[0..k) in this unit, without separators. */
-  prefix: Float64Array;
+  /** Length of the first `count` items joined; Infinity once it is certainly over `limit`. */
+  joined: (count: number) => number;
+  /** A cheap upper bound of `joined(count)`, checked first so exact work is often skipped. */
+  joinedUpperBound: (count: number) => number;
+  /** Length of a string in this unit. */
+  measure: (s: string) => number;
 }
-
-const UNITS: readonly Unit[] = ['utf16', 'utf8'];
 
 /**
  * Largest prefix of `items` whose complete text (`frame(count).before + joined + after`) fits every
@@ -61,17 +61,17 @@ export function fitLargestPrefix(opts: FitOptions): FitResult {
     let entry = frames.get(count);
     if (entry === undefined) {
       const f = frame(count);
-      entry = { frame: f, lengths: budgets.map((b) => measure(f.before, b.unit) + measure(f.after, b.unit)) };
+      entry = { frame: f, lengths: budgets.map((b) => b.measure(f.before) + b.measure(f.after)) };
       frames.set(count, entry);
     }
     return entry;
   };
-  const joinedLength = (b: UnitBudget, count: number) =>
-    b.prefix[count]! + (count > 1 ? (count - 1) * b.separatorLength : 0);
-  const fits = (count: number) => {
-    const { lengths } = frameAt(count);
-    return budgets.every((b, i) => lengths[i]! + joinedLength(b, count) <= b.limit);
-  };
+  const withinAll = (lengths: number[], count: number) =>
+    budgets.every(
+      (b, i) =>
+        lengths[i]! + b.joinedUpperBound(count) <= b.limit || lengths[i]! + b.joined(count) <= b.limit,
+    );
+  const fits = (count: number) => withinAll(frameAt(count).lengths, count);
   // Largest count whose joined items fit beside a frame of the given lengths; monotone in count,
   // so a binary search over the prefix sums finds it.
   const largestWithFrame = (lengths: number[]) => {
@@ -79,8 +79,7 @@ export function fitLargestPrefix(opts: FitOptions): FitResult {
     let hi = n;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      const ok = budgets.every((b, i) => lengths[i]! + joinedLength(b, mid) <= b.limit);
-      if (ok) lo = mid;
+      if (withinAll(lengths, mid)) lo = mid;
       else hi = mid - 1;
     }
     return lo;
@@ -102,24 +101,65 @@ export function fitLargestPrefix(opts: FitOptions): FitResult {
   }
 
   const chosen = frameAt(count).frame;
-  return { count, text: chosen.before + items.slice(0, count).join(separator) + chosen.after };
+  const chosenItems = count === n ? items : items.slice(0, count);
+  return { count, text: chosen.before + chosenItems.join(separator) + chosen.after };
 }
 
+/**
+ * Budgets in checking order: UTF-16 first, since string lengths are free and a failing UTF-16
+ * check spares the UTF-8 measurement. UTF-8 lengths are measured lazily, only as far as a
+ * candidate needs and never past the point where the items alone exceed the budget; a bound of
+ * 3 bytes per UTF-16 unit answers generous budgets without measuring at all.
+ */
 function buildBudgets(
   items: readonly string[],
   separator: string,
   given: { utf16?: number; utf8?: number },
 ): UnitBudget[] {
+  const n = items.length;
+  const prefix16 = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) prefix16[i + 1] = prefix16[i]! + items[i]!.length;
+  const joined16 = (count: number) => prefix16[count]! + (count > 1 ? (count - 1) * separator.length : 0);
+
   const budgets: UnitBudget[] = [];
-  for (const unit of UNITS) {
-    const limit = given[unit];
-    if (limit === undefined) continue;
-    if (Number.isNaN(limit)) throw new SluiceError('invalid_params', `budget ${unit} is not a number`);
-    const prefix = new Float64Array(items.length + 1);
-    for (let i = 0; i < items.length; i++) prefix[i + 1] = prefix[i]! + measure(items[i]!, unit);
-    budgets.push({ unit, limit, separatorLength: measure(separator, unit), prefix });
+  const { utf16, utf8 } = given;
+  if (utf16 !== undefined) {
+    assertBudget('utf16', utf16);
+    budgets.push({ limit: utf16, joined: joined16, joinedUpperBound: joined16, measure: utf16Length });
+  }
+  if (utf8 !== undefined) {
+    assertBudget('utf8', utf8);
+    const prefix8 = new Float64Array(n + 1);
+    const separator8 = utf8Length(separator);
+    const exact8 = (count: number) => prefix8[count]! + (count > 1 ? (count - 1) * separator8 : 0);
+    let measured = 0;
+    let overflowFrom = Number.POSITIVE_INFINITY;
+    const joined8 = (count: number) => {
+      if (count >= overflowFrom) return Number.POSITIVE_INFINITY;
+      while (measured < count) {
+        prefix8[measured + 1] = prefix8[measured]! + utf8Length(items[measured]!);
+        measured += 1;
+        if (exact8(measured) > utf8) {
+          // Lengths only grow with count: this prefix and every longer one are over budget.
+          overflowFrom = measured;
+          return Number.POSITIVE_INFINITY;
+        }
+      }
+      return exact8(count);
+    };
+    // Every UTF-16 unit encodes to at most 3 UTF-8 bytes (lone surrogates: 3, pairs: 4 for 2).
+    budgets.push({
+      limit: utf8,
+      joined: joined8,
+      joinedUpperBound: (count) => 3 * joined16(count),
+      measure: utf8Length,
+    });
   }
   return budgets;
+}
+
+function assertBudget(unit: Unit, limit: number): void {
+  if (Number.isNaN(limit)) throw new SluiceError('invalid_params', `budget ${unit} is not a number`);
 }
 
 /** Options for {@link fitJsonPage}. */
@@ -145,7 +185,9 @@ export function fitJsonPage(opts: FitJsonPageOptions): FitResult & { serialized:
   if (isArrayIndexKey(arrayKey)) {
     throw new SluiceError('invalid_params', `page array key ${JSON.stringify(arrayKey)} is integer-like`);
   }
-  const serialized = opts.items.map(serializeArrayElement);
+  // A plain loop over a preallocated array: this is the hot part of every page read.
+  const serialized: string[] = new Array(opts.items.length);
+  for (let i = 0; i < opts.items.length; i++) serialized[i] = serializeArrayElement(opts.items[i]);
   const before = `{${JSON.stringify(arrayKey)}:[`;
   const result = fitLargestPrefix({
     items: serialized,
