@@ -26,11 +26,20 @@ async function main(): Promise<void> {
       try {
         for (const r of (await fn()) as BenchResult[]) {
           rows.push({ ...r, module: file });
-          process.stdout.write(`  ${r.ok ? 'ok  ' : 'MISS'} ${r.name}: ${r.ratio.toFixed(3)} (target ${r.target}) — ${r.detail}\n`);
+          process.stdout.write(
+            `  ${r.ok ? 'ok  ' : 'MISS'} ${r.name}: ${r.ratio.toFixed(3)} (target ${r.target}) — ${r.detail}\n`,
+          );
         }
       } catch (err) {
         process.stdout.write(`  FAIL ${name}: ${(err as Error).message}\n`);
-        rows.push({ module: file, name, ratio: Number.NaN, target: '-', ok: false, detail: `failed: ${(err as Error).message}` });
+        rows.push({
+          module: file,
+          name,
+          ratio: Number.NaN,
+          target: '-',
+          ok: false,
+          detail: `failed: ${(err as Error).message}`,
+        });
       }
     }
   }
@@ -41,7 +50,10 @@ async function main(): Promise<void> {
     '',
     '| benchmark | ratio | target | meets | detail |',
     '| --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.name} | ${r.ratio.toFixed(3)} | ${r.target} | ${r.ok ? 'yes' : '**no**'} | ${r.detail.replace(/\|/g, '\\|')} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.ratio.toFixed(3)} | ${r.target} | ${r.ok ? 'yes' : '**no**'} | ${r.detail.replace(/\|/g, '\\|')} |`,
+    ),
     '',
   ];
   const target = resolve(here, '../../bench/results.md');

@@ -17,7 +17,9 @@ function rawInsertsPerSecond(dir: string, durability: 'FULL' | 'NORMAL', count: 
   db.exec(
     'create table m (seq integer primary key autoincrement, id text unique, channel_id text, author_id text, created_at text, body text)',
   );
-  const insert = db.prepare('insert into m (id, channel_id, author_id, created_at, body) values (?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'insert into m (id, channel_id, author_id, created_at, body) values (?, ?, ?, ?, ?)',
+  );
   const tx = db.transaction((i: number) => insert.run(`id-${i}`, 'c', 'a', new Date().toISOString(), BODY));
   const start = performance.now();
   for (let i = 0; i < count; i++) tx.immediate(i);

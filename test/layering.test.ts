@@ -14,7 +14,8 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   surfaces: ['surfaces', 'host', 'store', 'core'],
 };
 
-const NODE_IO = /^(node:)?(fs|fs\/promises|net|http|https|child_process|os|path|process|dgram|tls|worker_threads)$/;
+const NODE_IO =
+  /^(node:)?(fs|fs\/promises|net|http|https|child_process|os|path|process|dgram|tls|worker_threads)$/;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -26,7 +27,9 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)];
+  const specs = [
+    ...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ];
   return specs.map((m) => (m[1] ?? m[2]) as string);
 }
 
@@ -42,16 +45,19 @@ describe('layering', () => {
     for (const layer of LAYERS) expect(files.some((f) => layerOf(f) === layer)).toBe(true);
   });
 
-  it.each(files.map((f) => [relative(REPO_ROOT, f), f]))('%s imports only from the layers below it', (_name, file) => {
-    const from = layerOf(file);
-    if (!from) return;
-    for (const spec of importsOf(file)) {
-      if (!spec.startsWith('.')) continue;
-      const target = layerOf(resolve(file, '..', spec));
-      if (!target) continue;
-      expect(ALLOWED[from], `${relative(REPO_ROOT, file)} imports ${spec}`).toContain(target);
-    }
-  });
+  it.each(files.map((f) => [relative(REPO_ROOT, f), f]))(
+    '%s imports only from the layers below it',
+    (_name, file) => {
+      const from = layerOf(file);
+      if (!from) return;
+      for (const spec of importsOf(file)) {
+        if (!spec.startsWith('.')) continue;
+        const target = layerOf(resolve(file, '..', spec));
+        if (!target) continue;
+        expect(ALLOWED[from], `${relative(REPO_ROOT, file)} imports ${spec}`).toContain(target);
+      }
+    },
+  );
 
   it('keeps core pure: no file system, network, process or clock imports', () => {
     for (const file of files.filter((f) => layerOf(f) === 'core')) {
@@ -59,7 +65,10 @@ describe('layering', () => {
         expect(NODE_IO.test(spec), `${relative(REPO_ROOT, file)} imports ${spec}`).toBe(false);
       }
       const text = readFileSync(file, 'utf8');
-      expect(/Date\.now\(|new Date\(|Math\.random\(|process\./.test(text), `${relative(REPO_ROOT, file)} reads the clock, randomness or process`).toBe(false);
+      expect(
+        /Date\.now\(|new Date\(|Math\.random\(|process\./.test(text),
+        `${relative(REPO_ROOT, file)} reads the clock, randomness or process`,
+      ).toBe(false);
     }
   });
 

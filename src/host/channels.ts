@@ -34,11 +34,20 @@ export async function createChannel(
   const members: Principal[] = [];
   for (const memberName of input.members) members.push(await resolvePrincipal(ctx, memberName));
   const at = nowIso(ctx);
-  const channel: Channel = { id: newId(ctx, 'c'), name, kind: 'group', dm_key: null, created_at: at, created_by: actor.id };
+  const channel: Channel = {
+    id: newId(ctx, 'c'),
+    name,
+    kind: 'group',
+    dm_key: null,
+    created_at: at,
+    created_by: actor.id,
+  };
   await ctx.store.transaction(async (trx) => {
-    if (await findChannelByName(trx, name)) throw new SluiceError('conflict', `channel #${name} already exists`);
+    if (await findChannelByName(trx, name))
+      throw new SluiceError('conflict', `channel #${name} already exists`);
     await insertChannel(trx, channel);
-    for (const id of new Set([actor.id, ...members.map((m) => m.id)])) await upsertMembership(trx, channel.id, id, at);
+    for (const id of new Set([actor.id, ...members.map((m) => m.id)]))
+      await upsertMembership(trx, channel.id, id, at);
     await appendEvent(trx, { kind: 'channel.created', channel_id: channel.id, created_at: at });
   });
   announceCommit(ctx);
@@ -115,9 +124,15 @@ export async function listChannels(ctx: HostContext, actor: Principal): Promise<
   return out;
 }
 
-export async function addMember(ctx: HostContext, actor: Principal, channelId: string, memberName: string): Promise<void> {
+export async function addMember(
+  ctx: HostContext,
+  actor: Principal,
+  channelId: string,
+  memberName: string,
+): Promise<void> {
   const channel = await getChannel(ctx, actor, channelId);
-  if (channel.kind === 'dm') throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
+  if (channel.kind === 'dm')
+    throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {

@@ -46,7 +46,11 @@ export interface CreateHostOptions {
 /** Loads (creating on first use) the per-home cursor secret and builds the host context. */
 export async function createHostContext(options: CreateHostOptions): Promise<HostContext> {
   const random = options.random ?? ((n: number) => new Uint8Array(randomBytes(n)));
-  const secretHex = await setMetaIfAbsent(options.store.db, 'cursor_secret', Buffer.from(random(32)).toString('hex'));
+  const secretHex = await setMetaIfAbsent(
+    options.store.db,
+    'cursor_secret',
+    Buffer.from(random(32)).toString('hex'),
+  );
   return {
     store: options.store,
     home: options.home,

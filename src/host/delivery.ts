@@ -1,7 +1,7 @@
 import {
+  DEFAULT_DELIVERY_LIMITS,
   type DeliveryCandidate,
   type DeliveryLimits,
-  DEFAULT_DELIVERY_LIMITS,
   type RenderedDelivery,
   renderDelivery,
   renderMetadataNotice,
@@ -18,7 +18,9 @@ export interface DeliveryOptions {
   /** UTF-16 units an adapter wraps around the text (counted against `limits.maxUnits`). */
   wrapperUnits?: number | undefined;
   /** Attachment path for a harness that reads files (hooks): materialised per agent. */
-  attachmentPath?: ((attachment: { attachment_id: string; name: string }) => Promise<string | undefined>) | undefined;
+  attachmentPath?:
+    | ((attachment: { attachment_id: string; name: string }) => Promise<string | undefined>)
+    | undefined;
 }
 
 function checkLimits(limits: Partial<DeliveryLimits> | undefined): void {
@@ -84,7 +86,11 @@ export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Pro
     agent: agent.name,
     totalPending: await pendingCount(db, agent.id),
     oldest: oldest
-      ? { id: oldest.projection.message_id, from: oldest.projection.author.name, createdAt: oldest.projection.created_at }
+      ? {
+          id: oldest.projection.message_id,
+          from: oldest.projection.author.name,
+          createdAt: oldest.projection.created_at,
+        }
       : null,
   });
 }

@@ -46,7 +46,12 @@ export async function transitionEntry(
     failure_kind: to === 'returned' ? (extra.failure_kind ?? null) : null,
   });
   await applyQueueDelta(db, entry.agent_id, delta);
-  await appendEvent(db, { kind: 'queue.changed', agent_id: entry.agent_id, message_id: entry.message_id, created_at: at });
+  await appendEvent(db, {
+    kind: 'queue.changed',
+    agent_id: entry.agent_id,
+    message_id: entry.message_id,
+    created_at: at,
+  });
 }
 
 export interface InboxListing {
@@ -67,7 +72,11 @@ export interface ListInboxOptions {
  * The agent's inbox, FIFO. Only channels the agent currently belongs to are listed (I6): an entry
  * from a channel it left stays pending but unreadable until it rejoins.
  */
-export async function listInbox(ctx: HostContext, agent: Principal, options: ListInboxOptions = {}): Promise<InboxListing[]> {
+export async function listInbox(
+  ctx: HostContext,
+  agent: Principal,
+  options: ListInboxOptions = {},
+): Promise<InboxListing[]> {
   requireAgent(agent);
   const limit = options.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
@@ -77,10 +86,12 @@ export async function listInbox(ctx: HostContext, agent: Principal, options: Lis
   if (options.sinceId !== undefined) {
     const since = await findMessageById(ctx.store.db, options.sinceId);
     const entry = since ? await findInboxEntry(ctx.store.db, agent.id, since.seq) : undefined;
-    if (!entry) throw new SluiceError('not_found', `no message ${options.sinceId.slice(0, 80)} in your inbox`);
+    if (!entry)
+      throw new SluiceError('not_found', `no message ${options.sinceId.slice(0, 80)} in your inbox`);
     afterPosition = entry.position;
   }
-  const authorId = options.fromName !== undefined ? (await resolvePrincipal(ctx, options.fromName)).id : undefined;
+  const authorId =
+    options.fromName !== undefined ? (await resolvePrincipal(ctx, options.fromName)).id : undefined;
   const channelIds = await listActiveChannelIds(ctx.store.db, agent.id);
   const entries = await listInboxEntries(ctx.store.db, agent.id, {
     afterPosition,
@@ -146,7 +157,8 @@ export async function archiveMessages(
     for (const id of messageIds) {
       const message = await findMessageById(trx, id);
       const entry = message ? await findInboxEntry(trx, agent.id, message.seq) : undefined;
-      if (!entry) throw new SluiceError('not_found', `no message ${id.slice(0, 80)} in ${agent.name}'s inbox`);
+      if (!entry)
+        throw new SluiceError('not_found', `no message ${id.slice(0, 80)} in ${agent.name}'s inbox`);
       resolved.push({ id, entry });
     }
     const out: ArchiveReceipt[] = [];
@@ -163,7 +175,8 @@ export async function archiveMessages(
         receipt = { id, archivedAt: existing.archived_at, already: true };
       } else {
         await insertReceipt(trx, agent.id, id, at);
-        if (isPending(entry.state) || entry.state === 'handled') await transitionEntry(trx, entry, 'archived', at);
+        if (isPending(entry.state) || entry.state === 'handled')
+          await transitionEntry(trx, entry, 'archived', at);
         receipt = { id, archivedAt: at, already: false };
       }
       seen.set(id, receipt);
@@ -177,7 +190,10 @@ export async function archiveMessages(
 
 export function requireAgent(principal: Principal): void {
   if (principal.kind !== 'agent') {
-    throw new SluiceError('invalid_params', `${principal.name} is a person: people have no inbox (use --as AGENT)`);
+    throw new SluiceError(
+      'invalid_params',
+      `${principal.name} is a person: people have no inbox (use --as AGENT)`,
+    );
   }
 }
 

@@ -34,7 +34,9 @@ function looksLikeText(bytes: Uint8Array): boolean {
   const sample = bytes.subarray(0, 4096);
   if (sample.includes(0)) return false;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(sample.length < bytes.length ? trimPartial(sample) : sample);
+    new TextDecoder('utf-8', { fatal: true }).decode(
+      sample.length < bytes.length ? trimPartial(sample) : sample,
+    );
     return true;
   } catch {
     return false;
@@ -58,7 +60,10 @@ export async function putMedia(
 ): Promise<{ attachment_id: string; name: string; mime: string; size: number }> {
   if (bytes.length === 0) throw new SluiceError('invalid_params', 'the upload is empty');
   if (bytes.length > ctx.limits.maxUploadBytes) {
-    throw new SluiceError('too_large', `upload is ${bytes.length} bytes; the limit is ${ctx.limits.maxUploadBytes}`);
+    throw new SluiceError(
+      'too_large',
+      `upload is ${bytes.length} bytes; the limit is ${ctx.limits.maxUploadBytes}`,
+    );
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const mime = await sniffMime(bytes);
@@ -91,7 +96,11 @@ export async function getReadableMedia(ctx: HostContext, actor: Principal, media
   throw new SluiceError('not_found', 'no such attachment');
 }
 
-export async function readMediaBytes(ctx: HostContext, actor: Principal, mediaId: string): Promise<{ media: Media; bytes: Uint8Array }> {
+export async function readMediaBytes(
+  ctx: HostContext,
+  actor: Principal,
+  mediaId: string,
+): Promise<{ media: Media; bytes: Uint8Array }> {
   const media = await getReadableMedia(ctx, actor, mediaId);
   const bytes = await ctx.store.blobs.get(media.sha256);
   if (!bytes) throw new SluiceError('not_found', 'the attachment bytes are missing');

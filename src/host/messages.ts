@@ -77,7 +77,11 @@ function validateSend(ctx: HostContext, input: SendInput): void {
 }
 
 /** Sends a message: stores it, fans it out to agent members' inboxes and logs events, in one transaction. */
-export async function sendMessage(ctx: HostContext, actor: Principal, input: SendInput): Promise<SentMessage> {
+export async function sendMessage(
+  ctx: HostContext,
+  actor: Principal,
+  input: SendInput,
+): Promise<SentMessage> {
   validateSend(ctx, input);
   const channel = await resolveTarget(ctx, actor, input.to);
   return sendToChannel(ctx, actor, channel, input);
@@ -146,7 +150,12 @@ export async function sendToChannel(
       await applyQueueDelta(trx, member.id, { waiting: 1, pending: 1, source });
       await appendEvent(trx, { kind: 'queue.changed', agent_id: member.id, message_id: id, created_at: at });
     }
-    await appendEvent(trx, { kind: 'message.created', channel_id: channel.id, message_id: id, created_at: at });
+    await appendEvent(trx, {
+      kind: 'message.created',
+      channel_id: channel.id,
+      message_id: id,
+      created_at: at,
+    });
     return { message_id: id, channel_id: channel.id, seq };
   });
   announceCommit(ctx);
@@ -167,7 +176,8 @@ async function resolveAttachments(
   return ids.map((id) => {
     const row = byId.get(id);
     // Only the uploader may attach an upload: ids are not capabilities to someone else's bytes.
-    if (!row || row.created_by !== actor.id) throw new SluiceError('not_found', `no attachment ${id.slice(0, 80)}`);
+    if (!row || row.created_by !== actor.id)
+      throw new SluiceError('not_found', `no attachment ${id.slice(0, 80)}`);
     return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
   });
 }
@@ -186,9 +196,14 @@ export async function replyToMessage(
 }
 
 /** A message row the actor may read (current member of its channel), else not_found/not_member. */
-export async function getMessageRow(ctx: HostContext, actor: Principal, messageId: string): Promise<MessageRow> {
+export async function getMessageRow(
+  ctx: HostContext,
+  actor: Principal,
+  messageId: string,
+): Promise<MessageRow> {
   const row = typeof messageId === 'string' ? await findMessageById(ctx.store.db, messageId) : undefined;
-  if (!row || row.deleted_at !== null) throw new SluiceError('not_found', `no message ${String(messageId).slice(0, 80)}`);
+  if (!row || row.deleted_at !== null)
+    throw new SluiceError('not_found', `no message ${String(messageId).slice(0, 80)}`);
   await requireMember(ctx.store.db, row.channel_id, actor.id);
   return row;
 }
@@ -204,7 +219,11 @@ export async function loadProjections(db: Db, rows: readonly MessageRow[]): Prom
   const authorIds = [...new Set([...rows, ...parents.values()].map((r) => r.author_id))];
   const authors = new Map((await findPrincipalsByIds(db, authorIds)).map((p) => [p.id, p]));
   return rows.map((row) => {
-    const author = authors.get(row.author_id) ?? { id: row.author_id, name: 'unknown', kind: 'unknown' as PrincipalKind };
+    const author = authors.get(row.author_id) ?? {
+      id: row.author_id,
+      name: 'unknown',
+      kind: 'unknown' as PrincipalKind,
+    };
     let reply: ReplyContext | undefined;
     if (row.reply_to) {
       const parent = parents.get(row.reply_to);
@@ -218,7 +237,11 @@ export async function loadProjections(db: Db, rows: readonly MessageRow[]): Prom
   });
 }
 
-export async function readProjection(ctx: HostContext, actor: Principal, messageId: string): Promise<MessageProjection> {
+export async function readProjection(
+  ctx: HostContext,
+  actor: Principal,
+  messageId: string,
+): Promise<MessageProjection> {
   const row = await getMessageRow(ctx, actor, messageId);
   const [projection] = await loadProjections(ctx.store.db, [row]);
   return projection as MessageProjection;
@@ -269,7 +292,12 @@ export async function editMessage(
       await applyQueueDelta(trx, agent_id, {});
       await appendEvent(trx, { kind: 'queue.changed', agent_id, message_id: row.id, created_at: at });
     }
-    await appendEvent(trx, { kind: 'message.edited', channel_id: row.channel_id, message_id: row.id, created_at: at });
+    await appendEvent(trx, {
+      kind: 'message.edited',
+      channel_id: row.channel_id,
+      message_id: row.id,
+      created_at: at,
+    });
   });
   announceCommit(ctx);
   return { message_id: row.id, revision };

@@ -44,7 +44,8 @@ export async function addPrincipal(
     created_at: nowIso(ctx),
   };
   await ctx.store.transaction(async (trx) => {
-    if (await findPrincipalByName(trx, name)) throw new SluiceError('conflict', `a principal named ${name} already exists`);
+    if (await findPrincipalByName(trx, name))
+      throw new SluiceError('conflict', `a principal named ${name} already exists`);
     await insertPrincipal(trx, row);
     if (input.kind === 'agent') await insertQueue(trx, row.id, newId(ctx, 'g'));
   });
@@ -53,7 +54,11 @@ export async function addPrincipal(
 }
 
 /** Adds the principal unless it exists with the same kind; used by idempotent `init`. */
-export async function ensurePrincipal(ctx: HostContext, name: string, kind: PrincipalKind): Promise<Principal> {
+export async function ensurePrincipal(
+  ctx: HostContext,
+  name: string,
+  kind: PrincipalKind,
+): Promise<Principal> {
   const existing = await findPrincipalByName(ctx.store.db, name);
   if (existing) return existing;
   return addPrincipal(ctx, { name, kind });
@@ -61,13 +66,15 @@ export async function ensurePrincipal(ctx: HostContext, name: string, kind: Prin
 
 export async function resolvePrincipal(ctx: HostContext, name: string): Promise<Principal> {
   const found = typeof name === 'string' ? await findPrincipalByName(ctx.store.db, name) : undefined;
-  if (!found) throw new SluiceError('not_found', `no principal named ${JSON.stringify(String(name)).slice(0, 80)}`);
+  if (!found)
+    throw new SluiceError('not_found', `no principal named ${JSON.stringify(String(name)).slice(0, 80)}`);
   return found;
 }
 
 export async function resolveAgent(ctx: HostContext, name: string): Promise<Principal> {
   const p = await resolvePrincipal(ctx, name);
-  if (p.kind !== 'agent') throw new SluiceError('invalid_params', `${name} is a person, not an agent: people have no inbox`);
+  if (p.kind !== 'agent')
+    throw new SluiceError('invalid_params', `${name} is a person, not an agent: people have no inbox`);
   return p;
 }
 

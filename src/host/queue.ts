@@ -1,10 +1,10 @@
 import { SluiceError } from '../core/errors.js';
 import { isActiveMember } from '../store/ops/channels.js';
+import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry, firstPositionInState } from '../store/ops/inbox.js';
 import { findMessageById } from '../store/ops/messages.js';
 import { findQueue, type QueueRow, setPaused } from '../store/ops/queues.js';
 import type { Db } from '../store/store.js';
-import { appendEvent } from '../store/ops/events.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
 import { transitionEntry } from './inbox.js';
 import { editMessage } from './messages.js';
@@ -73,7 +73,12 @@ function requireSteward(actor: Principal, agent: Principal): void {
   }
 }
 
-export async function pauseQueue(ctx: HostContext, actor: Principal, agentName: string, reason?: string): Promise<void> {
+export async function pauseQueue(
+  ctx: HostContext,
+  actor: Principal,
+  agentName: string,
+  reason?: string,
+): Promise<void> {
   const agent = await resolveAgent(ctx, agentName);
   requireSteward(actor, agent);
   const at = nowIso(ctx);
@@ -104,7 +109,8 @@ export async function resumeQueue(
       return;
     }
     const entry = await entryFor(trx, actor, agent, messageId);
-    if (entry.state !== 'returned') throw new SluiceError('conflict', `message ${messageId} is ${entry.state}, not returned`);
+    if (entry.state !== 'returned')
+      throw new SluiceError('conflict', `message ${messageId} is ${entry.state}, not returned`);
     await transitionEntry(trx, entry, 'waiting', at);
   });
   announceCommit(ctx);
@@ -149,7 +155,11 @@ export async function editQueuedMessage(
 async function entryFor(db: Db, actor: Principal, agent: Principal, messageId: string) {
   const message = typeof messageId === 'string' ? await findMessageById(db, messageId) : undefined;
   const entry = message ? await findInboxEntry(db, agent.id, message.seq) : undefined;
-  if (!message || !entry) throw new SluiceError('not_found', `no message ${String(messageId).slice(0, 80)} in ${agent.name}'s queue`);
+  if (!message || !entry)
+    throw new SluiceError(
+      'not_found',
+      `no message ${String(messageId).slice(0, 80)} in ${agent.name}'s queue`,
+    );
   if (actor.id !== agent.id && !(await isActiveMember(db, message.channel_id, actor.id))) {
     throw new SluiceError('not_member', 'you are not a member of that message’s channel');
   }

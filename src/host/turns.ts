@@ -1,4 +1,5 @@
 import { SluiceError } from '../core/errors.js';
+import { sha256Hex } from '../core/fragment.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry } from '../store/ops/inbox.js';
 import { findMessagesBySeqs } from '../store/ops/messages.js';
@@ -19,7 +20,6 @@ import { isPending, requireAgent, transitionEntry } from './inbox.js';
 import { loadProjections } from './messages.js';
 import type { Principal } from './principals.js';
 import { projectionText } from './projection.js';
-import { sha256Hex } from '../core/fragment.js';
 
 export type Turn = TurnRow;
 
@@ -33,7 +33,10 @@ export async function beginTurn(
   options: { sessionKey?: string | undefined; owner?: string | undefined } = {},
 ): Promise<Turn> {
   requireAgent(agent);
-  if (options.sessionKey !== undefined && (typeof options.sessionKey !== 'string' || options.sessionKey.length > 512)) {
+  if (
+    options.sessionKey !== undefined &&
+    (typeof options.sessionKey !== 'string' || options.sessionKey.length > 512)
+  ) {
     throw new SluiceError('invalid_params', 'session key must be a string of at most 512 characters');
   }
   const at = nowIso(ctx);
@@ -95,9 +98,15 @@ export async function endTurn(
   const at = nowIso(ctx);
   const settled = await ctx.store.transaction(async (trx) => {
     const turn = typeof turnId === 'string' ? await findTurn(trx, turnId) : undefined;
-    if (!turn || turn.agent_id !== agent.id) throw new SluiceError('not_found', `no turn ${String(turnId).slice(0, 80)}`);
+    if (!turn || turn.agent_id !== agent.id)
+      throw new SluiceError('not_found', `no turn ${String(turnId).slice(0, 80)}`);
     if (turn.state !== 'open') throw new SluiceError('conflict', `turn ${turn.id} is already ${turn.state}`);
-    const result: SettledTurn = { turnId: turn.id, state: outcome.ok ? 'succeeded' : 'failed', handled: [], returned: [] };
+    const result: SettledTurn = {
+      turnId: turn.id,
+      state: outcome.ok ? 'succeeded' : 'failed',
+      handled: [],
+      returned: [],
+    };
     if (agent.settlement === 'turn') {
       const covered = (await listCoverage(trx, turn.id)).filter((c) => c.complete === 1);
       const rows = await findMessagesBySeqs(
@@ -105,7 +114,9 @@ export async function endTurn(
         covered.map((c) => c.message_seq),
       );
       const projections = await loadProjections(trx, rows);
-      const currentSha = new Map(rows.map((r, i) => [Number(r.seq), sha256Hex(projectionText(projections[i]!))]));
+      const currentSha = new Map(
+        rows.map((r, i) => [Number(r.seq), sha256Hex(projectionText(projections[i]!))]),
+      );
       for (const c of covered) {
         const entry = await findInboxEntry(trx, agent.id, c.message_seq);
         if (!entry || !isPending(entry.state)) continue;
@@ -142,7 +153,8 @@ export async function abandonTurn(ctx: HostContext, agent: Principal, turnId: st
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
     const turn = await findTurn(trx, turnId);
-    if (!turn || turn.agent_id !== agent.id) throw new SluiceError('not_found', `no turn ${turnId.slice(0, 80)}`);
+    if (!turn || turn.agent_id !== agent.id)
+      throw new SluiceError('not_found', `no turn ${turnId.slice(0, 80)}`);
     if (turn.state !== 'open') return;
     await closeTurn(trx, turn.id, { state: 'abandoned', ended_at: at });
     await deleteCoverage(trx, turn.id);

@@ -4,7 +4,8 @@ import { runCli, tempHome } from '../support/host.js';
 // End to end through the built CLI (`npm test` builds first), in one temp home.
 describe('the inbox CLI', () => {
   const { home, cleanup } = tempHome();
-  const cli = (args: string[], input?: string) => runCli(args, { home, ...(input !== undefined ? { input } : {}) });
+  const cli = (args: string[], input?: string) =>
+    runCli(args, { home, ...(input !== undefined ? { input } : {}) });
   const ok = async (args: string[], input?: string) => {
     const r = await cli(args, input);
     expect(r.stderr).toBe('');
@@ -34,12 +35,21 @@ describe('the inbox CLI', () => {
     const rows = JSON.parse(await ok(['message', 'ls', '--as', 'bot', '--json', '--include-body']));
     expect(rows.map((r: { id: string }) => r.id)).toEqual([first, second, third]);
     expect(rows[1].body).toBe(big);
-    expect(rows[1]).toMatchObject({ channel: 'dm:bot,owner', from: 'owner', subject: 'big one', state: 'waiting' });
+    expect(rows[1]).toMatchObject({
+      channel: 'dm:bot,owner',
+      from: 'owner',
+      subject: 'big one',
+      state: 'waiting',
+    });
     expect(rows[2]).toMatchObject({ channel: '#general', from: 'alice', replyTo: null, attachments: [] });
 
     const reply = (await ok(['message', 'reply', first, '--as', 'bot', '-m', 'got it'])).trim();
     const history = JSON.parse(await ok(['channel', 'history', '#general', '--json']));
-    expect(history.at(-1)).toMatchObject({ message_id: reply, body: 'got it', reply_to: { message_id: first } });
+    expect(history.at(-1)).toMatchObject({
+      message_id: reply,
+      body: 'got it',
+      reply_to: { message_id: first },
+    });
 
     const receipts = JSON.parse(await ok(['message', 'archive', first, '--as', 'bot', '--json']));
     expect(receipts).toEqual([{ id: first, archivedAt: expect.any(String), already: false }]);
@@ -58,7 +68,11 @@ describe('the inbox CLI', () => {
     expect(text).toContain('From: owner (person)');
     expect(text.endsWith('line one\nline two 😀\n')).toBe(true);
     const projection = JSON.parse(await ok(['message', 'read', id, '--as', 'bot', '--json']));
-    expect(projection).toMatchObject({ message_id: id, body: 'line one\nline two 😀', author: { name: 'owner' } });
+    expect(projection).toMatchObject({
+      message_id: id,
+      body: 'line one\nline two 😀',
+      author: { name: 'owner' },
+    });
   });
 
   it('renders a read-only delivery envelope', async () => {
@@ -70,14 +84,21 @@ describe('the inbox CLI', () => {
     expect(JSON.parse(lines[1] as string).schema).toBe('sluice.delivery.v1');
     expect(out.length).toBeLessThanOrEqual(10_001);
     expect(await ok(['queue', 'summary', 'bot'])).toBe(before);
-    expect(await ok(['delivery', '--as', 'bot', '--metadata'])).toContain('sluice message ls --json --include-body');
+    expect(await ok(['delivery', '--as', 'bot', '--metadata'])).toContain(
+      'sluice message ls --json --include-body',
+    );
   });
 
   const refusals: [string, string[], number, RegExp][] = [
     ['an unknown id', ['message', 'archive', 'NOPE', '--as', 'bot'], 2, /not_found/],
     ['an unknown flag', ['message', 'ls', '--bogus'], 1, /unknown option/],
     ['an unknown command', ['frobnicate'], 1, /unknown command/],
-    ['a non-member sender', ['message', 'send', '#general', '--as', 'carol', '-m', 'hi'], 2, /not_found|not_member/],
+    [
+      'a non-member sender',
+      ['message', 'send', '#general', '--as', 'carol', '-m', 'hi'],
+      2,
+      /not_found|not_member/,
+    ],
     ['an empty body', ['message', 'send', 'bot', '-m', ''], 1, /invalid_params: message body is empty/],
     ['a bad limit', ['message', 'ls', '--as', 'bot', '--limit', '-3'], 1, /invalid_params/],
     ['a person listing an inbox', ['message', 'ls'], 1, /people have no inbox/],
@@ -86,16 +107,19 @@ describe('the inbox CLI', () => {
     ['a bad durability', ['channel', 'ls', '--durability', 'fast'], 1, /invalid_params/],
   ];
 
-  it.each(refusals)('refuses %s with one clear line and changes nothing', async (_what, args, code, pattern) => {
-    const before = await ok(['queue', 'summary', 'bot']);
-    const r = await cli(args);
-    expect(r.code).toBe(code);
-    expect(r.stdout).toBe('');
-    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(pattern);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(await ok(['queue', 'summary', 'bot'])).toBe(before);
-  });
+  it.each(refusals)(
+    'refuses %s with one clear line and changes nothing',
+    async (_what, args, code, pattern) => {
+      const before = await ok(['queue', 'summary', 'bot']);
+      const r = await cli(args);
+      expect(r.code).toBe(code);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(pattern);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(await ok(['queue', 'summary', 'bot'])).toBe(before);
+    },
+  );
 
   it('refuses to archive a message that is not in the caller inbox, changing nothing', async () => {
     await ok(['agent', 'add', 'other']);

@@ -74,8 +74,13 @@ describe('crash safety (I4)', () => {
     const raw = new BetterSqlite3(join(home, 'sluice.db'), { readonly: true });
     try {
       expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-      const counters = raw.prepare('select waiting, pending_person from queues').get() as { waiting: number; pending_person: number };
-      const rows = raw.prepare("select count(*) as n from inbox where state = 'waiting'").get() as { n: number };
+      const counters = raw.prepare('select waiting, pending_person from queues').get() as {
+        waiting: number;
+        pending_person: number;
+      };
+      const rows = raw.prepare("select count(*) as n from inbox where state = 'waiting'").get() as {
+        n: number;
+      };
       expect(counters.waiting).toBe(rows.n);
       expect(counters.pending_person).toBe(rows.n);
     } finally {

@@ -9,6 +9,9 @@ const ctx = await openHost({ home, durability });
 const owner = await resolvePrincipal(ctx, 'owner');
 process.stdout.write('ready\n');
 for (let i = 0; ; i++) {
-  const sent = await sendMessage(ctx, owner, { to: 'bot', body: `crash message ${i} ${'😀'.repeat(i % 50)}` });
+  const sent = await sendMessage(ctx, owner, {
+    to: 'bot',
+    body: `crash message ${i} ${'😀'.repeat(i % 50)}`,
+  });
   process.stdout.write(`${sent.message_id}\n`);
 }

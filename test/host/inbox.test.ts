@@ -1,15 +1,14 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/core/fragment.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { archiveMessages, listInbox } from '../../src/host/inbox.js';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
+import { editMessage, readProjection, sendMessage } from '../../src/host/messages.js';
+import type { Principal } from '../../src/host/principals.js';
 import { projectionText } from '../../src/host/projection.js';
-import { readProjection } from '../../src/host/messages.js';
 import { isDeliverable, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue.js';
 import { beginTurn, endTurn, recordCoverage } from '../../src/host/turns.js';
-import { sha256Hex } from '../../src/core/fragment.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
-import type { Principal } from '../../src/host/principals.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
 let t: TestHost;
@@ -24,7 +23,9 @@ async function coverWhole(agent: Principal, messageId: string) {
   const row = await findMessageById(t.ctx.store.db, messageId);
   const text = projectionText(await readProjection(t.ctx, agent, messageId));
   await t.ctx.store.transaction((trx) =>
-    recordCoverage(trx, agent.id, [{ messageSeq: row!.seq, sha256: sha256Hex(text), offset: 0, end: text.length, total: text.length }]),
+    recordCoverage(trx, agent.id, [
+      { messageSeq: row!.seq, sha256: sha256Hex(text), offset: 0, end: text.length, total: text.length },
+    ]),
   );
 }
 
@@ -64,7 +65,9 @@ describe('send fan-out', () => {
     await t.agent('a');
     const stranger = await t.person('stranger');
     await createChannel(t.ctx, t.owner, { name: 'team', members: ['a'] });
-    await expect(sendMessage(t.ctx, stranger, { to: '#team', body: 'hi' })).rejects.toMatchObject({ code: 'not_member' });
+    await expect(sendMessage(t.ctx, stranger, { to: '#team', body: 'hi' })).rejects.toMatchObject({
+      code: 'not_member',
+    });
     expect(await t.ctx.store.db.selectFrom('messages').selectAll().execute()).toEqual([]);
   });
 });
@@ -73,7 +76,8 @@ describe('turn settlement', () => {
   it('marks exactly the completely covered messages handled on success', async () => {
     const bot = await t.agent('bot', 'turn');
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await sendMessage(t.ctx, t.owner, { to: 'bot', body: `m${i}` })).message_id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await sendMessage(t.ctx, t.owner, { to: 'bot', body: `m${i}` })).message_id);
     const turn = await beginTurn(t.ctx, bot);
     await coverWhole(bot, ids[0]!);
     await coverWhole(bot, ids[2]!);
@@ -89,7 +93,11 @@ describe('turn settlement', () => {
     await sendMessage(t.ctx, t.owner, { to: 'bot', body: 'two' });
     const turn = await beginTurn(t.ctx, bot);
     await coverWhole(bot, first);
-    const settled = await endTurn(t.ctx, bot, turn.id, { ok: false, kind: 'model_error', reason: 'overloaded' });
+    const settled = await endTurn(t.ctx, bot, turn.id, {
+      ok: false,
+      kind: 'model_error',
+      reason: 'overloaded',
+    });
     expect(settled.returned).toEqual([first]);
     const summary = await queueSummary(t.ctx.store.db, bot);
     expect(summary).toMatchObject({ total: 2, blockingReturnedMessageId: first, resumeAvailable: true });
@@ -180,7 +188,10 @@ describe('queue counters', () => {
       | { kind: 'leave' };
     const op: fc.Arbitrary<Op> = fc.oneof(
       fc.record({ kind: fc.constant('send' as const), fromPeer: fc.boolean(), dm: fc.boolean() }),
-      fc.record({ kind: fc.constantFrom('archive' as const, 'withdraw' as const, 'cover' as const), pick: fc.nat() }),
+      fc.record({
+        kind: fc.constantFrom('archive' as const, 'withdraw' as const, 'cover' as const),
+        pick: fc.nat(),
+      }),
       fc.record({ kind: fc.constant('turn' as const), ok: fc.boolean() }),
       fc.constant({ kind: 'leave' as const }),
     );
@@ -191,12 +202,27 @@ describe('queue counters', () => {
           try {
             if (o.kind === 'send') {
               const from = o.fromPeer ? peer : t.owner;
-              sent.push((await sendMessage(t.ctx, from, { to: o.dm ? 'bot' : '#room', body: `b${sent.length}` })).message_id);
+              sent.push(
+                (await sendMessage(t.ctx, from, { to: o.dm ? 'bot' : '#room', body: `b${sent.length}` }))
+                  .message_id,
+              );
             } else if (o.kind === 'turn') {
-              if (turnId) await endTurn(t.ctx, bot, turnId, o.ok ? { ok: true } : { ok: false, kind: 'model_error' });
+              if (turnId)
+                await endTurn(t.ctx, bot, turnId, o.ok ? { ok: true } : { ok: false, kind: 'model_error' });
               turnId = (await beginTurn(t.ctx, bot)).id;
             } else if (o.kind === 'leave') {
-              await removeMember(t.ctx, t.owner, (await t.ctx.store.db.selectFrom('channels').select('id').where('name', '=', 'room').executeTakeFirstOrThrow()).id, 'bot');
+              await removeMember(
+                t.ctx,
+                t.owner,
+                (
+                  await t.ctx.store.db
+                    .selectFrom('channels')
+                    .select('id')
+                    .where('name', '=', 'room')
+                    .executeTakeFirstOrThrow()
+                ).id,
+                'bot',
+              );
             } else if (sent.length > 0) {
               const id = sent[o.pick % sent.length]!;
               if (o.kind === 'archive') await archiveMessages(t.ctx, bot, [id]);

@@ -25,9 +25,16 @@ export interface TestHost {
 }
 
 /** An initialised host on a temp home (SQLite unless SLUICE_TEST_DB names PostgreSQL). */
-export async function openTestHost(options: { db?: string; durability?: 'full' | 'normal' } = {}): Promise<TestHost> {
+export async function openTestHost(
+  options: { db?: string; durability?: 'full' | 'normal' } = {},
+): Promise<TestHost> {
   const { home, cleanup } = tempHome();
-  const ctx = await openHost({ home, db: options.db, durability: options.durability ?? 'normal', pollMs: 10 });
+  const ctx = await openHost({
+    home,
+    db: options.db,
+    durability: options.durability ?? 'normal',
+    pollMs: 10,
+  });
   await initHome(ctx);
   const owner = await resolvePrincipal(ctx, 'owner');
   return {

@@ -27,15 +27,27 @@ export async function findChannelsByIds(db: Db, ids: readonly string[]): Promise
 }
 
 /** Adds a member, or re-admits one who left (a fresh join time). */
-export async function upsertMembership(db: Db, channelId: string, principalId: string, at: string): Promise<void> {
+export async function upsertMembership(
+  db: Db,
+  channelId: string,
+  principalId: string,
+  at: string,
+): Promise<void> {
   await db
     .insertInto('memberships')
     .values({ channel_id: channelId, principal_id: principalId, joined_at: at, left_at: null })
-    .onConflict((oc) => oc.columns(['channel_id', 'principal_id']).doUpdateSet({ joined_at: at, left_at: null }))
+    .onConflict((oc) =>
+      oc.columns(['channel_id', 'principal_id']).doUpdateSet({ joined_at: at, left_at: null }),
+    )
     .execute();
 }
 
-export async function markMembershipLeft(db: Db, channelId: string, principalId: string, at: string): Promise<boolean> {
+export async function markMembershipLeft(
+  db: Db,
+  channelId: string,
+  principalId: string,
+  at: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('memberships')
     .set({ left_at: at })

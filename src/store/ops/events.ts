@@ -35,7 +35,13 @@ export async function appendEvent(
 }
 
 export async function listEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
-  return db.selectFrom('events').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
 }
 
 export async function lastEventSeq(db: Db): Promise<number> {

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { PostgresAdapter, type Selectable } from 'kysely';
 import type { InboxState, InboxTable, MessageSource } from '../schema.js';
 import { PENDING_STATES } from '../schema.js';
 import type { Db } from '../store.js';
@@ -9,13 +9,26 @@ export async function insertInboxEntry(db: Db, row: InboxRow): Promise<void> {
   await db.insertInto('inbox').values(row).execute();
 }
 
-export async function findInboxEntry(db: Db, agentId: string, messageSeq: number): Promise<InboxRow | undefined> {
-  return db
+/**
+ * Inside a PostgreSQL transaction the entry is read FOR UPDATE: callers decide a state change from
+ * what they read, and two hosts archiving or settling the same entry must not both act on a stale
+ * copy (SQLite's BEGIN IMMEDIATE already serialises writers, and has no FOR UPDATE).
+ */
+export async function findInboxEntry(
+  db: Db,
+  agentId: string,
+  messageSeq: number,
+): Promise<InboxRow | undefined> {
+  const q = db
     .selectFrom('inbox')
     .selectAll()
     .where('agent_id', '=', agentId)
-    .where('message_seq', '=', messageSeq)
-    .executeTakeFirst();
+    .where('message_seq', '=', messageSeq);
+  return (locksRowsForWrite(db) ? q.forUpdate() : q).executeTakeFirst();
+}
+
+function locksRowsForWrite(db: Db): boolean {
+  return db.isTransaction && db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 export interface PendingFilter {
@@ -67,7 +80,12 @@ export async function updateInboxState(
   db: Db,
   agentId: string,
   position: number,
-  patch: { state: InboxState; updated_at: string; returned_reason?: string | null; failure_kind?: string | null },
+  patch: {
+    state: InboxState;
+    updated_at: string;
+    returned_reason?: string | null;
+    failure_kind?: string | null;
+  },
 ): Promise<void> {
   await db
     .updateTable('inbox')
@@ -78,7 +96,11 @@ export async function updateInboxState(
 }
 
 /** The position of the oldest entry in `state`, if any (index: agent_id, state, position). */
-export async function firstPositionInState(db: Db, agentId: string, state: InboxState): Promise<InboxRow | undefined> {
+export async function firstPositionInState(
+  db: Db,
+  agentId: string,
+  state: InboxState,
+): Promise<InboxRow | undefined> {
   return db
     .selectFrom('inbox')
     .selectAll()

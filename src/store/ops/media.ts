@@ -17,7 +17,11 @@ export async function findMediaByIds(db: Db, ids: readonly string[]): Promise<Me
   return db.selectFrom('media').selectAll().where('id', 'in', ids).execute();
 }
 
-export async function linkMessageMedia(db: Db, messageSeq: number, mediaIds: readonly string[]): Promise<void> {
+export async function linkMessageMedia(
+  db: Db,
+  messageSeq: number,
+  mediaIds: readonly string[],
+): Promise<void> {
   if (mediaIds.length === 0) return;
   await db
     .insertInto('message_media')

@@ -30,9 +30,18 @@ export async function findMessagesBySeqs(db: Db, seqs: readonly number[]): Promi
 export async function listChannelHistory(
   db: Db,
   channelId: string,
-  options: { beforeSeq?: number | undefined; afterSeq?: number | undefined; limit: number; newestFirst?: boolean },
+  options: {
+    beforeSeq?: number | undefined;
+    afterSeq?: number | undefined;
+    limit: number;
+    newestFirst?: boolean;
+  },
 ): Promise<MessageRow[]> {
-  let q = db.selectFrom('messages').selectAll().where('channel_id', '=', channelId).where('deleted_at', 'is', null);
+  let q = db
+    .selectFrom('messages')
+    .selectAll()
+    .where('channel_id', '=', channelId)
+    .where('deleted_at', 'is', null);
   if (options.beforeSeq !== undefined) q = q.where('seq', '<', options.beforeSeq);
   if (options.afterSeq !== undefined) q = q.where('seq', '>', options.afterSeq);
   return q

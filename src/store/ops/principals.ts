@@ -31,7 +31,12 @@ export async function updateSettlement(db: Db, id: string, settlement: Settlemen
   await db.updateTable('principals').set({ settlement }).where('id', '=', id).execute();
 }
 
-export async function insertToken(db: Db, tokenHash: string, principalId: string, createdAt: string): Promise<void> {
+export async function insertToken(
+  db: Db,
+  tokenHash: string,
+  principalId: string,
+  createdAt: string,
+): Promise<void> {
   await db
     .insertInto('tokens')
     .values({ token_hash: tokenHash, principal_id: principalId, created_at: createdAt })

@@ -66,7 +66,12 @@ export async function applyQueueDelta(db: Db, agentId: string, delta: CounterDel
   await db.updateTable('queues').set(set).where('agent_id', '=', agentId).execute();
 }
 
-export async function setPaused(db: Db, agentId: string, paused: boolean, reason: string | null): Promise<void> {
+export async function setPaused(
+  db: Db,
+  agentId: string,
+  paused: boolean,
+  reason: string | null,
+): Promise<void> {
   await db
     .updateTable('queues')
     .set({ paused: paused ? 1 : 0, paused_reason: paused ? reason : null, revision: sql`revision + 1` })

@@ -14,7 +14,12 @@ export async function findReceipt(
 }
 
 /** Inserts a receipt unless one exists; returns true when this call created it. */
-export async function insertReceipt(db: Db, agentId: string, messageId: string, at: string): Promise<boolean> {
+export async function insertReceipt(
+  db: Db,
+  agentId: string,
+  messageId: string,
+  at: string,
+): Promise<boolean> {
   const result = await db
     .insertInto('receipts')
     .values({ agent_id: agentId, message_id: messageId, archived_at: at })

@@ -31,7 +31,11 @@ export async function closeTurn(
   await db.updateTable('turns').set(patch).where('id', '=', id).where('state', '=', 'open').execute();
 }
 
-export async function findCoverage(db: Db, turnId: string, messageSeq: number): Promise<CoverageRow | undefined> {
+export async function findCoverage(
+  db: Db,
+  turnId: string,
+  messageSeq: number,
+): Promise<CoverageRow | undefined> {
   return db
     .selectFrom('coverage')
     .selectAll()

@@ -71,7 +71,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   raw.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
   raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }) });
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }),
+  });
   const migrator = new Migrator({ db, provider: sqliteMigrations });
   const { error } = await migrator.migrateToLatest();
   if (error) {

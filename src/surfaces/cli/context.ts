@@ -39,7 +39,11 @@ export function action<A extends unknown[]>(
     const global = command.optsWithGlobals() as GlobalOptions;
     let host: HostContext | undefined;
     try {
-      host = await openHost({ home: global.home, db: global.db, durability: durabilityOf(global.durability) });
+      host = await openHost({
+        home: global.home,
+        db: global.db,
+        durability: durabilityOf(global.durability),
+      });
       const actorName = global.as ?? (process.env.SLUICE_AS || OWNER_NAME);
       const opened = host;
       await run(

@@ -37,7 +37,9 @@ export function reportError(err: unknown): number {
     process.stderr.write(`sluice: unavailable: ${oneLine(String(e.message))}\n`);
     return 1;
   }
-  process.stderr.write(`sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   return 70;
 }
 

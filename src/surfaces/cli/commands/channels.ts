@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
+import { SluiceError } from '../../../core/errors.js';
 import { createChannel, listChannels, resolveTarget } from '../../../host/channels.js';
 import { displayChannel } from '../../../host/inbox.js';
 import { loadProjections } from '../../../host/messages.js';
 import { listChannelHistory } from '../../../store/ops/messages.js';
-import { SluiceError } from '../../../core/errors.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 
@@ -19,7 +19,8 @@ export function registerChannelCommands(program: Command): void {
           .split(',')
           .map((m) => m.trim())
           .filter((m) => m !== '');
-        if (members.length === 0) throw new SluiceError('invalid_params', '--members needs at least one name');
+        if (members.length === 0)
+          throw new SluiceError('invalid_params', '--members needs at least one name');
         const row = await createChannel(host, await actor(), { name, members });
         await writeOut(`#${row.name}\n`);
       }),
@@ -36,7 +37,9 @@ export function registerChannelCommands(program: Command): void {
           await writeOut(`${JSON.stringify(rows.map((c) => ({ ...c, name: displayChannel(c.name) })))}\n`);
           return;
         }
-        const lines = rows.map((c) => `${displayChannel(c.name)}\t${c.kind}\t${c.members.map((m) => m.name).join(',')}`);
+        const lines = rows.map(
+          (c) => `${displayChannel(c.name)}\t${c.kind}\t${c.members.map((m) => m.name).join(',')}`,
+        );
         await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no channels\n');
       }),
     );

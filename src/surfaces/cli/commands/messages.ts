@@ -15,7 +15,8 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** `-m TEXT`, or `-m -` to read the body from stdin. */
 async function bodyFrom(host: HostContext, message: string | undefined): Promise<string> {
-  if (message === undefined) throw new SluiceError('invalid_params', 'a body is required: -m TEXT or -m - for stdin');
+  if (message === undefined)
+    throw new SluiceError('invalid_params', 'a body is required: -m TEXT or -m - for stdin');
   if (message === '-') return readStdinText(host.limits.maxBodyBytes + 4);
   return message;
 }
@@ -73,7 +74,8 @@ export function registerMessageCommands(program: Command): void {
           opts: { message?: string; subject?: string; replyTo?: string; attach: string[] },
         ) => {
           const me = await actor();
-          const body = opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
+          const body =
+            opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
           const attachmentIds = await uploadAll(host, me, opts.attach);
           const sent = await sendMessage(host, me, {
             to: target,
@@ -100,7 +102,14 @@ export function registerMessageCommands(program: Command): void {
       action(
         async (
           { host, actor },
-          opts: { json?: boolean; includeBody?: boolean; archive?: boolean; since?: string; from?: string; limit?: string },
+          opts: {
+            json?: boolean;
+            includeBody?: boolean;
+            archive?: boolean;
+            since?: string;
+            from?: string;
+            limit?: string;
+          },
         ) => {
           const rows = await listInbox(host, await actor(), {
             archive: opts.archive === true,
@@ -145,7 +154,9 @@ export function registerMessageCommands(program: Command): void {
           `Id: ${p.message_id}`,
           ...(p.subject !== undefined ? [`Subject: ${p.subject}`] : []),
           ...(p.reply_to ? [`Reply-To: ${p.reply_to.message_id} (${p.reply_to.author})`] : []),
-          ...p.attachments.map((a) => `Attachment: ${a.name} (${a.mime}, ${a.size} bytes, ${a.attachment_id})`),
+          ...p.attachments.map(
+            (a) => `Attachment: ${a.name} (${a.mime}, ${a.size} bytes, ${a.attachment_id})`,
+          ),
         ];
         await writeOut(`${headers.join('\n')}\n\n${p.body}\n`);
       }),
@@ -158,13 +169,20 @@ export function registerMessageCommands(program: Command): void {
     .option('--subject <subject>', 'a subject line')
     .option('--attach <file>', 'attach a file (repeatable)', collect, [])
     .action(
-      action(async ({ host, actor }, id: string, opts: { message?: string; subject?: string; attach: string[] }) => {
-        const me = await actor();
-        const body = opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
-        const attachmentIds = await uploadAll(host, me, opts.attach);
-        const sent = await replyToMessage(host, me, id, { body, subject: opts.subject, attachmentIds });
-        await writeOut(`${sent.message_id}\n`);
-      }),
+      action(
+        async (
+          { host, actor },
+          id: string,
+          opts: { message?: string; subject?: string; attach: string[] },
+        ) => {
+          const me = await actor();
+          const body =
+            opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
+          const attachmentIds = await uploadAll(host, me, opts.attach);
+          const sent = await replyToMessage(host, me, id, { body, subject: opts.subject, attachmentIds });
+          await writeOut(`${sent.message_id}\n`);
+        },
+      ),
     );
 
   message

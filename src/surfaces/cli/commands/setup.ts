@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
+import { SluiceError } from '../../../core/errors.js';
 import { initHome } from '../../../host/home.js';
 import { addPrincipal, issueToken } from '../../../host/principals.js';
-import { SluiceError } from '../../../core/errors.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 

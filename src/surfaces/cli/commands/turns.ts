@@ -27,24 +27,30 @@ export function registerTurnCommands(program: Command): void {
     .option('--reason <text>', 'why it failed')
     .option('--json', 'print the settlement as JSON')
     .action(
-      action(async ({ host, actor }, id: string, opts: { ok?: boolean; failed?: string; reason?: string; json?: boolean }) => {
-        if ((opts.ok === true) === (opts.failed !== undefined)) {
-          throw new SluiceError('invalid_params', 'say exactly one of --ok or --failed KIND');
-        }
-        const agent = await actor();
-        const settled = await endTurn(
-          host,
-          agent,
-          id,
-          opts.ok ? { ok: true } : { ok: false, kind: opts.failed as string, reason: opts.reason },
-        );
-        if (opts.json) {
-          await writeOut(`${JSON.stringify(settled)}\n`);
-          return;
-        }
-        await writeOut(
-          `${settled.turnId} ${settled.state}: ${settled.handled.length} handled, ${settled.returned.length} returned\n`,
-        );
-      }),
+      action(
+        async (
+          { host, actor },
+          id: string,
+          opts: { ok?: boolean; failed?: string; reason?: string; json?: boolean },
+        ) => {
+          if ((opts.ok === true) === (opts.failed !== undefined)) {
+            throw new SluiceError('invalid_params', 'say exactly one of --ok or --failed KIND');
+          }
+          const agent = await actor();
+          const settled = await endTurn(
+            host,
+            agent,
+            id,
+            opts.ok ? { ok: true } : { ok: false, kind: opts.failed as string, reason: opts.reason },
+          );
+          if (opts.json) {
+            await writeOut(`${JSON.stringify(settled)}\n`);
+            return;
+          }
+          await writeOut(
+            `${settled.turnId} ${settled.state}: ${settled.handled.length} handled, ${settled.returned.length} returned\n`,
+          );
+        },
+      ),
     );
 }
