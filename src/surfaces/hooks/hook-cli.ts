@@ -1,0 +1,141 @@
+// Entry of `sluice hook …` (bin/sluice.js routes here without loading commander or the CLI).
+// Its import graph is kept small on purpose: a hook runs before every prompt. Everything heavy
+// (Kysely, the host services) is imported only on the fallback path.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type DeliveryLimits, renderDelivery, renderMetadataNotice } from '../../core/envelope.js';
+import { SluiceError } from '../../core/errors.js';
+import { HOOK_EVENT_NAMES, HOOK_LIMITS, hookOutput } from './adapters.js';
+import { type HookArgs, parseHookArgs } from './hook-args.js';
+import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
+import { alreadyDelivered, rememberDelivery } from './session-memory.js';
+import { openPendingReader } from './sqlite-pending.js';
+
+/** Where a hook finds its store and agent: the same rules as the CLI (DESIGN.md §4). */
+export interface HookEnvironment {
+  home: string;
+  /** `postgres://…`, a SQLite file path, or undefined for the SQLite file in the home. */
+  db: string | undefined;
+  agent: string;
+}
+
+export function hookEnvironment(args: HookArgs, env: NodeJS.ProcessEnv = process.env): HookEnvironment {
+  const home = resolve(args.home ?? env.SLUICE_HOME ?? join(homedir(), '.sluice'));
+  const db = args.db ?? (env.SLUICE_DB || undefined);
+  const agent = args.as ?? (env.SLUICE_AS || undefined);
+  if (agent === undefined) throw new SluiceError('invalid_params', 'name the agent: --as AGENT or SLUICE_AS');
+  return { home, db, agent };
+}
+
+const isPostgres = (db: string | undefined) => db !== undefined && /^postgres(ql)?:\/\//.test(db);
+
+/**
+ * The text this hook call delivers ('' for nothing): bodies within the client's cap, or the
+ * short metadata notice with `--metadata`. Read-only: the store is opened read-only when it is
+ * SQLite, and no inbox state ever changes.
+ */
+export async function renderHookContext(args: HookArgs, where: HookEnvironment): Promise<string> {
+  const limits = HOOK_LIMITS[args.client];
+  if (!isPostgres(where.db)) {
+    const path = where.db ?? join(where.home, 'sluice.db');
+    if (!existsSync(path)) throw new SluiceError('not_found', `no sluice store at ${path} (run sluice init)`);
+    const reader = openPendingReader(path);
+    if (reader !== null) {
+      try {
+        const maxMessages = limits.maxMessages ?? 16;
+        const slice = reader.pendingSlice(where.agent, args.metadata ? 1 : maxMessages + 1);
+        if (args.metadata) {
+          const oldest = slice.candidates[0];
+          return renderMetadataNotice({
+            agent: slice.agentName,
+            totalPending: slice.totalPending,
+            oldest: oldest ? { id: oldest.id, from: oldest.from, createdAt: oldest.createdAt } : null,
+          });
+        }
+        return renderDelivery({
+          agent: slice.agentName,
+          totalPending: slice.totalPending,
+          candidates: slice.candidates,
+          limits,
+        }).text;
+      } finally {
+        reader.close();
+      }
+    }
+  }
+  return renderThroughHost(args, where, limits);
+}
+
+/** PostgreSQL, or a SQLite schema newer than the fast reader: the full host services. */
+async function renderThroughHost(
+  args: HookArgs,
+  where: HookEnvironment,
+  limits: Partial<DeliveryLimits>,
+): Promise<string> {
+  const [{ openHost }, { resolvePrincipal }, { deliveryFor, metadataNoticeFor }] = await Promise.all([
+    import('../../host/home.js'),
+    import('../../host/principals.js'),
+    import('../../host/delivery.js'),
+  ]);
+  const host = await openHost({ home: where.home, db: where.db });
+  try {
+    const agent = await resolvePrincipal(host, where.agent);
+    if (args.metadata) return await metadataNoticeFor(host, agent);
+    return (await deliveryFor(host, agent, { limits })).text;
+  } finally {
+    await host.store.close();
+  }
+}
+
+/** Runs one hook call and returns what goes to stdout ('' for nothing). Throws on any problem. */
+export async function runHook(
+  argv: readonly string[],
+  stdin: AsyncIterable<unknown>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  const args = parseHookArgs(argv);
+  const input = parseHookInput(await readBounded(stdin, MAX_HOOK_STDIN_BYTES));
+  const expected = HOOK_EVENT_NAMES[args.event];
+  if (input.hookEventName !== null && input.hookEventName !== expected) {
+    throw new SluiceError(
+      'invalid_params',
+      `hook input is for ${JSON.stringify(input.hookEventName).slice(0, 60)}, this hook answers ${expected}`,
+    );
+  }
+  const where = hookEnvironment(args, env);
+  const text = await renderHookContext(args, where);
+  if (text === '') return '';
+  const session =
+    input.sessionId === null
+      ? null
+      : { home: where.home, client: args.client, agent: where.agent, sessionId: input.sessionId };
+  if (session !== null && alreadyDelivered(session, text, input.source)) return '';
+  if (session !== null) rememberDelivery(session, text);
+  return hookOutput(args.event, text);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').slice(0, 500);
+}
+
+/**
+ * `sluice hook claude|codex <event>`: prints the hook JSON, or nothing. Fails open: whatever goes
+ * wrong, stdout stays empty, stderr gets one line and the exit code is 0, so the user's prompt is
+ * never blocked by the inbox.
+ */
+export async function runHookCli(argv: readonly string[]): Promise<void> {
+  let out = '';
+  try {
+    out = await runHook(argv, process.stdin);
+  } catch (err) {
+    const reason =
+      err instanceof SluiceError ? `${err.code}: ${err.message}` : `internal error: ${(err as Error)?.message ?? err}`;
+    process.stderr.write(`sluice hook: ${oneLine(reason)} (delivery skipped)\n`);
+    out = '';
+  }
+  // A client that stopped listening must not turn into a crash (EPIPE): the delivery is optional.
+  process.stdout.on('error', () => {});
+  if (out !== '') await new Promise<void>((done) => process.stdout.write(`${out}\n`, () => done()));
+  process.exitCode = 0;
+}

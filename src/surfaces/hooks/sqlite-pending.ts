@@ -1,0 +1,135 @@
+// The hook runs before every prompt, so it reads the agent's pending slice straight from the
+// SQLite file with one read-only connection: loading Kysely and running the migrator would cost
+// more than the rest of the hook. It mirrors host/delivery.ts deliveryFor (a test compares the
+// two on the same store) and only runs against the schema it was written for.
+import BetterSqlite3 from 'better-sqlite3';
+import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
+import { SluiceError } from '../../core/errors.js';
+
+/** The migrations whose schema this reader knows; any other store goes through the host. */
+export const KNOWN_MIGRATIONS: readonly string[] = ['001_initial'];
+
+/** An agent's pending messages, oldest first, as the delivery renderer takes them. */
+export interface PendingSlice {
+  agentName: string;
+  totalPending: number;
+  candidates: DeliveryCandidate[];
+}
+
+type Database = InstanceType<typeof BetterSqlite3>;
+
+interface InboxMessageRow {
+  id: string;
+  channel_name: string | null;
+  channel_id: string;
+  author_name: string | null;
+  created_at: string;
+  subject: string | null;
+  reply_to: string | null;
+  body: string;
+  attachments: string;
+}
+
+/** Opens the store file read-only; `null` when its schema is not the one this reader knows. */
+export function openPendingReader(path: string): PendingReader | null {
+  let db: Database;
+  try {
+    db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new SluiceError('unavailable', `cannot open the sluice store ${path}: ${(err as Error).message}`);
+  }
+  try {
+    db.pragma('busy_timeout = 2000');
+    if (!hasKnownSchema(db)) {
+      db.close();
+      return null;
+    }
+    return new PendingReader(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function hasKnownSchema(db: Database): boolean {
+  const table = db.prepare(`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`).get();
+  if (table === undefined) return false;
+  const names = (db.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map(
+    (r) => r.name,
+  );
+  return names.length === KNOWN_MIGRATIONS.length && names.every((n, i) => n === KNOWN_MIGRATIONS[i]);
+}
+
+/** Read-only queries for one hook call; every read runs in one snapshot. */
+export class PendingReader {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** The agent's first `limit` pending messages (FIFO) and the true pending count. */
+  pendingSlice(agentName: string, limit: number): PendingSlice {
+    const db = this.#db;
+    const read = db.transaction((): PendingSlice => {
+      const agent = db.prepare('select id, name, kind from principals where name = ?').get(agentName) as
+        | { id: string; name: string; kind: string }
+        | undefined;
+      if (agent === undefined) {
+        throw new SluiceError('not_found', `no principal named ${JSON.stringify(agentName).slice(0, 80)}`);
+      }
+      if (agent.kind !== 'agent') {
+        throw new SluiceError('invalid_params', `${agent.name} is a person: people have no inbox (use --as AGENT)`);
+      }
+      // Same rows as listInboxEntries(channelIds = active memberships) + withProjections.
+      const rows = db
+        .prepare(
+          `select m.id, c.name as channel_name, i.channel_id, p.name as author_name, m.created_at, m.subject,
+                  m.reply_to, m.body, m.attachments
+             from inbox i
+             join messages m on m.seq = i.message_seq
+             left join channels c on c.id = i.channel_id
+             left join principals p on p.id = m.author_id
+            where i.agent_id = ? and i.state in ('waiting', 'returned')
+              and i.channel_id in (select channel_id from memberships where principal_id = ? and left_at is null)
+            order by i.position asc
+            limit ?`,
+        )
+        .all(agent.id, agent.id, limit) as InboxMessageRow[];
+      const queue = db.prepare('select waiting, returned from queues where agent_id = ?').get(agent.id) as
+        | { waiting: number; returned: number }
+        | undefined;
+      const candidates = rows.map(toCandidate);
+      const counted = queue ? queue.waiting + queue.returned : 0;
+      return { agentName: agent.name, totalPending: Math.max(counted, candidates.length), candidates };
+    });
+    return read();
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}
+
+function toCandidate(row: InboxMessageRow): DeliveryCandidate {
+  const name = row.channel_name ?? row.channel_id;
+  return {
+    id: row.id,
+    channel: name.startsWith('dm:') ? name : `#${name}`,
+    from: row.author_name ?? 'unknown',
+    createdAt: row.created_at,
+    subject: row.subject,
+    replyTo: row.reply_to,
+    body: row.body,
+    attachments: parseAttachments(row.attachments),
+  };
+}
+
+function parseAttachments(text: string): DeliveryAttachment[] {
+  try {
+    const value = JSON.parse(text);
+    return Array.isArray(value) ? (value as DeliveryAttachment[]) : [];
+  } catch {
+    return [];
+  }
+}
