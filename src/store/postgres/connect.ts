@@ -1,11 +1,166 @@
+import { Kysely, Migrator, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { SluiceError } from '../../core/errors.js';
+import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
+import { createDatabaseBlobStore } from './blobs.js';
+import { postgresMigrations } from './migrations.js';
+import { retryTransient } from './retry.js';
+import { postgresSearchIndex } from './search.js';
+import { textSafePool } from './text.js';
+import { createEventListener } from './watch.js';
 
 export interface PostgresStoreOptions {
+  /** `postgres://user@host:port/db`, optionally with `?pool=N&schema=NAME`. */
   url: string;
+  /** Pool size (overrides `?pool=`); default 10. */
+  pool?: number;
+  /** Schema to use (created if absent; overrides `?schema=`); default the server's search_path. */
+  schema?: string;
+  /** Shown in pg_stat_activity; default `sluice`. */
+  applicationName?: string;
 }
 
-/** PostgreSQL backend (issue 7): not built yet, refused with a clear line rather than a crash. */
-export async function openPostgresStore(_options: PostgresStoreOptions): Promise<Store> {
-  const { SluiceError } = await import('../../core/errors.js');
-  throw new SluiceError('unavailable', 'the PostgreSQL backend is not available in this build yet; use the SQLite default');
+export const DEFAULT_POOL_SIZE = 10;
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** First key of the two-key advisory lock that serialises migrations (the second is the schema). */
+const MIGRATION_LOCK_CLASS = 0x51c3;
+
+export interface PostgresSettings {
+  /** The URL without Sluice's own query parameters, for `pg`. */
+  connectionString: string;
+  pool: number;
+  schema: string | undefined;
+  /** `host:port/db`, safe to print (no credentials). */
+  display: string;
+}
+
+/** Splits Sluice's `pool` and `schema` parameters off the URL and validates them. */
+export function parsePostgresUrl(
+  url: string,
+  overrides: { pool?: number; schema?: string } = {},
+): PostgresSettings {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SluiceError('invalid_params', 'the database URL is not a valid postgres:// URL');
+  }
+  const poolText = parsed.searchParams.get('pool');
+  const schemaText = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('pool');
+  parsed.searchParams.delete('schema');
+  const pool = overrides.pool ?? (poolText === null ? DEFAULT_POOL_SIZE : Number(poolText));
+  if (!Number.isInteger(pool) || pool < 1 || pool > 1000) {
+    throw new SluiceError(
+      'invalid_params',
+      `pool size must be an integer from 1 to 1000, not ${String(poolText ?? pool).slice(0, 40)}`,
+    );
+  }
+  const schema = overrides.schema ?? schemaText ?? undefined;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new SluiceError(
+      'invalid_params',
+      'schema must be a lowercase identifier: letters, digits and _ (at most 63)',
+    );
+  }
+  const display = `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}${parsed.pathname}`;
+  return { connectionString: parsed.toString(), pool, schema, display };
+}
+
+/** Counts and sequence numbers arrive as JS numbers (int8 and numeric are strings by default in pg). */
+const NUMERIC_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC)
+      return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+function clientConfig(settings: PostgresSettings, applicationName: string): pg.ClientConfig {
+  return {
+    connectionString: settings.connectionString,
+    application_name: applicationName,
+    types: NUMERIC_TYPES,
+    ...(settings.schema !== undefined ? { options: `-c search_path=${settings.schema}` } : {}),
+  };
+}
+
+function unreachable(settings: PostgresSettings, err: unknown): SluiceError {
+  const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  return new SluiceError('unavailable', `cannot use PostgreSQL at ${settings.display}: ${reason}`);
+}
+
+/**
+ * Runs the migrations under a session advisory lock held on a connection of its own (outside the
+ * pool, so a pool of one still has a connection for the Migrator). Kysely's own lock is a table,
+ * which concurrent first starts race to create; the advisory lock makes hosts take turns, and
+ * every host after the first finds the schema current.
+ */
+async function migrate(
+  db: Kysely<Database>,
+  config: pg.ClientConfig,
+  schema: string | undefined,
+): Promise<void> {
+  const lock = new pg.Client({ ...config, options: undefined });
+  lock.on('error', () => undefined);
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schema ?? '']);
+    if (schema !== undefined) await lock.query(`create schema if not exists "${schema}"`);
+    const { error } = await new Migrator({ db, provider: postgresMigrations }).migrateToLatest();
+    if (error) throw error;
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
+}
+
+/** Opens (creating and migrating as needed) a PostgreSQL store; several hosts may share it. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const settings = parsePostgresUrl(options.url, {
+    ...(options.pool !== undefined ? { pool: options.pool } : {}),
+    ...(options.schema !== undefined ? { schema: options.schema } : {}),
+  });
+  const config = clientConfig(settings, options.applicationName ?? 'sluice');
+  const pool = new pg.Pool({
+    ...config,
+    max: settings.pool,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: textSafePool(pool) }) });
+  let schema: string;
+  try {
+    await migrate(db, config, settings.schema);
+    const row = await db
+      .selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema'))
+      .executeTakeFirstOrThrow();
+    schema = row.schema;
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    throw err instanceof SluiceError ? err : unreachable(settings, err);
+  }
+  const listener = createEventListener({ clientConfig: config, schema });
+  let closed = false;
+  return {
+    dialect: 'postgres',
+    db,
+    blobs: createDatabaseBlobStore(db),
+    searchIndex: postgresSearchIndex,
+    transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
+      // READ COMMITTED plus the row locks the ops take (allocatePosition's UPDATE … RETURNING,
+      // findInboxEntry's FOR UPDATE) serialise writers per agent; deadlocks between them are
+      // rolled back by the server and simply run again.
+      return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
+    },
+    watchChanges: (onChange) => listener.watchChanges(onChange),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await listener.close();
+      await db.destroy();
+    },
+  };
 }

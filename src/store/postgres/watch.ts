@@ -1,0 +1,130 @@
+import pg from 'pg';
+import type { WatchChanges } from '../store.js';
+import { EVENTS_CHANNEL } from './migrations.js';
+
+export interface ListenerOptions {
+  /** Connection settings for the dedicated LISTEN client (never a pooled one). */
+  clientConfig: pg.ClientConfig;
+  /** Only notifications from this schema count: several stores may share one database. */
+  schema: string;
+  /** First reconnect delay; doubles up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Called when the connection drops (for logs); the listener keeps reconnecting. */
+  onError?: (err: Error) => void;
+}
+
+/** A LISTEN connection shared by every watcher of one store. */
+export interface EventListener {
+  watchChanges: WatchChanges;
+  /** Resolves once the listener is connected and listening (for tests and startup ordering). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Watches commits from every process through the `events` trigger's NOTIFY. One dedicated client
+ * holds the LISTEN, started with the first watcher and ended with the last. When the connection
+ * drops it reconnects with backoff and then reports one change, because commits made while it was
+ * away were not announced to it.
+ */
+export function createEventListener(options: ListenerOptions): EventListener {
+  const watchers = new Set<() => void>();
+  let client: pg.Client | undefined;
+  let connecting: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let backoff = options.backoffMs ?? 100;
+  let closed = false;
+
+  const notifyAll = () => {
+    for (const watcher of [...watchers]) watcher();
+  };
+
+  const scheduleReconnect = () => {
+    if (closed || watchers.size === 0 || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void start(true);
+    }, backoff);
+    timer.unref();
+    backoff = Math.min(backoff * 2, options.maxBackoffMs ?? 5000);
+  };
+
+  const start = (afterDrop: boolean): Promise<void> => {
+    if (connecting) return connecting;
+    const next = new pg.Client(options.clientConfig);
+    connecting = (async () => {
+      next.on('error', (err) => {
+        options.onError?.(err);
+        drop(next);
+      });
+      next.on('end', () => drop(next));
+      next.on('notification', (msg) => {
+        if (msg.channel === EVENTS_CHANNEL && msg.payload === options.schema) notifyAll();
+      });
+      try {
+        await next.connect();
+        await next.query(`listen ${EVENTS_CHANNEL}`);
+      } catch (err) {
+        options.onError?.(err as Error);
+        drop(next);
+        return;
+      }
+      if (closed || watchers.size === 0) {
+        await next.end().catch(() => undefined);
+        return;
+      }
+      client = next;
+      backoff = options.backoffMs ?? 100;
+      if (afterDrop) notifyAll();
+    })().finally(() => {
+      connecting = undefined;
+    });
+    return connecting;
+  };
+
+  const dropped = new WeakSet<pg.Client>();
+  function drop(which: pg.Client): void {
+    // 'error' and 'end' both arrive for one failure: handle it once.
+    if (dropped.has(which)) return;
+    dropped.add(which);
+    if (client === which) client = undefined;
+    which.removeAllListeners('notification');
+    void which.end().catch(() => undefined);
+    scheduleReconnect();
+  }
+
+  const stop = async () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (connecting) await connecting;
+    const current = client;
+    client = undefined;
+    if (current) {
+      current.removeAllListeners();
+      current.on('error', () => undefined);
+      await current.end().catch(() => undefined);
+    }
+  };
+
+  return {
+    watchChanges(onChange) {
+      if (closed) return () => undefined;
+      const watcher = () => onChange();
+      watchers.add(watcher);
+      if (!client && !connecting) void start(false);
+      return () => {
+        watchers.delete(watcher);
+        if (watchers.size === 0) void stop();
+      };
+    },
+    async ready() {
+      if (connecting) await connecting;
+    },
+    async close() {
+      closed = true;
+      watchers.clear();
+      await stop();
+    },
+  };
+}
