@@ -23,6 +23,15 @@ function candidate(i: number, body = `message ${i}`): DeliveryCandidate {
   };
 }
 
+/** Freezes a value and everything inside it, so any mutation throws (ES modules are strict). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function burst(n: number): DeliveryCandidate[] {
   return Array.from({ length: n }, (_, i) => candidate(i));
 }
@@ -220,6 +229,7 @@ describe('renderDelivery', () => {
         fc.nat(500),
         (candidates, extra, agent, wrapperUnits) => {
           const frozen = JSON.stringify(candidates);
+          deepFreeze(candidates);
           const totalPending = candidates.length + extra;
           const result = renderDelivery({
             agent,
