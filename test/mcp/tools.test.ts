@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChannel, removeMember } from '../../src/host/channels.js';
+import { editMessage, sendMessage } from '../../src/host/messages.js';
+import type { Principal } from '../../src/host/principals.js';
+import { projectionText } from '../../src/host/projection.js';
+import { readProjection } from '../../src/host/messages.js';
+import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { openTestHost, type TestHost } from '../support/host.js';
+import { connectInMemory, pendingIds, readAllFragments, type ToolCaller, walkPages } from './support.js';
+
+const BUDGET = 12_000;
+
+describe('the MCP tools, through the official client', () => {
+  let t: TestHost;
+  let bot: Principal;
+  let alice: Principal;
+  let mcp: ToolCaller;
+  let general: string;
+
+  beforeAll(async () => {
+    t = await openTestHost();
+    bot = await t.agent('bot', 'turn');
+    alice = await t.person('alice');
+    general = (await createChannel(t.ctx, alice, { name: 'general', members: ['bot'] })).id;
+    mcp = await connectInMemory(t.ctx, bot);
+  });
+  afterAll(async () => {
+    await mcp.close();
+    await t.close();
+  });
+
+  const send = async (body: string, to = '#general', from = alice) =>
+    (await sendMessage(t.ctx, from, { to, body })).message_id;
+  const drain = async () => {
+    const ids = await pendingIds(t.ctx, bot.id);
+    if (ids.length > 0) await mcp.call('message_archive', { message_ids: ids });
+  };
+
+  it('lists the tools of the contract with strict argument schemas', async () => {
+    const { tools } = await mcp.client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'channel_read',
+      'channel_read_image',
+      'channel_search',
+      'inbox_status',
+      'message_archive',
+      'message_reply',
+      'message_send',
+    ]);
+    for (const tool of tools) expect(tool.inputSchema.additionalProperties).toBe(false);
+    const read = tools.find((tool) => tool.name === 'channel_read')!;
+    expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(
+      ['channel_id', 'content_cursor', 'cursor', 'limit', 'message_id', 'unread'].sort(),
+    );
+    // Paging and the one-call reply+archive, never "list, then one read per message".
+    expect(read.description).toMatch(/nextCursor/);
+    expect(read.description).toMatch(/archive:true/);
+    for (const tool of tools) expect(tool.description ?? '').not.toMatch(/\bls\b|one read per message/i);
+  });
+
+  it('refuses unknown argument names with invalid_params, naming them, and changes nothing', async () => {
+    const id = await send('keep me');
+    const r = await mcp.call('message_archive', { message_ids: [id], force: true });
+    expect(r.isError).toBe(true);
+    expect(r.json.error.code).toBe('invalid_params');
+    expect(r.json.error.message).toContain('"force"');
+    expect(await pendingIds(t.ctx, bot.id)).toContain(id);
+    const hostile = await mcp.call('channel_read', { ['\u0000'.repeat(20_000)]: 1 });
+    expect(hostile.json.error.code).toBe('invalid_params');
+    expect(hostile.text.length).toBeLessThanOrEqual(BUDGET);
+    const badLimit = await mcp.call('channel_read', { limit: 101 });
+    expect(badLimit.json.error.code).toBe('invalid_params');
+    await drain();
+  });
+
+  it('reads unread messages FIFO across channels as one page', async () => {
+    const a = await send('one');
+    const b = await send('two', 'bot');
+    const c = await send('three');
+    const page = await mcp.call('channel_read');
+    expect(page.isError).toBe(false);
+    expect(page.json.messages.map((m: any) => m.message_id)).toEqual([a, b, c]);
+    expect(page.json).toMatchObject({ nextCursor: null, omitted: 0, outputLimit: BUDGET });
+    expect(page.json.messages[0]).toEqual(await readProjection(t.ctx, bot, a));
+    await drain();
+  });
+
+  it('reads a channel newest first by default, and its unread ones oldest first with unread:true', async () => {
+    const ids = [await send('h1'), await send('h2'), await send('h3')];
+    const history = await mcp.call('channel_read', { channel_id: general, limit: 2 });
+    expect(history.json.messages.map((m: any) => m.message_id)).toEqual([ids[2], ids[1]]);
+    const rest = await mcp.call('channel_read', { channel_id: general, limit: 2, cursor: history.json.nextCursor });
+    expect(rest.json.messages[0].message_id).toBe(ids[0]);
+    const unread = await mcp.call('channel_read', { channel_id: general, unread: true });
+    expect(unread.json.messages.map((m: any) => m.message_id)).toEqual(ids);
+    await drain();
+  });
+
+  it('cuts pages at the budget, counts what it left out, and a cursor walk visits everything once in order', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) ids.push(await send(`${i} ${'中文😀 '.repeat(150)}`));
+    const pages = await walkPages(mcp, { limit: 100 });
+    expect(pages.length).toBeGreaterThan(3);
+    for (const page of pages) expect(page.text.length).toBeLessThanOrEqual(BUDGET);
+    const first = pages[0]!.json;
+    expect(first.omitted).toBe(60 - first.messages.length);
+    expect(pages.flatMap((p) => p.json.messages.map((m: any) => m.message_id))).toEqual(ids);
+    await drain();
+  });
+
+  it('a page that omits messages leaves them pending (in a successful turn only the returned ones are handled)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await send(`${i} ${'x'.repeat(1_500)}`));
+    const turn = await beginTurn(t.ctx, bot);
+    const page = await mcp.call('channel_read', { limit: 30 });
+    const got = page.json.messages.map((m: any) => m.message_id);
+    expect(page.json.omitted).toBe(30 - got.length);
+    expect(got.length).toBeGreaterThan(0);
+    expect(got.length).toBeLessThan(30);
+    const settled = await endTurn(t.ctx, bot, turn.id, { ok: true });
+    expect(settled.handled).toEqual(got);
+    expect(await pendingIds(t.ctx, bot.id)).toEqual(ids.slice(got.length));
+    await drain();
+  });
+
+  it('points at an oversized message with readContent and a cursor past it; its fragments rejoin exactly', async () => {
+    const small1 = await send('before');
+    const big = await send(`${'😀中\u0000"\\\ud800'.repeat(40_000)}end`);
+    const small2 = await send('after');
+    await mcp.call('message_archive', { message_ids: [small1] });
+    const page = await mcp.call('channel_read');
+    expect(page.json.messages).toEqual([]);
+    expect(page.json.readContent).toEqual({ channel_id: general, message_id: big });
+    expect(page.json.omitted).toBe(2);
+    const next = await mcp.call('channel_read', { cursor: page.json.nextCursor });
+    expect(next.json.messages.map((m: any) => m.message_id)).toEqual([small2]);
+
+    const { joined, results } = await readAllFragments(mcp, big);
+    expect(results.length).toBeGreaterThan(20);
+    for (const r of results) expect(r.text.length).toBeLessThanOrEqual(BUDGET);
+    const projection = await readProjection(t.ctx, bot, big);
+    expect(joined).toBe(projectionText(projection));
+    expect(JSON.parse(joined)).toEqual(projection);
+    expect(results.at(-1)!.json.complete).toBe(true);
+    await drain();
+  });
+
+  it('returns a message whole by message_id when it fits', async () => {
+    const id = await send('whole');
+    const r = await mcp.call('channel_read', { message_id: id });
+    expect(r.json.messages).toEqual([await readProjection(t.ctx, bot, id)]);
+    await drain();
+  });
+
+  it('refuses reads of a message or channel the caller cannot see', async () => {
+    const other = await createChannel(t.ctx, alice, { name: 'private', members: [] });
+    const secret = (await sendMessage(t.ctx, alice, { to: other.id, body: 'secret words' })).message_id;
+    expect((await mcp.call('channel_read', { message_id: secret })).json.error.code).toBe('not_member');
+    expect((await mcp.call('channel_read', { channel_id: other.id })).json.error.code).toBe('not_member');
+    expect((await mcp.call('channel_search', { query: 'secret' })).json.messages).toEqual([]);
+    expect((await mcp.call('channel_read', { message_id: 'nope' })).json.error.code).toBe('not_found');
+  });
+
+  it('searches the caller’s channels in pages', async () => {
+    const ids = [await send('the zebra crossing'), await send('a zebra again'), await send('no match here')];
+    const r = await mcp.call('channel_search', { query: 'zebra', limit: 1 });
+    expect(r.json.messages.map((m: any) => m.message_id)).toEqual([ids[1]]);
+    const more = await mcp.call('channel_search', { query: 'zebra', limit: 1, cursor: r.json.nextCursor });
+    expect(more.json.messages.map((m: any) => m.message_id)).toEqual([ids[0]]);
+    expect(more.json.nextCursor).toBeNull();
+    await drain();
+  });
+
+  it('sends, replies with archive in one call, and archives with idempotent receipts', async () => {
+    const sent = await mcp.call('message_send', { to: '#general', body: 'hello from bot' });
+    expect(sent.json).toEqual({ message_id: expect.any(String), channel_id: general });
+    const question = await send('question?');
+    const reply = await mcp.call('message_reply', { message_id: question, body: 'answer', archive: true });
+    expect(reply.json).toMatchObject({ channel_id: general, archived: { already: false } });
+    expect(await pendingIds(t.ctx, bot.id)).not.toContain(question);
+    const again = await mcp.call('message_archive', { message_ids: [question] });
+    expect(again.json).toEqual({
+      receipts: [{ id: question, archivedAt: expect.any(String), already: true }],
+      archived: 1,
+      omitted: 0,
+    });
+  });
+
+  it('inbox_status is tiny: counts, the oldest readable message, and whether a turn is open', async () => {
+    const id = await send('status me');
+    const r = await mcp.call('inbox_status');
+    expect(r.json).toMatchObject({ agent: 'bot', settlement: 'turn', pending: 1, returned: 0, openTurn: false });
+    expect(r.json.oldest).toMatchObject({ message_id: id, channel_id: general, from: 'alice' });
+    expect(r.text.length).toBeLessThan(400);
+    await drain();
+  });
+
+  it('counts a message as received only when the model got all of it in this turn', async () => {
+    const big = await send('y'.repeat(30_000));
+    const first = await mcp.call('channel_read', { message_id: big });
+    expect(first.json.complete).toBe(false);
+    // The chain is begun in a peek and finished in a turn: the turn did not see the start.
+    const turn = await beginTurn(t.ctx, bot);
+    let next = first.json.contentCursor;
+    while (next) next = (await mcp.call('channel_read', { message_id: big, content_cursor: next })).json.contentCursor;
+    expect((await endTurn(t.ctx, bot, turn.id, { ok: true })).handled).toEqual([]);
+    // Restarting from message_id inside a turn counts once the chain completes.
+    const again = await beginTurn(t.ctx, bot);
+    await readAllFragments(mcp, big);
+    expect((await endTurn(t.ctx, bot, again.id, { ok: true })).handled).toEqual([big]);
+  });
+
+  it('an edit after the read leaves the message pending', async () => {
+    const id = await send('draft');
+    const turn = await beginTurn(t.ctx, bot);
+    await mcp.call('channel_read');
+    await editMessage(t.ctx, alice, id, { body: 'final' });
+    expect((await endTurn(t.ctx, bot, turn.id, { ok: true })).handled).toEqual([]);
+    expect(await pendingIds(t.ctx, bot.id)).toEqual([id]);
+    await drain();
+  });
+
+  it('a member removed from the channel reads nothing more from it', async () => {
+    const side = await createChannel(t.ctx, alice, { name: 'side', members: ['bot'] });
+    const id = (await sendMessage(t.ctx, alice, { to: side.id, body: 'side note' })).message_id;
+    await removeMember(t.ctx, alice, side.id, 'bot');
+    expect((await mcp.call('channel_read')).json.messages.map((m: any) => m.message_id)).not.toContain(id);
+    expect((await mcp.call('channel_read', { message_id: id })).json.error.code).toBe('not_member');
+    expect(await pendingIds(t.ctx, bot.id)).toContain(id);
+  });
+});
