@@ -1,0 +1,134 @@
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { Timeline } from './channels/timeline.js';
+import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
+import { QueuePanel } from './queue/queue-panel.js';
+import { describeError, type RpcClient } from './rpc.js';
+import type { ChannelSummary, Hello, PrincipalRef } from './wire.js';
+
+export interface AppProps {
+  client: RpcClient;
+  hello: Hello;
+}
+
+/** `dm:alice,helper` shows as the other member's name; groups as `#name`. */
+export function channelLabel(channel: ChannelSummary, me: PrincipalRef): string {
+  if (channel.kind !== 'dm') return `#${channel.name}`;
+  const others = channel.members.filter((m) => m.id !== me.id);
+  return `@${(others.length ? others : channel.members).map((m) => m.name).join(', ')}`;
+}
+
+function agentsOf(channels: readonly ChannelSummary[], me: PrincipalRef): string[] {
+  const names = new Set<string>();
+  if (me.kind === 'agent') names.add(me.name);
+  for (const channel of channels) for (const m of channel.members) if (m.kind === 'agent') names.add(m.name);
+  return [...names].sort();
+}
+
+export function App({ client, hello }: AppProps) {
+  const route = useRoute();
+  const status = useConnectionStatus(client);
+  const me = hello.principal;
+  const [channels, setChannels] = useState<ChannelSummary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const loadChannels = useCallback(() => {
+    client
+      .call<ChannelSummary[] | { channels: ChannelSummary[] }>('channel.list', {})
+      .then((reply) => {
+        setChannels(Array.isArray(reply) ? reply : reply.channels);
+        setError(null);
+      })
+      .catch((err) => setError(`could not list channels: ${describeError(err)}`));
+  }, [client]);
+  useEffect(loadChannels, [loadChannels]);
+  useOnReconnect(client, loadChannels);
+
+  const agents = useMemo(() => agentsOf(channels ?? [], me), [channels, me]);
+  const selectedChannel =
+    route.kind === 'channel' ? (channels ?? []).find((c) => c.id === route.channelId) : undefined;
+
+  return (
+    <div class={`shell ${route.kind === 'home' ? 'at-home' : 'at-detail'}`}>
+      <header class="topbar">
+        {route.kind !== 'home' && (
+          <a class="back button ghost" href="#/" aria-label="Back to the list">
+            ‹ Back
+          </a>
+        )}
+        <span class="brand">Sluice</span>
+        <span class={`status status-${status}`} role="status" aria-live="polite">
+          {status === 'open' ? 'live' : status === 'closed' ? 'offline' : `${status}…`}
+        </span>
+        <span class="me" title={`signed in as ${me.name}`}>
+          {me.name}
+        </span>
+      </header>
+      <nav class="sidebar" aria-label="Channels and agents">
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <h2 id="channels-heading">Channels</h2>
+        {channels === null ? (
+          <p class="muted">Loading…</p>
+        ) : channels.length === 0 ? (
+          <p class="muted">No channels yet. Create one with sluice channel create.</p>
+        ) : (
+          <ul class="nav-list" aria-labelledby="channels-heading">
+            {channels.map((channel) => (
+              <li key={channel.id}>
+                <a
+                  class="nav-item"
+                  href={routeHref({ kind: 'channel', channelId: channel.id })}
+                  aria-current={
+                    route.kind === 'channel' && route.channelId === channel.id ? 'page' : undefined
+                  }
+                >
+                  {channelLabel(channel, me)}
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+        <h2 id="agents-heading">Agent queues</h2>
+        {agents.length === 0 ? (
+          <p class="muted">No agents in your channels.</p>
+        ) : (
+          <ul class="nav-list" aria-labelledby="agents-heading">
+            {agents.map((agent) => (
+              <li key={agent}>
+                <a
+                  class="nav-item"
+                  href={routeHref({ kind: 'queue', agent })}
+                  aria-current={route.kind === 'queue' && route.agent === agent ? 'page' : undefined}
+                >
+                  {agent}
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      </nav>
+      <main class="pane">
+        {route.kind === 'home' && (
+          <section class="empty-pane">
+            <p class="muted">Pick a channel to read and write, or an agent to watch its queue.</p>
+          </section>
+        )}
+        {route.kind === 'channel' &&
+          (selectedChannel ? (
+            <Timeline
+              key={selectedChannel.id}
+              client={client}
+              channel={selectedChannel}
+              title={channelLabel(selectedChannel, me)}
+            />
+          ) : (
+            <p class="muted pad">{channels === null ? 'Loading…' : 'That channel is not one of yours.'}</p>
+          ))}
+        {route.kind === 'queue' && <QueuePanel key={route.agent} client={client} agent={route.agent} />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,220 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { formatBytes, isImage, uploadMedia } from '../media.js';
+import { describeError, type RpcClient } from '../rpc.js';
+import type { AttachmentRef, SentReply } from '../wire.js';
+
+interface ComposerProps {
+  client: RpcClient;
+  channelId: string;
+  channelTitle: string;
+  onSent: (reply: SentReply) => void;
+}
+
+interface PendingFile {
+  key: number;
+  name: string;
+  size: number;
+  previewUrl: string | null;
+  state: 'uploading' | 'ready' | 'failed';
+  ref?: AttachmentRef;
+  error?: string;
+}
+
+let nextKey = 1;
+
+/** Files from a paste or a drop; a pasted screenshot often arrives only as an item, not in `files`. */
+function filesFrom(data: DataTransfer | null): File[] {
+  if (!data) return [];
+  if (data.files.length > 0) return [...data.files];
+  const files: File[] = [];
+  for (const item of data.items) {
+    const file = item.kind === 'file' ? item.getAsFile() : null;
+    if (file) files.push(file);
+  }
+  return files;
+}
+
+export function Composer({ client, channelId, channelTitle, onSent }: ComposerProps) {
+  const [text, setText] = useState('');
+  const [files, setFiles] = useState<PendingFile[]>([]);
+  const [sending, setSending] = useState(false);
+  const [dragging, setDragging] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const textArea = useRef<HTMLTextAreaElement>(null);
+  const filesRef = useRef(files);
+  filesRef.current = files;
+
+  // Object URLs of previews are released when the composer goes away.
+  useEffect(
+    () => () => {
+      for (const file of filesRef.current) if (file.previewUrl) URL.revokeObjectURL(file.previewUrl);
+    },
+    [],
+  );
+
+  const update = (key: number, change: Partial<PendingFile>) =>
+    setFiles((current) => current.map((f) => (f.key === key ? { ...f, ...change } : f)));
+
+  const addFiles = (picked: File[]) => {
+    for (const file of picked) {
+      const key = nextKey++;
+      const name = file.name || `pasted-${new Date().toISOString().replace(/[:.]/g, '-')}.png`;
+      const named = file.name ? file : new File([file], name, { type: file.type });
+      setFiles((current) => [
+        ...current,
+        {
+          key,
+          name,
+          size: file.size,
+          previewUrl: isImage(file.type) ? URL.createObjectURL(file) : null,
+          state: 'uploading',
+        },
+      ]);
+      uploadMedia(named)
+        .then((ref) => update(key, { state: 'ready', ref }))
+        .catch((err) => update(key, { state: 'failed', error: describeError(err) }));
+    }
+  };
+
+  const remove = (key: number) =>
+    setFiles((current) => {
+      const gone = current.find((f) => f.key === key);
+      if (gone?.previewUrl) URL.revokeObjectURL(gone.previewUrl);
+      return current.filter((f) => f.key !== key);
+    });
+
+  const uploading = files.some((f) => f.state === 'uploading');
+  const ready = files.filter((f) => f.state === 'ready' && f.ref);
+  const canSend = !sending && !uploading && (text.trim() !== '' || ready.length > 0);
+
+  const send = async () => {
+    if (!canSend) return;
+    setSending(true);
+    setError(null);
+    try {
+      const params: { to: string; body: string; attachments?: string[] } = { to: channelId, body: text };
+      if (ready.length > 0) params.attachments = ready.map((f) => f.ref!.attachment_id);
+      const reply = await client.call<SentReply>('message.send', params);
+      for (const f of files) if (f.previewUrl) URL.revokeObjectURL(f.previewUrl);
+      setText('');
+      setFiles([]);
+      onSent(reply);
+      textArea.current?.focus();
+    } catch (err) {
+      setError(`not sent: ${describeError(err)}`);
+    } finally {
+      setSending(false);
+    }
+  };
+
+  return (
+    <form
+      class={`composer${dragging ? ' dragging' : ''}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        void send();
+      }}
+      onDragOver={(event) => {
+        if (!event.dataTransfer?.types.includes('Files')) return;
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(event) => {
+        setDragging(false);
+        const dropped = filesFrom(event.dataTransfer);
+        if (dropped.length === 0) return;
+        event.preventDefault();
+        addFiles(dropped);
+      }}
+      onPaste={(event) => {
+        const pasted = filesFrom(event.clipboardData);
+        if (pasted.length === 0) return;
+        event.preventDefault();
+        addFiles(pasted);
+      }}
+    >
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {files.length > 0 && (
+        <ul class="pending-files" aria-label="Attachments to send">
+          {files.map((f) => (
+            <li key={f.key} class={`pending-file state-${f.state}`}>
+              {f.previewUrl ? (
+                <img src={f.previewUrl} alt="" />
+              ) : (
+                <span class="file-icon" aria-hidden="true" />
+              )}
+              <span class="pending-name">
+                {f.name}
+                <span class="muted small">
+                  {' '}
+                  {f.state === 'uploading'
+                    ? 'uploading…'
+                    : f.state === 'failed'
+                      ? f.error
+                      : formatBytes(f.size)}
+                </span>
+              </span>
+              <button
+                type="button"
+                class="button ghost icon"
+                onClick={() => remove(f.key)}
+                aria-label={`Remove ${f.name}`}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div class="composer-row">
+        <button
+          type="button"
+          class="button ghost icon"
+          onClick={() => fileInput.current?.click()}
+          aria-label="Attach files"
+          title="Attach files (or paste / drop them here)"
+        >
+          +
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          multiple
+          hidden
+          onChange={(event) => {
+            const input = event.currentTarget;
+            addFiles(input.files ? [...input.files] : []);
+            input.value = '';
+          }}
+        />
+        <label class="visually-hidden" for="composer-text">
+          Message {channelTitle}
+        </label>
+        <textarea
+          id="composer-text"
+          ref={textArea}
+          rows={1}
+          placeholder={`Message ${channelTitle}`}
+          value={text}
+          onInput={(event) => setText(event.currentTarget.value)}
+          onKeyDown={(event) => {
+            // Enter sends; Shift+Enter (and composition input) makes a new line.
+            if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+              event.preventDefault();
+              void send();
+            }
+          }}
+        />
+        <button type="submit" class="button primary" disabled={!canSend}>
+          {sending ? 'Sending…' : 'Send'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,178 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useOnReconnect } from '../hooks.js';
+import { formatBytes, isImage, mediaUrl } from '../media.js';
+import { describeError, type RpcClient } from '../rpc.js';
+import type { ChannelSummary, HistoryPage, TimelineMessage } from '../wire.js';
+import { Composer } from './composer.js';
+import { mergeMessages } from './history.js';
+
+interface TimelineProps {
+  client: RpcClient;
+  channel: ChannelSummary;
+  title: string;
+}
+
+/** How close to the top (px) the reader must scroll before the next older page is fetched. */
+const LOAD_OLDER_THRESHOLD = 240;
+
+export function Timeline({ client, channel, title }: TimelineProps) {
+  const [messages, setMessages] = useState<TimelineMessage[]>([]);
+  const [olderCursor, setOlderCursor] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState(false);
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  // Set before a state change that should keep the view pinned to the bottom, or to the same message.
+  const scrollIntent = useRef<{ kind: 'bottom' } | { kind: 'keep'; fromBottom: number } | null>(null);
+
+  const nearBottom = () => {
+    const el = scroller.current;
+    return !el || el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  };
+
+  /** The newest page, merged in (first load, after a send, after a reconnect). */
+  const loadNewest = useCallback(
+    (first: boolean) => {
+      client
+        .call<HistoryPage>('channel.history', { channel_id: channel.id })
+        .then((page) => {
+          if (first || nearBottom()) scrollIntent.current = { kind: 'bottom' };
+          setMessages((current) => mergeMessages(current, page.messages));
+          if (first) setOlderCursor(page.nextCursor);
+          setLoaded(true);
+          setError(null);
+        })
+        .catch((err) => setError(`could not load messages: ${describeError(err)}`));
+    },
+    [client, channel.id],
+  );
+
+  useEffect(() => loadNewest(true), [loadNewest]);
+  useOnReconnect(client, () => loadNewest(false));
+
+  useEffect(() => {
+    const dispose = client.subscribe({ channels: [channel.id] });
+    const off = client.on('channel.message', (params) => {
+      const event = params as { channel_id?: string; message?: TimelineMessage };
+      if (event.channel_id !== channel.id && event.message?.channel_id !== channel.id) return;
+      if (event.message?.id && typeof event.message.body === 'string') {
+        if (nearBottom()) scrollIntent.current = { kind: 'bottom' };
+        setMessages((current) => mergeMessages(current, [event.message as TimelineMessage]));
+      } else {
+        loadNewest(false);
+      }
+    });
+    return () => {
+      off();
+      dispose();
+    };
+  }, [client, channel.id, loadNewest]);
+
+  const loadOlder = useCallback(() => {
+    if (!olderCursor || loadingOlder) return;
+    setLoadingOlder(true);
+    client
+      .call<HistoryPage>('channel.history', { channel_id: channel.id, cursor: olderCursor })
+      .then((page) => {
+        const el = scroller.current;
+        if (el) scrollIntent.current = { kind: 'keep', fromBottom: el.scrollHeight - el.scrollTop };
+        setMessages((current) => mergeMessages(current, page.messages));
+        setOlderCursor(page.nextCursor);
+      })
+      .catch((err) => setError(`could not load older messages: ${describeError(err)}`))
+      .finally(() => setLoadingOlder(false));
+  }, [client, channel.id, olderCursor, loadingOlder]);
+
+  // After the DOM grew: stick to the bottom for new messages, or keep the same message in view
+  // when older ones were inserted above it.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    const intent = scrollIntent.current;
+    scrollIntent.current = null;
+    if (!el || !intent) return;
+    el.scrollTop = intent.kind === 'bottom' ? el.scrollHeight : el.scrollHeight - intent.fromBottom;
+  }, [messages]);
+
+  // A short first page may not fill the screen, so no scroll event would ever ask for more.
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && loaded && olderCursor && el.scrollHeight <= el.clientHeight + LOAD_OLDER_THRESHOLD) loadOlder();
+  }, [loaded, olderCursor, loadOlder]);
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el && el.scrollTop < LOAD_OLDER_THRESHOLD) loadOlder();
+  };
+
+  return (
+    <section class="timeline" aria-labelledby="timeline-title">
+      <header class="pane-header">
+        <h1 id="timeline-title">{title}</h1>
+        <span class="muted small">{channel.members.map((m) => m.name).join(', ')}</span>
+      </header>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="messages" ref={scroller} onScroll={onScroll} role="log" aria-label={`Messages in ${title}`}>
+        {olderCursor ? (
+          <button type="button" class="button ghost load-older" onClick={loadOlder} disabled={loadingOlder}>
+            {loadingOlder ? 'Loading older messages…' : 'Load older messages'}
+          </button>
+        ) : (
+          loaded && <p class="muted small center">Beginning of {title}</p>
+        )}
+        {!loaded && !error && <p class="muted pad">Loading…</p>}
+        {loaded && messages.length === 0 && <p class="muted pad">No messages yet.</p>}
+        {messages.map((message) => (
+          <MessageItem key={message.id} message={message} />
+        ))}
+      </div>
+      <Composer
+        client={client}
+        channelId={channel.id}
+        channelTitle={title}
+        onSent={() => loadNewest(false)}
+      />
+    </section>
+  );
+}
+
+function MessageItem({ message }: { message: TimelineMessage }) {
+  const time = new Date(message.created_at);
+  return (
+    <article class="message" data-message-id={message.id}>
+      <header>
+        <span class={`author kind-${message.author.kind ?? 'unknown'}`}>{message.author.name}</span>
+        <time dateTime={message.created_at} title={message.created_at}>
+          {Number.isNaN(time.getTime()) ? message.created_at : time.toLocaleString()}
+        </time>
+        {message.edited_at && <span class="muted small">(edited)</span>}
+      </header>
+      {message.subject && <p class="subject">{message.subject}</p>}
+      {message.deleted_at ? (
+        <p class="muted">(deleted)</p>
+      ) : (
+        message.body && <p class="body">{message.body}</p>
+      )}
+      {message.attachments.length > 0 && (
+        <ul class="attachments">
+          {message.attachments.map((a) => (
+            <li key={a.attachment_id}>
+              {isImage(a.mime) ? (
+                <a href={mediaUrl(a.attachment_id)} target="_blank" rel="noopener">
+                  <img src={mediaUrl(a.attachment_id)} alt={a.name} loading="lazy" />
+                </a>
+              ) : (
+                <a class="file" href={mediaUrl(a.attachment_id)} download={a.name}>
+                  {a.name} <span class="muted small">{formatBytes(a.size)}</span>
+                </a>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,248 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { formatBytes } from '../media.js';
+import { describeError, type RpcClient } from '../rpc.js';
+import type { MessageSource, QueuePageReply, QueueRow } from '../wire.js';
+import {
+  appendPage,
+  cursorAfter,
+  cursorBefore,
+  prependPage,
+  type QueueWindow,
+  rowsOf,
+  type WindowChange,
+  windowFrom,
+} from './window.js';
+
+interface CardListProps {
+  client: RpcClient;
+  agent: string;
+  source: MessageSource | undefined;
+  /** The summary's revision and generation: when they move on, the visible window is re-read. */
+  revision: number | null;
+  generation: string | null;
+  onOpen: (row: QueueRow) => void;
+}
+
+/** Every card is this tall, so the list can place only the visible ones (virtualised). */
+export const CARD_HEIGHT = 108;
+const PAGE_SIZE = 40;
+/** The most cards kept loaded; further pages push the far end out. */
+const MAX_ROWS = 200;
+const OVERSCAN = 4;
+/** Rows from either edge at which the neighbouring page is fetched. */
+const PREFETCH_ROWS = 8;
+
+type Load = { kind: 'top' } | { kind: 'around'; messageId: string } | { kind: 'after' } | { kind: 'before' };
+
+export function CardList({ client, agent, source, revision, generation, onOpen }: CardListProps) {
+  const [win, setWin] = useState<QueueWindow | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [viewport, setViewport] = useState({ top: 0, height: 600 });
+  const scroller = useRef<HTMLDivElement>(null);
+  const windowRef = useRef(win);
+  windowRef.current = win;
+  const busy = useRef(false);
+  // Scroll adjustment to apply once the new window is in the DOM (rows added/dropped above, or an anchor).
+  const pendingScroll = useRef<{ delta: number } | { anchor: string; offset: number } | null>(null);
+
+  const rows = win ? rowsOf(win) : [];
+  const refreshRef = useRef<() => void>(() => {});
+  const refreshAgain = useRef(false);
+  const revisionRef = useRef(revision);
+  revisionRef.current = revision;
+  const generationRef = useRef(generation);
+  generationRef.current = generation;
+
+  const firstVisible = (): { messageId: string; offset: number } | null => {
+    const el = scroller.current;
+    const current = windowRef.current ? rowsOf(windowRef.current) : [];
+    if (!el || current.length === 0) return null;
+    const index = Math.min(current.length - 1, Math.floor(el.scrollTop / CARD_HEIGHT));
+    return { messageId: current[index]!.messageId, offset: el.scrollTop - index * CARD_HEIGHT };
+  };
+
+  const load = useCallback(
+    async (what: Load): Promise<void> => {
+      if (busy.current) return;
+      const current = windowRef.current;
+      const params: Record<string, unknown> = { agent, size: PAGE_SIZE };
+      if (source) params.source = source;
+      if (what.kind === 'around') params.around = what.messageId;
+      if (what.kind === 'after') {
+        const cursor = current && cursorAfter(current);
+        if (!cursor) return;
+        params.cursor = cursor;
+      }
+      if (what.kind === 'before') {
+        const cursor = current && cursorBefore(current);
+        if (!cursor) return;
+        params.cursor = cursor;
+      }
+      busy.current = true;
+      setLoading(true);
+      try {
+        const reply = await client.call<QueuePageReply>('queue.page', params);
+        if (reply.status === 'stale') {
+          // The queue was reset, the anchor moved or went, or the cursor no longer matches: start again
+          // from the card in view if there is one, else from the top. Never show a stale page.
+          busy.current = false;
+          if (what.kind === 'top') throw new Error('the host called a fresh first page stale');
+          const anchor = what.kind === 'around' ? null : firstVisible();
+          await load(anchor ? { kind: 'around', messageId: anchor.messageId } : { kind: 'top' });
+          return;
+        }
+        setError(null);
+        if (what.kind === 'top' || what.kind === 'around' || !current) {
+          const anchor = what.kind === 'around' ? firstVisible() : null;
+          pendingScroll.current =
+            what.kind === 'around' && anchor?.messageId === what.messageId
+              ? { anchor: anchor.messageId, offset: anchor.offset }
+              : { delta: -Infinity };
+          setWin(windowFrom(reply));
+          return;
+        }
+        const change: WindowChange =
+          what.kind === 'after'
+            ? appendPage(current, reply, MAX_ROWS)
+            : prependPage(current, reply, MAX_ROWS);
+        pendingScroll.current = { delta: (change.addedBefore - change.droppedBefore) * CARD_HEIGHT };
+        setWin(change.window);
+      } catch (err) {
+        setError(`could not load cards: ${describeError(err)}`);
+      } finally {
+        busy.current = false;
+        setLoading(false);
+        if (refreshAgain.current) {
+          refreshAgain.current = false;
+          setTimeout(() => refreshRef.current(), 0);
+        }
+      }
+    },
+    [client, agent, source],
+  );
+
+  // First load, and a fresh start whenever the filter changes.
+  useEffect(() => {
+    setWin(null);
+    windowRef.current = null;
+    void load({ kind: 'top' });
+  }, [load]);
+
+  // A commit changed the queue: re-read the window where the reader is, so cards that settled,
+  // were withdrawn or arrived show without a reload. Coalesced: a burst of commits causes one read,
+  // and a change that lands while a page is loading is re-checked when it finishes.
+  const refresh = useCallback(() => {
+    const current = windowRef.current;
+    if (!current || revisionRef.current === null) return;
+    if (current.revision === revisionRef.current && current.generation === generationRef.current) return;
+    if (busy.current) {
+      refreshAgain.current = true;
+      return;
+    }
+    const anchor = firstVisible();
+    void load(anchor ? { kind: 'around', messageId: anchor.messageId } : { kind: 'top' });
+  }, [load]);
+  refreshRef.current = refresh;
+
+  useEffect(() => {
+    const timer = setTimeout(refresh, 150);
+    return () => clearTimeout(timer);
+  }, [revision, generation, refresh]);
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    const pending = pendingScroll.current;
+    pendingScroll.current = null;
+    if (!el || !pending || !win) return;
+    if ('delta' in pending) {
+      el.scrollTop = pending.delta === -Infinity ? 0 : el.scrollTop + pending.delta;
+    } else {
+      const index = rowsOf(win).findIndex((r) => r.messageId === pending.anchor);
+      if (index >= 0) el.scrollTop = index * CARD_HEIGHT + pending.offset;
+    }
+    setViewport({ top: el.scrollTop, height: el.clientHeight });
+  }, [win]);
+
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const observer = new ResizeObserver(() => setViewport({ top: el.scrollTop, height: el.clientHeight }));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (!el) return;
+    setViewport({ top: el.scrollTop, height: el.clientHeight });
+    const current = windowRef.current;
+    if (!current) return;
+    const count = rowsOf(current).length;
+    if (el.scrollTop + el.clientHeight > (count - PREFETCH_ROWS) * CARD_HEIGHT && cursorAfter(current)) {
+      void load({ kind: 'after' });
+    } else if (el.scrollTop < PREFETCH_ROWS * CARD_HEIGHT && cursorBefore(current)) {
+      void load({ kind: 'before' });
+    }
+  };
+
+  const start = Math.max(0, Math.floor(viewport.top / CARD_HEIGHT) - OVERSCAN);
+  const end = Math.min(rows.length, Math.ceil((viewport.top + viewport.height) / CARD_HEIGHT) + OVERSCAN);
+  const visible = rows.slice(start, end);
+
+  return (
+    <div class="card-list-wrap">
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="card-list" ref={scroller} onScroll={onScroll}>
+        {win && rows.length === 0 && <p class="muted pad">Nothing waiting.</p>}
+        {!win && !error && <p class="muted pad">Loading cards…</p>}
+        <ul
+          class="cards"
+          aria-label={`Cards in ${agent}'s queue`}
+          aria-busy={loading}
+          style={{ height: `${rows.length * CARD_HEIGHT}px` }}
+        >
+          {visible.map((row, i) => (
+            <li
+              key={row.messageId}
+              class="card-slot"
+              style={{ transform: `translateY(${(start + i) * CARD_HEIGHT}px)`, height: `${CARD_HEIGHT}px` }}
+            >
+              <Card row={row} onOpen={onOpen} />
+            </li>
+          ))}
+        </ul>
+      </div>
+    </div>
+  );
+}
+
+function Card({ row, onOpen }: { row: QueueRow; onOpen: (row: QueueRow) => void }) {
+  const senders =
+    row.senderLabels.join(', ') +
+    (row.senderCount > row.senderLabels.length ? ` +${row.senderCount - row.senderLabels.length}` : '');
+  return (
+    <button
+      type="button"
+      class={`card state-${row.state}`}
+      onClick={() => onOpen(row)}
+      data-message-id={row.messageId}
+    >
+      <span class="card-meta">
+        <span class={`badge source-${row.source}`}>{row.source}</span>
+        {row.state !== 'waiting' && <span class={`badge state-${row.state}`}>{row.state}</span>}
+        <span class="card-sender">{senders || 'unknown sender'}</span>
+        <span class="muted small card-size">{formatBytes(row.bodyBytes)}</span>
+      </span>
+      <span class="card-preview">
+        {row.preview}
+        {row.truncated && '…'}
+      </span>
+      {row.returnedReason && <span class="card-reason small">Returned: {row.returnedReason}</span>}
+    </button>
+  );
+}

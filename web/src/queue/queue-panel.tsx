@@ -1,0 +1,161 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useOnReconnect } from '../hooks.js';
+import { describeError, type RpcClient } from '../rpc.js';
+import type { MessageSource, QueueSummary } from '../wire.js';
+import { CardList } from './card-list.js';
+import { CardReader } from './card-reader.js';
+
+interface QueuePanelProps {
+  client: RpcClient;
+  agent: string;
+}
+
+/** One agent's queue: the live summary, the blocking-card banner, paged cards and the card reader. */
+export function QueuePanel({ client, agent }: QueuePanelProps) {
+  const [summary, setSummary] = useState<QueueSummary | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [source, setSource] = useState<MessageSource | ''>('');
+  const [openCard, setOpenCard] = useState<{ messageId: string; returned: boolean } | null>(null);
+
+  const loadSummary = useCallback(() => {
+    client
+      .call<QueueSummary>('queue.summary', { agent })
+      .then((s) => {
+        setSummary(s);
+        setError(null);
+      })
+      .catch((err) => setError(`could not read ${agent}'s queue: ${describeError(err)}`));
+  }, [client, agent]);
+
+  useEffect(loadSummary, [loadSummary]);
+  useOnReconnect(client, loadSummary);
+
+  useEffect(() => {
+    const dispose = client.subscribe({ queues: [agent] });
+    const off = client.on('queue.changed', (params) => {
+      const next = (params as { summary?: QueueSummary }).summary;
+      if (next && next.agent === agent) setSummary(next);
+    });
+    return () => {
+      off();
+      dispose();
+    };
+  }, [client, agent]);
+
+  const act = async (method: string, params: Record<string, unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await client.call(method, { agent, ...params });
+      loadSummary();
+      return true;
+    } catch (err) {
+      setError(`${method.replace('queue.', '')} failed: ${describeError(err)}`);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const blocking = summary?.blockingReturnedMessageId ?? null;
+
+  return (
+    <section class="queue" aria-labelledby="queue-title">
+      <header class="pane-header queue-header">
+        <div>
+          <h1 id="queue-title">{agent}'s queue</h1>
+          <p class="muted small" aria-live="polite" data-testid="queue-summary">
+            {summary ? (
+              <>
+                <strong data-testid="queue-total">{summary.total}</strong> pending · {summary.counts.person}{' '}
+                from people · {summary.counts.agent} from agents
+                {summary.counts.unknown > 0 && ` · ${summary.counts.unknown} unknown`}
+                {summary.paused && <span class="badge">paused</span>}
+              </>
+            ) : (
+              'Loading…'
+            )}
+          </p>
+        </div>
+        <div class="queue-actions">
+          <label class="visually-hidden" for="queue-source">
+            Show cards from
+          </label>
+          <select
+            id="queue-source"
+            value={source}
+            onChange={(event) => setSource(event.currentTarget.value as MessageSource | '')}
+          >
+            <option value="">Everyone</option>
+            <option value="person">People</option>
+            <option value="agent">Agents</option>
+            <option value="unknown">Unknown</option>
+          </select>
+          {summary?.paused ? (
+            <button type="button" class="button" disabled={busy} onClick={() => void act('queue.resume', {})}>
+              Resume queue
+            </button>
+          ) : (
+            <button
+              type="button"
+              class="button"
+              disabled={busy || !summary}
+              onClick={() => void act('queue.pause', {})}
+            >
+              Pause queue
+            </button>
+          )}
+        </div>
+      </header>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {blocking && (
+        <div class="banner" role="alert" data-testid="blocking-banner">
+          <p>
+            A returned message is blocking delivery to {agent}: nothing after it is delivered until you resume
+            or withdraw it.
+          </p>
+          <div class="banner-actions">
+            <button
+              type="button"
+              class="button"
+              onClick={() => setOpenCard({ messageId: blocking, returned: true })}
+            >
+              Open
+            </button>
+            <button
+              type="button"
+              class="button primary"
+              disabled={busy}
+              onClick={() => void act('queue.resume', { messageId: blocking })}
+            >
+              Resume
+            </button>
+          </div>
+        </div>
+      )}
+      <CardList
+        client={client}
+        agent={agent}
+        source={source || undefined}
+        revision={summary?.revision ?? null}
+        generation={summary?.generation ?? null}
+        onOpen={(row) => setOpenCard({ messageId: row.messageId, returned: row.state === 'returned' })}
+      />
+      {openCard && (
+        <CardReader
+          client={client}
+          agent={agent}
+          messageId={openCard.messageId}
+          returned={openCard.returned}
+          onClose={() => setOpenCard(null)}
+          onAction={(method, params) => act(method, params)}
+        />
+      )}
+    </section>
+  );
+}
