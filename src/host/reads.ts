@@ -273,11 +273,15 @@ async function assemblePage(
   });
   if (fit.count === 0 && fit.text.length > budget) {
     // Only hostile ids get here (a locator that alone is over budget): the message id is enough
-    // to read it, so drop the channel id before giving up.
+    // to read it, so drop the channel id; if even that cannot be shown, still move past it (I5).
     fit = { ...fit, text: JSON.stringify({ messages: [], ...restFor(0, 'id-only') }) };
+    if (fit.text.length > budget) {
+      const { readContent: _unshowable, ...rest } = restFor(0, 'id-only');
+      fit = { ...fit, text: JSON.stringify({ messages: [], ...rest }) };
+    }
   }
   if (fit.text.length > budget) {
-    throw new SluiceError('too_large', 'the next message cannot even be pointed at within the output limit');
+    throw new SluiceError('too_large', 'the page does not fit the output limit');
   }
   const reads: CoverageRead[] = [];
   for (let i = 0; i < fit.count; i++) {

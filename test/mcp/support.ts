@@ -29,7 +29,12 @@ export function toolText(result: any): ToolText {
   expect(texts).toHaveLength(1);
   expect(result.structuredContent).toBeUndefined();
   const text = texts[0]!.text as string;
-  return { text, isError: result.isError === true, blocks: content.map((c) => c.type), json: JSON.parse(text) };
+  return {
+    text,
+    isError: result.isError === true,
+    blocks: content.map((c) => c.type),
+    json: JSON.parse(text),
+  };
 }
 
 /** Wraps a connected client. */
@@ -44,7 +49,11 @@ export function callerFor(client: Client, close: () => Promise<void>): ToolCalle
 }
 
 /** The agent's tools through the official client over the SDK's in-memory transport pair. */
-export async function connectInMemory(ctx: HostContext, agent: Principal, options: McpServerOptions = {}): Promise<ToolCaller> {
+export async function connectInMemory(
+  ctx: HostContext,
+  agent: Principal,
+  options: McpServerOptions = {},
+): Promise<ToolCaller> {
   const server = buildMcpServer(ctx, agent, {
     onInternalError: (err) => {
       throw err;

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
+import { editMessage, readProjection, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { projectionText } from '../../src/host/projection.js';
-import { readProjection } from '../../src/host/messages.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { connectInMemory, pendingIds, readAllFragments, type ToolCaller, walkPages } from './support.js';
@@ -89,7 +88,11 @@ describe('the MCP tools, through the official client', () => {
     const ids = [await send('h1'), await send('h2'), await send('h3')];
     const history = await mcp.call('channel_read', { channel_id: general, limit: 2 });
     expect(history.json.messages.map((m: any) => m.message_id)).toEqual([ids[2], ids[1]]);
-    const rest = await mcp.call('channel_read', { channel_id: general, limit: 2, cursor: history.json.nextCursor });
+    const rest = await mcp.call('channel_read', {
+      channel_id: general,
+      limit: 2,
+      cursor: history.json.nextCursor,
+    });
     expect(rest.json.messages[0].message_id).toBe(ids[0]);
     const unread = await mcp.call('channel_read', { channel_id: general, unread: true });
     expect(unread.json.messages.map((m: any) => m.message_id)).toEqual(ids);
@@ -189,7 +192,13 @@ describe('the MCP tools, through the official client', () => {
   it('inbox_status is tiny: counts, the oldest readable message, and whether a turn is open', async () => {
     const id = await send('status me');
     const r = await mcp.call('inbox_status');
-    expect(r.json).toMatchObject({ agent: 'bot', settlement: 'turn', pending: 1, returned: 0, openTurn: false });
+    expect(r.json).toMatchObject({
+      agent: 'bot',
+      settlement: 'turn',
+      pending: 1,
+      returned: 0,
+      openTurn: false,
+    });
     expect(r.json.oldest).toMatchObject({ message_id: id, channel_id: general, from: 'alice' });
     expect(r.text.length).toBeLessThan(400);
     await drain();
@@ -202,7 +211,8 @@ describe('the MCP tools, through the official client', () => {
     // The chain is begun in a peek and finished in a turn: the turn did not see the start.
     const turn = await beginTurn(t.ctx, bot);
     let next = first.json.contentCursor;
-    while (next) next = (await mcp.call('channel_read', { message_id: big, content_cursor: next })).json.contentCursor;
+    while (next)
+      next = (await mcp.call('channel_read', { message_id: big, content_cursor: next })).json.contentCursor;
     expect((await endTurn(t.ctx, bot, turn.id, { ok: true })).handled).toEqual([]);
     // Restarting from message_id inside a turn counts once the chain completes.
     const again = await beginTurn(t.ctx, bot);

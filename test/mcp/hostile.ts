@@ -1,0 +1,135 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { HostContext } from '../../src/host/context.js';
+import { readProjection, sendMessage } from '../../src/host/messages.js';
+import type { Principal } from '../../src/host/principals.js';
+import { projectionText } from '../../src/host/projection.js';
+import { hostilePiece, hostileString } from '../core/arbitraries.js';
+import { readAllFragments, renameMessage, type ToolCaller, type ToolText, walkPages } from './support.js';
+
+/** One message to seed: hostile body, subject and actions, sometimes a 10 KB id. */
+export interface HostileMessage {
+  body: string;
+  subject: string | undefined;
+  actions: unknown[] | undefined;
+  /** A 10 KB id to give the message after it is sent (the host never generates one). */
+  hugeId: string | undefined;
+}
+
+/** Nested arrays/objects `depth` levels deep, with hostile strings at the bottom. */
+function deepActions(depth: number, leaf: string): unknown[] {
+  let value: unknown = { label: leaf, value: leaf };
+  for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value] : { next: value };
+  return [value];
+}
+
+/** A body of about 200 KB made of one hostile piece (escapes may make its JSON far larger). */
+const hugeBody = fc
+  .tuple(hostilePiece, fc.integer({ min: 150_000, max: 200_000 }))
+  .map(([piece, units]) => piece.repeat(Math.ceil(units / piece.length)).slice(0, units));
+
+/** 10 KB ids that stay within the budget once escaped (one locator must fit a page). */
+const tenKbId = fc
+  .tuple(fc.constantFrom('😀', '中', 'a', 'é', '"', '\ufffd'), fc.integer({ min: 4_000, max: 5_000 }))
+  .map(([piece, n]) => piece.repeat(n).slice(0, 10_000));
+
+export const hostileMessage: fc.Arbitrary<HostileMessage> = fc.record({
+  body: fc.oneof(
+    { weight: 6, arbitrary: hostileString(300).filter((s) => s.trim() !== '') },
+    { weight: 1, arbitrary: hugeBody.filter((s) => s.trim() !== '') },
+  ),
+  subject: fc.option(hostileString(60), { nil: undefined }),
+  actions: fc.option(
+    fc.tuple(fc.integer({ min: 1, max: 300 }), hostileString(20)).map(([d, leaf]) => deepActions(d, leaf)),
+    { nil: undefined },
+  ),
+  hugeId: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: tenKbId }),
+});
+
+/** Sends the messages into `channelId` as `author`, renaming some to hostile ids; returns their ids. */
+export async function seedHostile(
+  ctx: HostContext,
+  author: Principal,
+  channelId: string,
+  messages: readonly HostileMessage[],
+  unique: string,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [i, m] of messages.entries()) {
+    const sent = await sendMessage(ctx, author, {
+      to: channelId,
+      body: m.body,
+      subject: m.subject,
+      actions: m.actions,
+    });
+    let id = sent.message_id;
+    if (m.hugeId !== undefined) {
+      id = `${m.hugeId}${unique}:${i}`;
+      await renameMessage(ctx, sent.message_id, id);
+    }
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** Ids a page shows: returned messages, then the readContent locator if any. */
+export function idsOf(page: ToolText): string[] {
+  return [
+    ...(page.json.messages ?? []).map((m: { message_id: string }) => m.message_id),
+    ...(page.json.readContent ? [page.json.readContent.message_id] : []),
+  ];
+}
+
+/**
+ * Runs every read tool over a seeded channel and checks I1 (every text within `budget`) and I2
+ * (cursor walks visit each message once, in order; fragments rejoin to the exact projection).
+ * Returns every result seen.
+ */
+export async function sweepChannel(
+  ctx: HostContext,
+  caller: ToolCaller,
+  reader: Principal,
+  channelId: string,
+  ids: readonly string[],
+  budget: number,
+): Promise<ToolText[]> {
+  const seen: ToolText[] = [];
+  const note = (r: ToolText) => {
+    seen.push(r);
+    expect(r.text.length).toBeLessThanOrEqual(budget);
+    return r;
+  };
+  // Stored ids are what SQLite kept (a lone surrogate becomes U+FFFD), so compare with the store.
+  const stored = (
+    await ctx.store.db
+      .selectFrom('inbox')
+      .select('message_id')
+      .where('agent_id', '=', reader.id)
+      .where('channel_id', '=', channelId)
+      .where('state', 'in', ['waiting', 'returned'])
+      .orderBy('position')
+      .execute()
+  ).map((r) => r.message_id);
+  expect(stored).toHaveLength(ids.length);
+  const unread = (await walkPages(caller, { channel_id: channelId, unread: true, limit: 7 })).map(note);
+  expect(unread.every((p) => !p.isError)).toBe(true);
+  expect(unread.flatMap(idsOf)).toEqual(stored);
+  const history = (await walkPages(caller, { channel_id: channelId, limit: 100 })).map(note);
+  expect(history.flatMap(idsOf)).toEqual([...stored].reverse());
+
+  for (const id of stored) {
+    const { joined, results } = await readAllFragments(caller, id);
+    results.forEach(note);
+    const projection = await readProjection(ctx, reader, id);
+    expect(joined).toBe(projectionText(projection));
+    expect(JSON.parse(joined)).toEqual(projection);
+  }
+  note(await caller.call('inbox_status'));
+  note(await caller.call('channel_search', { query: 'a 中 é', channel_id: channelId }));
+  note(await caller.call('channel_read', { message_id: `${'\u0000'.repeat(10_000)}${'\ud800'.repeat(5)}` }));
+  note(
+    await caller.call('channel_read', { message_id: stored[0] ?? 'x', content_cursor: 'A'.repeat(20_000) }),
+  );
+  if (stored.length > 0) note(await caller.call('message_archive', { message_ids: stored }));
+  return seen;
+}
