@@ -1,0 +1,100 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { SluiceError } from '../../../core/errors.js';
+import { requireAgent } from '../../../host/inbox.js';
+import { setSettlementMode } from '../../../host/principals.js';
+import { drive } from '../../drivers/run.js';
+import { action } from '../context.js';
+import { parseLimit, writeOut } from '../io.js';
+
+interface DriveFlags {
+  cwd?: string;
+  maxMessages?: string;
+  maxBytes?: string;
+  sandbox?: string;
+}
+
+function limitsFrom(flags: DriveFlags) {
+  return {
+    maxMessages: parseLimit(flags.maxMessages, '--max-messages', 1000, 16),
+    maxBytes: parseLimit(flags.maxBytes, '--max-bytes', 1_000_000, 16_384),
+  };
+}
+
+function withDriveOptions(command: Command): Command {
+  return command
+    .option('--cwd <dir>', 'working directory of the client session (default: here)')
+    .option('--max-messages <n>', 'messages per delivery (default 16)')
+    .option('--max-bytes <n>', 'UTF-8 bytes of the whole delivery text (default 16384)');
+}
+
+/** `sluice drive claude|codex --as AGENT` and `sluice agent settle NAME turn|explicit`. */
+export function registerDriveCommands(program: Command): void {
+  const driveCommand = program
+    .command('drive')
+    .description(
+      'run an agent session from its inbox: one bounded delivery per turn, settled by the outcome',
+    );
+  withDriveOptions(
+    driveCommand
+      .command('claude')
+      .description(
+        'drive a Claude Code session (claude -p, stream-json) for --as AGENT; extra claude args after --',
+      )
+      .argument('[claudeArgs...]', 'extra arguments for claude (after --)'),
+  ).action(
+    action(async ({ host, actor, global }, claudeArgs: string[], flags: DriveFlags) => {
+      const agent = await actor();
+      requireAgent(agent);
+      await drive(host, agent, {
+        client: 'claude',
+        cwd: resolve(flags.cwd ?? process.cwd()),
+        db: global.db,
+        limits: limitsFrom(flags),
+        extraArgs: claudeArgs,
+        status: (line) => process.stdout.write(`${line}\n`),
+      });
+    }),
+  );
+  withDriveOptions(
+    driveCommand
+      .command('codex')
+      .description('drive a Codex session (codex app-server) for --as AGENT')
+      .option(
+        '--sandbox <mode>',
+        'shell sandbox: workspace-write (cwd + sluice home) or danger-full-access',
+        'workspace-write',
+      ),
+  ).action(
+    action(async ({ host, actor, global }, flags: DriveFlags) => {
+      if (flags.sandbox !== 'workspace-write' && flags.sandbox !== 'danger-full-access') {
+        throw new SluiceError('invalid_params', '--sandbox must be workspace-write or danger-full-access');
+      }
+      const agent = await actor();
+      requireAgent(agent);
+      await drive(host, agent, {
+        client: 'codex',
+        cwd: resolve(flags.cwd ?? process.cwd()),
+        db: global.db,
+        limits: limitsFrom(flags),
+        sandbox: flags.sandbox,
+        status: (line) => process.stdout.write(`${line}\n`),
+      });
+    }),
+  );
+
+  const agentCommand =
+    program.commands.find((c) => c.name() === 'agent') ??
+    program.command('agent').description('manage agents');
+  agentCommand
+    .command('settle <name> <mode>')
+    .description('switch how an agent consumes messages: turn (drivers, hooks) or explicit (archive ids)')
+    .action(
+      action(async ({ host }, name: string, mode: string) => {
+        if (mode !== 'turn' && mode !== 'explicit')
+          throw new SluiceError('invalid_params', 'mode must be turn or explicit');
+        await setSettlementMode(host, name, mode);
+        await writeOut(`${name} settles ${mode === 'turn' ? 'by turns' : 'explicitly'}\n`);
+      }),
+    );
+}

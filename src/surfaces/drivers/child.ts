@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+
+/** A long-lived client process that speaks one JSON value per line on stdio. */
+export interface JsonLineChild {
+  readonly pid: number | undefined;
+  send(value: unknown): void;
+  /** Calls `fn` for every JSON line from now on; returns the unsubscribe function. */
+  onLine(fn: (value: unknown) => void): () => void;
+  /** Settles when the process has exited (never rejects). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last few KB of stderr, for a one-line failure report. */
+  stderrTail(): string;
+  /** Closes stdin, waits briefly, then kills. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const STDERR_TAIL = 4096;
+
+/**
+ * Starts `command` with piped stdio. The child stays in the driver's process group, so killing
+ * the driver's group takes the client (and its MCP servers) with it.
+ */
+export function startJsonLineChild(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): JsonLineChild {
+  const child = spawn(command, [...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const listeners = new Set<(value: unknown) => void>();
+  let buffer = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const line = buffer.slice(0, nl).trim();
+      buffer = buffer.slice(nl + 1);
+      if (line === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        continue; // clients print the odd non-JSON banner; it carries nothing we settle on
+      }
+      for (const fn of [...listeners]) fn(value);
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_TAIL);
+  });
+  child.stdin.on('error', () => {
+    // the child went away; `exited` reports it
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', (err) => {
+      stderr += `\n${err.message}`;
+      resolve({ code: null, signal: null });
+    });
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  return {
+    pid: child.pid,
+    send(value) {
+      child.stdin.write(`${JSON.stringify(value)}\n`);
+    },
+    onLine(fn) {
+      listeners.add(fn);
+      return () => {
+        listeners.delete(fn);
+      };
+    },
+    exited,
+    stderrTail: () => stderr,
+    async stop(graceMs = 3000) {
+      child.stdin.end();
+      const done = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
+      if (!done) {
+        child.kill('SIGTERM');
+        const gone = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
+        if (!gone) child.kill('SIGKILL');
+      }
+      await exited;
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,114 @@
+import { SluiceError } from '../../core/errors.js';
+import type { HostContext } from '../../host/context.js';
+import { CLAUDE_IMAGE_TYPES, fitImage, materializeMedia } from '../../host/materialize.js';
+import { getReadableMedia, type Media } from '../../host/media.js';
+import type { Principal } from '../../host/principals.js';
+import type { DeliveredMessage } from './delivered.js';
+
+/** Anthropic content blocks the Claude driver writes (base64 exists only in this message). */
+export type ClaudeBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
+  | {
+      type: 'document';
+      source: { type: 'base64'; media_type: 'application/pdf'; data: string };
+      title: string;
+    };
+
+/** Codex app-server `UserInput` items. */
+export type CodexInputItem =
+  | { type: 'text'; text: string; text_elements: [] }
+  | { type: 'localImage'; path: string };
+
+/** PDFs larger than this (base64) go as a path pointer: the request itself has a size cap. */
+const MAX_INLINE_PDF_BASE64 = 20 * 1024 * 1024;
+
+/** One line that names an attachment; the name is JSON-quoted because a sender chose it. */
+function attachmentLabel(media: Media, messageId: string): string {
+  return `Attachment ${media.id} ${JSON.stringify(media.name)} (${media.mime}, ${media.size} bytes) from message ${messageId}`;
+}
+
+function pointer(media: Media, messageId: string, path: string): string {
+  return `${attachmentLabel(media, messageId)} is saved at ${path}`;
+}
+
+async function bytesOf(ctx: HostContext, media: Media): Promise<Uint8Array> {
+  const bytes = await ctx.store.blobs.get(media.sha256);
+  if (!bytes) throw new SluiceError('not_found', `the bytes of attachment ${media.id} are missing`);
+  return bytes;
+}
+
+/**
+ * The one user message of a Claude turn: the envelope text, then each attachment of the
+ * delivered messages — images inline (downscaled to the provider limits), PDFs as documents,
+ * anything else as a pointer to its materialised copy.
+ */
+export async function claudeTurnContent(
+  ctx: HostContext,
+  agent: Principal,
+  envelope: string,
+  delivered: readonly DeliveredMessage[],
+): Promise<ClaudeBlock[]> {
+  const blocks: ClaudeBlock[] = [{ type: 'text', text: envelope }];
+  for (const message of delivered) {
+    for (const ref of message.attachments) {
+      const media = await getReadableMedia(ctx, agent, ref.attachment_id);
+      if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
+        const fitted = await fitImage(await bytesOf(ctx, media), media.mime);
+        const note = fitted.downscaled ? ' (downscaled to fit the model limits; the original is larger)' : '';
+        blocks.push({ type: 'text', text: `${attachmentLabel(media, message.id)}${note}:` });
+        blocks.push({
+          type: 'image',
+          source: {
+            type: 'base64',
+            media_type: fitted.mime,
+            data: Buffer.from(fitted.bytes).toString('base64'),
+          },
+        });
+        continue;
+      }
+      if (media.mime === 'application/pdf' && Math.ceil(media.size / 3) * 4 <= MAX_INLINE_PDF_BASE64) {
+        blocks.push({ type: 'text', text: `${attachmentLabel(media, message.id)}:` });
+        blocks.push({
+          type: 'document',
+          source: {
+            type: 'base64',
+            media_type: 'application/pdf',
+            data: Buffer.from(await bytesOf(ctx, media)).toString('base64'),
+          },
+          title: media.name,
+        });
+        continue;
+      }
+      blocks.push({ type: 'text', text: pointer(media, message.id, await materializeMedia(ctx, media)) });
+    }
+  }
+  return blocks;
+}
+
+/**
+ * The input items of a Codex turn: one text item (the lead text, then a pointer line per
+ * non-image attachment), then a `localImage` item per image with its materialised path.
+ */
+export async function codexTurnInput(
+  ctx: HostContext,
+  agent: Principal,
+  lead: string,
+  delivered: readonly DeliveredMessage[],
+): Promise<CodexInputItem[]> {
+  const lines = [lead];
+  const images: CodexInputItem[] = [];
+  for (const message of delivered) {
+    for (const ref of message.attachments) {
+      const media = await getReadableMedia(ctx, agent, ref.attachment_id);
+      const path = await materializeMedia(ctx, media);
+      if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
+        lines.push(`${attachmentLabel(media, message.id)} is attached below as an image (saved at ${path}).`);
+        images.push({ type: 'localImage', path });
+      } else {
+        lines.push(pointer(media, message.id, path));
+      }
+    }
+  }
+  return [{ type: 'text', text: lines.join('\n'), text_elements: [] }, ...images];
+}

@@ -1,0 +1,66 @@
+import type { RenderedDelivery } from '../../core/envelope.js';
+import { sha256Hex } from '../../core/fragment.js';
+import type { HostContext } from '../../host/context.js';
+import { getMessageRow, loadProjections } from '../../host/messages.js';
+import type { Principal } from '../../host/principals.js';
+import { type AttachmentRef, type MessageProjection, projectionText } from '../../host/projection.js';
+import { recordCoverage } from '../../host/turns.js';
+
+/** A message a turn carries: its projection and the attachments to materialise for the client. */
+export interface DeliveredMessage {
+  id: string;
+  projection: MessageProjection;
+  attachments: AttachmentRef[];
+}
+
+interface EnvelopeMessage {
+  id: string;
+  subject: string | null;
+  body: string;
+}
+
+/** The messages inside a rendered `sluice.delivery.v1` text (its second line). */
+export function envelopeMessages(text: string): EnvelopeMessage[] {
+  const json = text.split('\n')[1];
+  if (json === undefined) return [];
+  try {
+    const parsed = JSON.parse(json) as { messages?: unknown };
+    return Array.isArray(parsed.messages) ? (parsed.messages as EnvelopeMessage[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Records, in the agent's open turn, complete coverage of every message the delivery carries
+ * whole. Each message is checked against the text actually rendered: if it was edited between
+ * rendering and now, the model never saw this version, so it is not covered (it stays pending).
+ */
+export async function coverDelivery(
+  ctx: HostContext,
+  agent: Principal,
+  delivery: RenderedDelivery,
+): Promise<DeliveredMessage[]> {
+  const rendered = new Map(envelopeMessages(delivery.text).map((m) => [m.id, m]));
+  const rows = [];
+  for (const id of delivery.included) rows.push(await getMessageRow(ctx, agent, id));
+  const projections = await loadProjections(ctx.store.db, rows);
+  const reads = [];
+  const delivered: DeliveredMessage[] = [];
+  for (const [i, row] of rows.entries()) {
+    const projection = projections[i] as MessageProjection;
+    const seen = rendered.get(row.id);
+    if (!seen || seen.body !== projection.body || seen.subject !== (projection.subject ?? null)) continue;
+    const text = projectionText(projection);
+    reads.push({
+      messageSeq: row.seq,
+      sha256: sha256Hex(text),
+      offset: 0,
+      end: text.length,
+      total: text.length,
+    });
+    delivered.push({ id: row.id, projection, attachments: projection.attachments });
+  }
+  await recordCoverage(ctx.store.db, agent.id, reads);
+  return delivered;
+}

@@ -1,0 +1,237 @@
+import type { DeliveryLimits, RenderedDelivery } from '../../core/envelope.js';
+import { SluiceError } from '../../core/errors.js';
+import type { HostContext } from '../../host/context.js';
+import { deliveryFor } from '../../host/delivery.js';
+import { materializeAttachment } from '../../host/materialize.js';
+import type { Principal } from '../../host/principals.js';
+import { isDeliverable, queueSummary } from '../../host/queue.js';
+import {
+  abandonTurn,
+  beginTurn,
+  endTurn,
+  openTurnOf,
+  type SettledTurn,
+  type TurnOutcome,
+} from '../../host/turns.js';
+import { coverDelivery, type DeliveredMessage } from './delivered.js';
+
+/** What a client needs to run one turn. */
+export interface TurnRequest {
+  turnId: string;
+  delivery: RenderedDelivery;
+  /** The delivered messages whose complete coverage was recorded, in FIFO order. */
+  delivered: DeliveredMessage[];
+}
+
+/** An agent client (Claude Code, Codex) driven turn by turn. */
+export interface DriverClient {
+  /** `claude` or `codex`: used in logs and status lines. */
+  readonly name: string;
+  /** A key naming the client session (stored on each turn). */
+  readonly sessionKey: string;
+  /** Runs one turn and reports how it ended; rejects with {@link ClientGoneError} if the client died. */
+  runTurn(request: TurnRequest): Promise<TurnOutcome>;
+  /** Settles when the client process has exited, with a one-line description. */
+  readonly gone: Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The client process ended: the open turn is abandoned and nothing is consumed. */
+export class ClientGoneError extends Error {
+  override readonly name = 'ClientGoneError';
+}
+
+/** One settled (or abandoned) turn, as logged and shown. */
+export interface TurnReport {
+  turnId: string;
+  delivered: string[];
+  outcome: 'ok' | 'failed' | 'abandoned';
+  failureKind?: string | undefined;
+  reason?: string | undefined;
+  handled: string[];
+  returned: string[];
+  durationMs: number;
+}
+
+export interface DriverLoopOptions {
+  limits?: Partial<DeliveryLimits> | undefined;
+  /** Called after each turn (log file + terminal line). */
+  onTurn?: ((report: TurnReport) => void) | undefined;
+  /** Called once with the number of stale open turns abandoned at start. */
+  onStart?: ((info: { abandoned: string | null }) => void) | undefined;
+  /** Aborting stops dispatch; a turn in flight is abandoned (nothing consumed). */
+  signal?: AbortSignal | undefined;
+}
+
+/** A driven agent settles by turns; an explicit one would never consume what it was shown. */
+export function requireTurnSettlement(agent: Principal): void {
+  if (agent.settlement !== 'turn') {
+    throw new SluiceError(
+      'invalid_params',
+      `${agent.name} settles explicitly; drivers settle by turns: run sluice agent settle ${agent.name} turn (or add agents with --settlement turn)`,
+    );
+  }
+}
+
+/** Wakes the loop on any commit, here or in another process; remembers a wake that came early. */
+class Wakeup {
+  private pending = false;
+  private resolve: (() => void) | undefined;
+
+  notify = (): void => {
+    this.pending = true;
+    this.resolve?.();
+  };
+
+  clear(): void {
+    this.pending = false;
+  }
+
+  wait(): Promise<void> {
+    if (this.pending) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.resolve = () => {
+        this.resolve = undefined;
+        resolve();
+      };
+    });
+  }
+}
+
+function abortPromise(signal: AbortSignal | undefined): Promise<'aborted'> {
+  if (!signal) return new Promise(() => {});
+  if (signal.aborted) return Promise.resolve('aborted');
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
+}
+
+/**
+ * Runs the agent's inbox through `client`, one turn at a time, until aborted or the client dies.
+ * When the queue is deliverable (not paused, no blocking returned card) and has pending
+ * messages, it opens a turn, renders a bounded delivery, records complete coverage of what it
+ * carries, runs the turn and settles it by the client's outcome. A turn that consumed nothing
+ * waits for the queue to change before the next dispatch, so an undeliverable head never spins.
+ */
+export async function runDriverLoop(
+  ctx: HostContext,
+  agent: Principal,
+  client: DriverClient,
+  options: DriverLoopOptions = {},
+): Promise<void> {
+  requireTurnSettlement(agent);
+  const stale = await openTurnOf(ctx.store.db, agent.id);
+  if (stale) await abandonTurn(ctx, agent, stale.id);
+  options.onStart?.({ abandoned: stale?.id ?? null });
+
+  const wake = new Wakeup();
+  const stopWatching = ctx.store.watchChanges(wake.notify);
+  ctx.localCommitListeners.add(wake.notify);
+  const aborted = abortPromise(options.signal);
+  const gone = client.gone.then((why) => ({ gone: why }));
+  try {
+    let quietRevision: number | null = null;
+    for (;;) {
+      if (options.signal?.aborted) return;
+      wake.clear();
+      const summary = await queueSummary(ctx.store.db, agent);
+      const ready =
+        summary.total > 0 && summary.revision !== quietRevision && (await isDeliverable(ctx.store.db, agent));
+      if (!ready) {
+        const woke = await Promise.race([wake.wait().then(() => 'wake' as const), aborted, gone]);
+        if (woke === 'aborted') return;
+        if (typeof woke === 'object') throw new ClientGoneError(woke.gone);
+        continue;
+      }
+      const report = await runOneTurn(ctx, agent, client, options, aborted);
+      if (report === 'aborted') return;
+      if (report === 'empty' || report.handled.length === 0) {
+        quietRevision = (await queueSummary(ctx.store.db, agent)).revision;
+      } else {
+        quietRevision = null;
+      }
+    }
+  } finally {
+    stopWatching();
+    ctx.localCommitListeners.delete(wake.notify);
+  }
+}
+
+async function runOneTurn(
+  ctx: HostContext,
+  agent: Principal,
+  client: DriverClient,
+  options: DriverLoopOptions,
+  aborted: Promise<'aborted'>,
+): Promise<TurnReport | 'empty' | 'aborted'> {
+  const started = Date.now();
+  const turn = await beginTurn(ctx, agent, { sessionKey: client.sessionKey });
+  let request: TurnRequest;
+  try {
+    const delivery = await deliveryFor(ctx, agent, {
+      limits: options.limits,
+      attachmentPath: (a) => materializeAttachment(ctx, agent, a.attachment_id),
+    });
+    if (delivery.text === '') {
+      await abandonTurn(ctx, agent, turn.id);
+      return 'empty';
+    }
+    request = { turnId: turn.id, delivery, delivered: await coverDelivery(ctx, agent, delivery) };
+  } catch (err) {
+    await abandonTurn(ctx, agent, turn.id);
+    throw err;
+  }
+  const delivered = request.delivered.map((m) => m.id);
+  let outcome: TurnOutcome | 'aborted';
+  try {
+    outcome = await Promise.race([client.runTurn(request), aborted]);
+  } catch (err) {
+    await abandonTurn(ctx, agent, turn.id);
+    options.onTurn?.({
+      turnId: turn.id,
+      delivered,
+      outcome: 'abandoned',
+      reason: err instanceof Error ? err.message : String(err),
+      handled: [],
+      returned: [],
+      durationMs: Date.now() - started,
+    });
+    throw err;
+  }
+  if (outcome === 'aborted') {
+    await abandonTurn(ctx, agent, turn.id);
+    options.onTurn?.({
+      turnId: turn.id,
+      delivered,
+      outcome: 'abandoned',
+      reason: 'driver stopped',
+      handled: [],
+      returned: [],
+      durationMs: Date.now() - started,
+    });
+    return 'aborted';
+  }
+  const settled: SettledTurn = await endTurn(ctx, agent, turn.id, outcome);
+  const report: TurnReport = {
+    turnId: turn.id,
+    delivered,
+    outcome: outcome.ok ? 'ok' : 'failed',
+    failureKind: outcome.ok ? undefined : outcome.kind,
+    reason: outcome.ok ? undefined : outcome.reason,
+    handled: settled.handled,
+    returned: settled.returned,
+    durationMs: Date.now() - started,
+  };
+  options.onTurn?.(report);
+  return report;
+}
+
+/** The terminal line for a turn: outcome, counts, the first ids, duration. */
+export function turnStatusLine(agent: string, r: TurnReport, at: Date = new Date()): string {
+  const time = at.toISOString().slice(11, 19);
+  const ids =
+    r.delivered.length === 0
+      ? ''
+      : ` [${r.delivered.slice(0, 3).join(' ')}${r.delivered.length > 3 ? ' …' : ''}]`;
+  const outcome = r.outcome === 'failed' ? `failed (${r.failureKind})` : r.outcome;
+  const seconds = (r.durationMs / 1000).toFixed(1);
+  return `${time} ${agent} ${r.turnId} ${outcome}: ${r.delivered.length} delivered${ids}, ${r.handled.length} handled, ${r.returned.length} returned, ${seconds}s`;
+}

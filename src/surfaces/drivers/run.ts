@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import type { DeliveryLimits } from '../../core/envelope.js';
+import { SluiceError } from '../../core/errors.js';
+import type { HostContext } from '../../host/context.js';
+import type { Principal } from '../../host/principals.js';
+import { startClaudeClient } from './claude.js';
+import { startCodexClient } from './codex.js';
+import {
+  ClientGoneError,
+  type DriverClient,
+  requireTurnSettlement,
+  runDriverLoop,
+  turnStatusLine,
+} from './loop.js';
+import { findClientBinary, prepareDriver } from './setup.js';
+
+export interface DriveOptions {
+  client: 'claude' | 'codex';
+  cwd: string;
+  db?: string | undefined;
+  limits?: Partial<DeliveryLimits> | undefined;
+  /** Extra arguments for `claude` (after `--`). */
+  extraArgs?: readonly string[] | undefined;
+  sandbox?: 'workspace-write' | 'danger-full-access' | undefined;
+  /** One line per turn for the terminal. */
+  status: (line: string) => void;
+}
+
+/** `<home>/logs/drive-<agent>.log`: one JSON line per turn (pino). */
+export function driveLogPath(home: string, agent: string): string {
+  return join(home, 'logs', `drive-${agent}.log`);
+}
+
+/**
+ * Runs `sluice drive claude|codex` until SIGINT/SIGTERM or the client exits. Stopping abandons a
+ * turn in flight (nothing is consumed); so does a driver that is killed, on its next start.
+ */
+export async function drive(ctx: HostContext, agent: Principal, options: DriveOptions): Promise<void> {
+  requireTurnSettlement(agent);
+  const bin = findClientBinary(options.client);
+  const setup = await prepareDriver(ctx, agent, { db: options.db });
+  const logPath = driveLogPath(ctx.home, agent.name);
+  mkdirSync(join(ctx.home, 'logs'), { recursive: true, mode: 0o700 });
+  const log = pino(
+    { base: { agent: agent.name, client: options.client } },
+    pino.destination({ dest: logPath, sync: true }),
+  );
+  const client: DriverClient =
+    options.client === 'claude'
+      ? startClaudeClient(ctx, agent, setup, { bin, cwd: options.cwd, extraArgs: options.extraArgs ?? [] })
+      : await startCodexClient(ctx, agent, setup, {
+          bin,
+          cwd: options.cwd,
+          sandbox: options.sandbox ?? 'workspace-write',
+        });
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  log.info({ event: 'start', bin, cwd: options.cwd, session: client.sessionKey }, 'driver started');
+  try {
+    await runDriverLoop(ctx, agent, client, {
+      limits: options.limits,
+      signal: stop.signal,
+      onStart: ({ abandoned }) => {
+        if (abandoned)
+          log.info({ event: 'abandoned', turn: abandoned }, 'abandoned a turn left open by a dead driver');
+        options.status(
+          `sluice drive ${options.client}: ${agent.name} ready (log ${logPath})${abandoned ? `; abandoned stale turn ${abandoned}` : ''}`,
+        );
+      },
+      onTurn: (report) => {
+        log.info({ event: 'turn', ...report }, 'turn settled');
+        options.status(turnStatusLine(agent.name, report));
+      },
+    });
+  } catch (err) {
+    log.error(
+      { event: 'stopped', error: err instanceof Error ? err.message : String(err) },
+      'driver stopped',
+    );
+    // The client dying is an outcome to report in one line, not a bug with a stack.
+    if (err instanceof ClientGoneError) throw new SluiceError('unavailable', err.message);
+    throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await client.stop();
+    log.info({ event: 'stop' }, 'driver stopped');
+    log.flush();
+  }
+}

@@ -1,0 +1,84 @@
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { SluiceError } from '../../core/errors.js';
+import type { HostContext } from '../../host/context.js';
+import type { Principal } from '../../host/principals.js';
+
+/** Which client a driver runs, and the environment variable that may name its binary. */
+const CLIENT_ENV = { claude: 'SLUICE_CLAUDE_BIN', codex: 'SLUICE_CODEX_BIN' } as const;
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The client binary: `$SLUICE_CLAUDE_BIN` / `$SLUICE_CODEX_BIN`, else the first one on PATH. */
+export function findClientBinary(client: 'claude' | 'codex', env: NodeJS.ProcessEnv = process.env): string {
+  const variable = CLIENT_ENV[client];
+  const named = env[variable];
+  if (named !== undefined && named !== '') {
+    if (!isExecutable(named))
+      throw new SluiceError('not_found', `${variable} names ${named}, which is not an executable file`);
+    return named;
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, client);
+    if (isExecutable(candidate)) return candidate;
+  }
+  const pkg = client === 'claude' ? '@anthropic-ai/claude-code' : '@openai/codex';
+  throw new SluiceError('not_found', `${client} is not on PATH: install ${pkg} or set ${variable}`);
+}
+
+/** Files and environment a driven client runs with. */
+export interface DriverSetup {
+  /** `<home>/drivers/<agent>`: the shim and the MCP config (0700). */
+  dir: string;
+  /** JSON `{mcpServers:{sluice:…}}` for `claude --mcp-config`. */
+  mcpConfigPath: string;
+  /** How to start `sluice mcp --as AGENT`. */
+  mcp: { command: string; args: string[]; env: Record<string, string> };
+  /** The client's environment: SLUICE_HOME/SLUICE_AS set, the `sluice` shim first on PATH. */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Writes `<home>/drivers/<agent>/bin/sluice` (a shim running this very CLI, so `sluice message …`
+ * in the model's shell acts on this home as this agent) and the MCP config, and builds the env.
+ */
+export async function prepareDriver(
+  ctx: HostContext,
+  agent: Principal,
+  options: { db?: string | undefined; entry?: string | undefined } = {},
+): Promise<DriverSetup> {
+  const entry = options.entry ?? realpathSync(process.argv[1] ?? '');
+  const dir = join(ctx.home, 'drivers', agent.name);
+  const bin = join(dir, 'bin');
+  await mkdir(bin, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const sluiceEnv: Record<string, string> = { SLUICE_HOME: ctx.home, SLUICE_AS: agent.name };
+  if (options.db !== undefined) sluiceEnv.SLUICE_DB = options.db;
+  const shim = join(bin, 'sluice');
+  await writeFile(shim, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(entry)} "$@"\n`, {
+    mode: 0o700,
+  });
+  await chmod(shim, 0o700);
+  const mcp = { command: process.execPath, args: [entry, 'mcp', '--as', agent.name], env: sluiceEnv };
+  const mcpConfigPath = join(dir, 'mcp.json');
+  await writeFile(mcpConfigPath, JSON.stringify({ mcpServers: { sluice: mcp } }, null, 2), { mode: 0o600 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...sluiceEnv,
+    PATH: [bin, process.env.PATH ?? ''].filter((p) => p !== '').join(delimiter),
+  };
+  return { dir, mcpConfigPath, mcp, env };
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
