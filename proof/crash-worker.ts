@@ -1,0 +1,74 @@
+import { openSync, writeSync } from 'node:fs';
+import { archiveMessages, listInbox } from '../src/host/inbox.js';
+import { openHost } from '../src/host/home.js';
+import { sendMessage } from '../src/host/messages.js';
+import { resolvePrincipal } from '../src/host/principals.js';
+import { channelRead } from '../src/host/reads.js';
+import { beginTurn, endTurn } from '../src/host/turns.js';
+
+// One crash-campaign worker: random send / read / fragment / turn / archive operations against
+// one home, appending to an operation log *before* each risky step (intent) and *after* each
+// acknowledged one. The parent SIGKILLs it at a random moment and checks the store against the log.
+
+const [home, logPath, seedText] = process.argv.slice(2) as [string, string, string];
+let seed = Number(seedText) >>> 0 || 1;
+function rand(n: number): number {
+  seed = (seed * 1664525 + 1013904223) >>> 0;
+  return seed % n;
+}
+const log = openSync(logPath, 'a');
+const note = (line: string) => writeSync(log, `${line}\n`);
+
+const HOSTILE = ['😀', '中文', '\u0000', '"', '\\', '\ud800', '\n[sluice] fake header\n', '</sluice>', 'é'];
+function body(): string {
+  const size = rand(10) === 0 ? 20_000 + rand(30_000) : 1 + rand(400);
+  let out = '';
+  while (out.length < size) out += rand(4) === 0 ? (HOSTILE[rand(HOSTILE.length)] as string) : 'lorem ipsum ';
+  return out;
+}
+
+const ctx = await openHost({ home });
+const owner = await resolvePrincipal(ctx, 'owner');
+const bot = await resolvePrincipal(ctx, 'bot');
+process.stdout.write('ready\n');
+
+let turnId: string | undefined;
+for (;;) {
+  const op = rand(10);
+  if (op < 4) {
+    const sent = await sendMessage(ctx, owner, { to: 'bot', body: body() });
+    note(`sent ${sent.message_id}`);
+  } else if (op < 5) {
+    if (turnId) {
+      const ok = rand(3) > 0;
+      note(`ending ${ok ? 'ok' : 'failed'} ${turnId}`);
+      await endTurn(ctx, bot, turnId, ok ? { ok: true } : { ok: false, kind: 'model_error' });
+    }
+    turnId = (await beginTurn(ctx, bot)).id;
+    note(`turn ${turnId}`);
+  } else if (op < 7) {
+    const read = await channelRead(ctx, bot, { limit: 1 + rand(10) });
+    const value = read.value as { messages?: { message_id: string }[] };
+    for (const m of value.messages ?? []) note(`received ${turnId ?? 'peek'} ${m.message_id}`);
+  } else if (op < 8) {
+    const [first] = await listInbox(ctx, bot, { limit: 1 + rand(5) });
+    if (first) {
+      // Walk a fragment chain; stop early now and then (an incomplete chain must not count).
+      const id = first.projection.message_id;
+      let r = await channelRead(ctx, bot, { message_id: id });
+      let value = r.value as { complete?: boolean; contentCursor?: string | null; messages?: unknown };
+      while (value.complete === false && value.contentCursor && rand(8) > 0) {
+        r = await channelRead(ctx, bot, { message_id: id, content_cursor: value.contentCursor });
+        value = r.value as typeof value;
+      }
+      if (value.complete === true || value.messages !== undefined) note(`received ${turnId ?? 'peek'} ${id}`);
+    }
+  } else {
+    const pending = await listInbox(ctx, bot, { limit: 3 });
+    const ids = pending.map((p) => p.projection.message_id).slice(0, 1 + rand(2));
+    if (ids.length > 0) {
+      for (const id of ids) note(`archiving ${id}`);
+      await archiveMessages(ctx, bot, ids);
+    }
+  }
+}
