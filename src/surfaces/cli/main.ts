@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerChannelCommands } from './commands/channels.js';
 import { registerDeliveryCommands } from './commands/delivery.js';
+import { registerDriveCommands } from './commands/drive.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerMessageCommands } from './commands/messages.js';
 import { registerQueueCommands } from './commands/queue.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerDeliveryCommands(program);
   registerTurnCommands(program);
   registerQueueCommands(program);
+  registerDriveCommands(program);
   registerMcpCommands(program);
   for (const sub of allCommands(program)) {
     sub.exitOverride();
