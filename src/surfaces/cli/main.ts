@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerChannelCommands } from './commands/channels.js';
 import { registerDeliveryCommands } from './commands/delivery.js';
+import { registerHooksCommands } from './commands/hooks.js';
 import { registerDriveCommands } from './commands/drive.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerMessageCommands } from './commands/messages.js';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerChannelCommands(program);
   registerMessageCommands(program);
   registerDeliveryCommands(program);
+  registerHooksCommands(program);
   registerTurnCommands(program);
   registerQueueCommands(program);
   registerDriveCommands(program);

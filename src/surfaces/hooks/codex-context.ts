@@ -20,7 +20,9 @@ export const CODEX_CONTEXT_WRAPPER_UNITS = `<${CODEX_CONTEXT_KEY}></${CODEX_CONT
  * `{"sluice": {"value": text, "kind": "application"}}`, which reaches the model as a developer
  * message. Empty (`{}`) when there is nothing to deliver, so it can always be spread into params.
  */
-export function codexAdditionalContext(rendered: Pick<RenderedDelivery, 'text'>): Record<string, CodexContextEntry> {
+export function codexAdditionalContext(
+  rendered: Pick<RenderedDelivery, 'text'>,
+): Record<string, CodexContextEntry> {
   if (rendered.text === '') return {};
   return { [CODEX_CONTEXT_KEY]: { value: rendered.text, kind: 'application' } };
 }

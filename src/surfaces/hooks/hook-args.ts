@@ -35,11 +35,13 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     if (VALUE_OPTIONS.has(name)) {
       const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined || value === '') throw new SluiceError('invalid_params', `${name} needs a value`);
+      if (value === undefined || value === '')
+        throw new SluiceError('invalid_params', `${name} needs a value`);
       values.set(name, value);
       continue;
     }
-    if (arg.startsWith('-')) throw new SluiceError('invalid_params', `unknown option ${arg.slice(0, 40)}; ${HOOK_USAGE}`);
+    if (arg.startsWith('-'))
+      throw new SluiceError('invalid_params', `unknown option ${arg.slice(0, 40)}; ${HOOK_USAGE}`);
     positional.push(arg);
   }
   const [client, event, extra] = positional;

@@ -130,7 +130,9 @@ export async function runHookCli(argv: readonly string[]): Promise<void> {
     out = await runHook(argv, process.stdin);
   } catch (err) {
     const reason =
-      err instanceof SluiceError ? `${err.code}: ${err.message}` : `internal error: ${(err as Error)?.message ?? err}`;
+      err instanceof SluiceError
+        ? `${err.code}: ${err.message}`
+        : `internal error: ${(err as Error)?.message ?? err}`;
     process.stderr.write(`sluice hook: ${oneLine(reason)} (delivery skipped)\n`);
     out = '';
   }

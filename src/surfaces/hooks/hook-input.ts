@@ -30,7 +30,8 @@ export async function readBounded(stream: AsyncIterable<unknown>, limitBytes: nu
 
 function optionalString(value: unknown, field: string): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new SluiceError('invalid_params', `hook input field ${field} is not a string`);
+  if (typeof value !== 'string')
+    throw new SluiceError('invalid_params', `hook input field ${field} is not a string`);
   return value;
 }
 

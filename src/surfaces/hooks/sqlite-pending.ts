@@ -52,11 +52,13 @@ export function openPendingReader(path: string): PendingReader | null {
 }
 
 function hasKnownSchema(db: Database): boolean {
-  const table = db.prepare(`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`).get();
+  const table = db
+    .prepare(`select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'`)
+    .get();
   if (table === undefined) return false;
-  const names = (db.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map(
-    (r) => r.name,
-  );
+  const names = (
+    db.prepare('select name from kysely_migration order by name').all() as { name: string }[]
+  ).map((r) => r.name);
   return names.length === KNOWN_MIGRATIONS.length && names.every((n, i) => n === KNOWN_MIGRATIONS[i]);
 }
 
@@ -79,7 +81,10 @@ export class PendingReader {
         throw new SluiceError('not_found', `no principal named ${JSON.stringify(agentName).slice(0, 80)}`);
       }
       if (agent.kind !== 'agent') {
-        throw new SluiceError('invalid_params', `${agent.name} is a person: people have no inbox (use --as AGENT)`);
+        throw new SluiceError(
+          'invalid_params',
+          `${agent.name} is a person: people have no inbox (use --as AGENT)`,
+        );
       }
       // Same rows as listInboxEntries(channelIds = active memberships) + withProjections.
       const rows = db

@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import { SluiceError } from '../../core/errors.js';
+import {
+  changeFor,
+  type FileChange,
+  type InstallPlan,
+  jsonText,
+  parseJsonObject,
+  readTextIfExists,
+  type SluiceLauncher,
+} from './install-files.js';
+import { mergeSluiceHooks, type StoreLocation } from './install-hook-entries.js';
+
+export interface CodexInstallOptions {
+  agent: string;
+  /** The folder holding config.toml and hooks.json: `$CODEX_HOME`, `~/.codex`, or `<project>/.codex`. */
+  codexDir: string;
+  store: StoreLocation;
+  launcher: SluiceLauncher;
+}
+
+/** `$CODEX_HOME`, else `~/.codex`. */
+export function codexUserDir(env: NodeJS.ProcessEnv, homeDir: string): string {
+  return env.CODEX_HOME || join(homeDir, '.codex');
+}
+
+/** TOML basic strings accept JSON string escapes, so JSON.stringify quotes a TOML string. */
+const tomlString = (s: string) => JSON.stringify(s);
+
+/** The `[mcp_servers.sluice]` table (and its env sub-table) that starts `sluice mcp --as AGENT`. */
+export function codexMcpBlock(launcher: SluiceLauncher, agent: string, store: StoreLocation): string {
+  const lines = [
+    '[mcp_servers.sluice]',
+    `command = ${tomlString(launcher.node)}`,
+    `args = [${[launcher.bin, 'mcp', '--as', agent].map(tomlString).join(', ')}]`,
+    '',
+    '[mcp_servers.sluice.env]',
+    `SLUICE_HOME = ${tomlString(store.home)}`,
+  ];
+  if (store.db !== undefined) lines.push(`SLUICE_DB = ${tomlString(store.db)}`);
+  return lines.join('\n');
+}
+
+const TABLE_HEADER = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$/;
+const SLUICE_TABLE = /^mcp_servers\.("sluice"|sluice)(\.|$)/;
+
+/**
+ * `config.toml` with the Sluice MCP table replaced or appended, every other line untouched.
+ * Line-based on purpose (no TOML library on this path): Sluice owns only the
+ * `[mcp_servers.sluice]` table and its sub-tables; a `sluice` server defined another way
+ * (dotted keys, inline table) is refused rather than guessed at.
+ */
+export function mergeCodexConfig(before: string | null, block: string, path: string): string {
+  const lines = (before ?? '').split('\n');
+  const kept: string[] = [];
+  let inSluice = false;
+  for (const line of lines) {
+    const header = TABLE_HEADER.exec(line);
+    if (header) inSluice = SLUICE_TABLE.test((header[1] as string).replace(/\s+/g, ''));
+    if (inSluice) continue;
+    if (
+      /mcp_servers\s*\.\s*"?sluice"?\b/.test(line.replace(/#.*$/, '')) ||
+      /^\s*sluice\s*=\s*\{/.test(line)
+    ) {
+      throw new SluiceError(
+        'invalid_params',
+        `${path} defines the sluice MCP server in a form this installer does not edit; move it to a [mcp_servers.sluice] table (nothing was changed)`,
+      );
+    }
+    kept.push(line);
+  }
+  const rest = kept.join('\n').trimEnd();
+  return `${rest === '' ? '' : `${rest}\n\n`}${block}\n`;
+}
+
+/**
+ * Plans the Codex install: `[mcp_servers.sluice]` in config.toml and the SessionStart +
+ * UserPromptSubmit hooks in hooks.json (Codex runs them once trusted; see docs/delivery.md).
+ */
+export function planCodexInstall(options: CodexInstallOptions): InstallPlan {
+  const { agent, codexDir, store, launcher } = options;
+  const configPath = join(codexDir, 'config.toml');
+  const hooksPath = join(codexDir, 'hooks.json');
+  const changes: FileChange[] = [];
+
+  const configBefore = readTextIfExists(configPath);
+  const config = changeFor(
+    configPath,
+    configBefore,
+    mergeCodexConfig(configBefore, codexMcpBlock(launcher, agent, store), configPath),
+  );
+  if (config) changes.push(config);
+
+  const hooksBefore = readTextIfExists(hooksPath);
+  const hooksObj = parseJsonObject(hooksBefore, hooksPath);
+  const snapshot = JSON.stringify(hooksObj);
+  mergeSluiceHooks(hooksObj, launcher, 'codex', agent, store, hooksPath);
+  if (JSON.stringify(hooksObj) !== snapshot || hooksBefore === null) {
+    const hooks = changeFor(hooksPath, hooksBefore, jsonText(hooksObj));
+    if (hooks) changes.push(hooks);
+  }
+
+  return {
+    changes,
+    notes: [
+      `hooks: SessionStart and UserPromptSubmit run sluice hook codex … --as ${agent} (${hooksPath})`,
+      `MCP server "sluice" runs sluice mcp --as ${agent} ([mcp_servers.sluice] in ${configPath})`,
+      'Codex runs a new or changed hook only after you trust it: review it in codex with /hooks (codex exec: --dangerously-bypass-hook-trust)',
+    ],
+  };
+}

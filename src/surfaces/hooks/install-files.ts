@@ -1,0 +1,142 @@
+// Shared pieces of `sluice hooks install`: where the CLI lives, how to quote it for a shell, and
+// how to change a user's config files without clobbering them (read, merge, write only on change).
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SluiceError } from '../../core/errors.js';
+
+/** One file the installer would write: its old text (null when new) and its new text. */
+export interface FileChange {
+  path: string;
+  before: string | null;
+  after: string;
+}
+
+/** What an install would do: the files that change, and lines to tell the user. */
+export interface InstallPlan {
+  changes: FileChange[];
+  notes: string[];
+}
+
+/** How a client should start Sluice: absolute node and bin paths, so it works from any cwd. */
+export interface SluiceLauncher {
+  node: string;
+  bin: string;
+}
+
+/** The running node binary and this package's bin/sluice.js (found upward from this module). */
+export function currentLauncher(): SluiceLauncher {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    const candidate = join(dir, 'bin', 'sluice.js');
+    if (existsSync(candidate) && existsSync(join(dir, 'package.json')))
+      return { node: process.execPath, bin: candidate };
+    dir = dirname(dir);
+  }
+  throw new SluiceError('not_found', 'cannot find bin/sluice.js next to this installation');
+}
+
+const SHELL_PLAIN = /^[A-Za-z0-9_/.,:=@%+-]+$/;
+
+/** Quotes one word for a POSIX shell (hook commands run through `sh -c`). */
+export function shellWord(word: string): string {
+  return SHELL_PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+export function shellCommand(words: readonly string[]): string {
+  return words.map(shellWord).join(' ');
+}
+
+export function readTextIfExists(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new SluiceError('unavailable', `cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+export type JsonObject = Record<string, unknown>;
+
+/** A config file's JSON object ({} when the file is missing); refuses anything else, unchanged. */
+export function parseJsonObject(text: string | null, path: string): JsonObject {
+  if (text === null || text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new SluiceError('invalid_params', `${path} is not valid JSON; fix it first (nothing was changed)`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new SluiceError('invalid_params', `${path} does not hold a JSON object (nothing was changed)`);
+  }
+  return value as JsonObject;
+}
+
+/** The object at `key`, created when missing; refuses a non-object so user data is never lost. */
+export function objectAt(parent: JsonObject, key: string, path: string): JsonObject {
+  const value = parent[key];
+  if (value === undefined) {
+    const created: JsonObject = {};
+    parent[key] = created;
+    return created;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new SluiceError('invalid_params', `${path}: "${key}" is not an object (nothing was changed)`);
+  }
+  return value as JsonObject;
+}
+
+/** The array at `key`, created when missing; refuses a non-array. */
+export function arrayAt(parent: JsonObject, key: string, path: string): unknown[] {
+  const value = parent[key];
+  if (value === undefined) {
+    const created: unknown[] = [];
+    parent[key] = created;
+    return created;
+  }
+  if (!Array.isArray(value)) {
+    throw new SluiceError('invalid_params', `${path}: "${key}" is not an array (nothing was changed)`);
+  }
+  return value;
+}
+
+/** A change for `path` when `after` differs from the current text; null when nothing changes. */
+export function changeFor(path: string, before: string | null, after: string): FileChange | null {
+  return before === after ? null : { path, before, after };
+}
+
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Writes every change atomically (temp file + rename), keeping an existing file's mode. */
+export function applyChanges(changes: readonly FileChange[]): void {
+  for (const change of changes) {
+    mkdirSync(dirname(change.path), { recursive: true });
+    const mode = change.before === null ? 0o600 : statSync(change.path).mode & 0o777;
+    const temp = `${change.path}.sluice-${process.pid}.tmp`;
+    writeFileSync(temp, change.after, { mode });
+    renameSync(temp, change.path);
+  }
+}
+
+/** A readable preview of the changes: per file, the lines removed (-) and added (+). */
+export function describeChanges(changes: readonly FileChange[]): string {
+  return changes
+    .map((c) => {
+      const before = c.before === null ? [] : c.before.split('\n');
+      const after = c.after.split('\n');
+      const kept = new Set(before);
+      const now = new Set(after);
+      const removed = before.filter((l) => !now.has(l)).map((l) => `-${l}`);
+      const added = after.filter((l) => !kept.has(l)).map((l) => `+${l}`);
+      const head = c.before === null ? `+++ ${c.path} (new file)` : `--- ${c.path}\n+++ ${c.path}`;
+      return [head, ...removed, ...added].join('\n');
+    })
+    .join('\n');
+}
+
+export function absolute(path: string): string {
+  return resolve(path);
+}
