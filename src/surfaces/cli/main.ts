@@ -6,6 +6,7 @@ import { registerDriveCommands } from './commands/drive.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerMessageCommands } from './commands/messages.js';
 import { registerQueueCommands } from './commands/queue.js';
+import { registerServeCommand } from './commands/serve.js';
 import { registerSetupCommands } from './commands/setup.js';
 import { registerStartCommand } from './commands/start.js';
 import { registerTurnCommands } from './commands/turns.js';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerHooksCommands(program);
   registerTurnCommands(program);
   registerQueueCommands(program);
+  registerServeCommand(program);
   registerDriveCommands(program);
   registerMcpCommands(program);
   for (const sub of allCommands(program)) {

@@ -1,0 +1,46 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import type { HostContext } from '../../host/context.js';
+import type { Principal } from '../../host/principals.js';
+import { buildMcpServer } from '../mcp/tools.js';
+import { requireAuth } from './auth.js';
+
+/**
+ * MCP over Streamable HTTP at `/mcp`, stateless: each POST builds the agent's tool server for the
+ * bearer token's principal (which must be an agent) and answers that one request.
+ */
+export async function registerMcpRoute(
+  app: FastifyInstance,
+  ctx: HostContext,
+  options: { maxBodyBytes: number; onInternalError?: (err: unknown) => void },
+): Promise<void> {
+  await app.register(async (scope) => {
+    scope.addHook('preValidation', requireAuth(ctx));
+    scope.route({
+      method: ['GET', 'POST', 'DELETE'],
+      url: '/mcp',
+      bodyLimit: options.maxBodyBytes,
+      handler: async (req, reply) => {
+        const agent = req.principal as Principal;
+        if (agent.kind !== 'agent') {
+          return reply
+            .code(403)
+            .send({ error: { code: 'denied', message: 'MCP tools act for an agent: use an agent token' } });
+        }
+        const server = buildMcpServer(
+          ctx,
+          agent,
+          options.onInternalError ? { onInternalError: options.onInternalError } : {},
+        );
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        reply.hijack();
+        reply.raw.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(req.raw, reply.raw, req.body);
+      },
+    });
+  });
+}

@@ -1,0 +1,171 @@
+import { join } from 'node:path';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { HostContext } from '../../host/context.js';
+import { type LiveHub, startLiveHub } from '../../host/live.js';
+import { authenticateToken, type Principal } from '../../host/principals.js';
+import { RpcConnection } from '../rpc/connection.js';
+import { type DispatchObserver, handleRpcText } from '../rpc/dispatch.js';
+import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
+import { requireAuth, sessionCookie } from './auth.js';
+import { registerMcpRoute } from './mcp.js';
+import { registerMediaRoutes } from './media.js';
+import { packageRoot, registerStaticPage } from './static.js';
+
+export interface HostServerOptions {
+  ctx: HostContext;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  limits?: Partial<RpcLimits>;
+  /** Fastify's logger (pino): false in tests, options or true in `sluice serve`. */
+  logger?: FastifyServerOptions['logger'];
+  /** Folder of the built web page; default web/dist in the package. */
+  webRoot?: string;
+  /** Mount MCP over Streamable HTTP at /mcp (default true). */
+  mcp?: boolean;
+}
+
+/** A running host: the Fastify app, its live hub and open WebSocket connections. */
+export interface HostServer {
+  app: FastifyInstance;
+  hub: LiveHub;
+  connections: ReadonlySet<RpcConnection>;
+  limits: RpcLimits;
+  /** `http://host:port` as bound. */
+  url: string;
+  /** Stops accepting, closes every socket and the live hub (the caller closes the store). */
+  close(): Promise<void>;
+}
+
+const LOGIN_FAILED = `<!doctype html><meta charset="utf-8"><title>Sluice</title>
+<h1>That login link is not valid</h1><p>Run <code>sluice serve</code> (or <code>sluice token owner</code>) for a fresh one.</p>`;
+
+/**
+ * One Fastify process for people and devices: JSON-RPC 2.0 at `/rpc` (WebSocket and POST), media,
+ * MCP over HTTP, the web page, `/login` and `/healthz`. Live updates follow the event log.
+ */
+export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
+  const { ctx } = options;
+  const limits: RpcLimits = { ...DEFAULT_RPC_LIMITS, ...options.limits };
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: limits.maxFrameBytes,
+    forceCloseConnections: true,
+  });
+  app.decorateRequest('principal', null);
+  const observer: DispatchObserver = {
+    onError: (method, err) => {
+      if ((err as { name?: string }).name !== 'SluiceError' && !(err as { rpc?: unknown }).rpc) {
+        app.log.error({ err, method }, 'rpc handler failed');
+      }
+    },
+  };
+  const hub = await startLiveHub(ctx, { onError: (err) => app.log.error({ err }, 'live feed failed') });
+  const connections = new Set<RpcConnection>();
+
+  await app.register(websocket, { options: { maxPayload: limits.maxFrameBytes } });
+
+  app.get('/healthz', async (_req, reply) => {
+    await ctx.store.db.selectFrom('meta').select('key').limit(1).execute();
+    return reply.send({ status: 'ok' });
+  });
+
+  app.get('/login', async (req, reply) => {
+    const token = (req.query as { token?: unknown }).token;
+    const principal = typeof token === 'string' ? await authenticateToken(ctx, token) : undefined;
+    if (!principal || typeof token !== 'string')
+      return reply.code(401).type('text/html; charset=utf-8').send(LOGIN_FAILED);
+    return reply
+      .header('set-cookie', sessionCookie(token))
+      .header('cache-control', 'no-store')
+      .redirect('/', 302);
+  });
+
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    // The dispatcher parses the JSON itself, so malformed JSON is a JSON-RPC -32700, not an HTTP 400.
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'string', bodyLimit: limits.maxFrameBytes },
+      (_req, body, done) => done(null, body),
+    );
+    scope.addHook('preValidation', requireAuth(ctx));
+    scope.route({
+      method: 'GET',
+      url: '/rpc',
+      handler: (_req, reply) =>
+        reply.code(426).send({
+          error: { code: 'invalid_params', message: 'GET /rpc is a WebSocket: upgrade, or POST a request' },
+        }),
+      wsHandler: (socket, req) => {
+        const connection = new RpcConnection({
+          session: { ctx, principal: req.principal as Principal, limits },
+          socket,
+          hub,
+          observer,
+        });
+        connections.add(connection);
+        socket.on('message', (data, isBinary) => {
+          if (isBinary) {
+            socket.send(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: null,
+                error: {
+                  code: -32600,
+                  message: 'send JSON-RPC as text frames',
+                  data: { code: 'invalid_request' },
+                },
+              }),
+            );
+            return;
+          }
+          connection.receive(data.toString());
+        });
+        socket.on('close', () => {
+          connection.close();
+          connections.delete(connection);
+        });
+        socket.on('error', (err) => req.log.warn({ err }, 'websocket error'));
+      },
+    });
+    scope.post('/rpc', async (req, reply) => {
+      const text = typeof req.body === 'string' ? req.body : '';
+      const reply_ = await handleRpcText(
+        { ctx, principal: req.principal as Principal, limits },
+        text,
+        observer,
+      );
+      if (reply_ === null) return reply.code(204).send();
+      return reply.type('application/json; charset=utf-8').send(reply_);
+    });
+  });
+
+  await registerMediaRoutes(app, ctx);
+  if (options.mcp !== false) {
+    await registerMcpRoute(app, ctx, {
+      maxBodyBytes: limits.maxFrameBytes,
+      onInternalError: (err) => app.log.error({ err }, 'mcp tool failed'),
+    });
+  }
+  registerStaticPage(app, options.webRoot ?? join(packageRoot(), 'web', 'dist'));
+
+  const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7777 });
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    hub,
+    connections,
+    limits,
+    url: address,
+    close() {
+      closing ??= (async () => {
+        hub.close();
+        for (const c of connections) c.close();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import { utf8Length } from '../../core/measure.js';
+import { compactMessage, FULL_ROW_BYTES, presentMessages } from '../../host/history.js';
+import { type ChannelEvent, CoalescingOutbox, type LiveHub } from '../../host/live.js';
+import type { Principal } from '../../host/principals.js';
+import { isActiveMember } from '../../store/ops/channels.js';
+import { findMessageById } from '../../store/ops/messages.js';
+import { type DispatchObserver, handleRpcText } from './dispatch.js';
+import { type RpcSession, type SubscriptionControl, summaryFor } from './methods.js';
+
+/** The parts of a WebSocket a connection uses (ws's WebSocket fits). */
+export interface SocketLike {
+  readonly bufferedAmount: number;
+  readonly readyState: number;
+  send(text: string): void;
+  pause?(): void;
+  resume?(): void;
+}
+
+const OPEN = 1;
+/** Frames queued per connection before the socket stops reading (TCP pushes back on the client). */
+const MAX_QUEUED_FRAMES = 32;
+
+function notification(method: string, params: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', method, params });
+}
+
+/**
+ * One WebSocket client: requests are handled in arrival order (replies keep request order), and
+ * live notifications go through a {@link CoalescingOutbox} so a slow reader costs a bounded amount
+ * of memory however many commits happen.
+ */
+export class RpcConnection {
+  readonly outbox: CoalescingOutbox;
+  readonly #session: RpcSession;
+  readonly #socket: SocketLike;
+  readonly #hub: LiveHub;
+  readonly #queues = new Map<string, { name: string; off: () => void }>();
+  readonly #channels = new Map<string, () => void>();
+  readonly #observer: DispatchObserver;
+  #chain: Promise<void> = Promise.resolve();
+  #queued = 0;
+  #closed = false;
+
+  constructor(options: {
+    session: Omit<RpcSession, 'subscriptions'>;
+    socket: SocketLike;
+    hub: LiveHub;
+    observer?: DispatchObserver;
+  }) {
+    this.#socket = options.socket;
+    this.#hub = options.hub;
+    this.#observer = options.observer ?? {};
+    const control: SubscriptionControl = {
+      subscribe: (queues, channelIds) => this.#subscribe(queues, channelIds),
+      unsubscribe: (agentNames, channelIds) => this.#unsubscribe(agentNames, channelIds),
+      list: () => ({
+        queues: [...this.#queues.values()].map((q) => q.name),
+        channels: [...this.#channels.keys()],
+      }),
+    };
+    this.#session = { ...options.session, subscriptions: control };
+    this.outbox = new CoalescingOutbox({
+      sink: {
+        bufferedAmount: () => this.#socket.bufferedAmount,
+        send: (text) => this.#send(text),
+      },
+      highWaterBytes: this.#session.limits.highWaterBytes,
+      renderQueue: (agentId) => this.#renderQueue(agentId),
+      renderChannel: (event) => this.#renderChannel(event),
+      renderResync: (channelId) => notification('channel.resync', { channelId }),
+      onError: (err) => this.#observer.onError?.('live', err),
+    });
+  }
+
+  get principal(): Principal {
+    return this.#session.principal;
+  }
+
+  /** Queues a text frame; replies go out in request order. */
+  receive(text: string): void {
+    if (this.#closed) return;
+    this.#queued += 1;
+    if (this.#queued >= MAX_QUEUED_FRAMES) this.#socket.pause?.();
+    this.#chain = this.#chain.then(async () => {
+      try {
+        const reply = await handleRpcText(this.#session, text, this.#observer);
+        if (reply !== null) this.#send(reply);
+      } finally {
+        this.#queued -= 1;
+        if (this.#queued === MAX_QUEUED_FRAMES / 4) this.#socket.resume?.();
+      }
+    });
+  }
+
+  /** Detaches: drops subscriptions and releases everything the outbox held. */
+  close(): void {
+    this.#closed = true;
+    for (const { off } of this.#queues.values()) off();
+    for (const off of this.#channels.values()) off();
+    this.#queues.clear();
+    this.#channels.clear();
+    this.outbox.close();
+  }
+
+  #send(text: string): void {
+    if (!this.#closed && this.#socket.readyState === OPEN) this.#socket.send(text);
+  }
+
+  #subscribe(queues: readonly Principal[], channelIds: readonly string[]): void {
+    for (const agent of queues) {
+      if (!this.#queues.has(agent.id)) {
+        const off = this.#hub.onQueue(agent.id, (agentId) => this.outbox.queueChanged(agentId));
+        this.#queues.set(agent.id, { name: agent.name, off });
+      }
+      // A fresh subscriber starts from the current summary.
+      this.outbox.queueChanged(agent.id);
+    }
+    for (const channelId of channelIds) {
+      if (!this.#channels.has(channelId)) {
+        this.#channels.set(
+          channelId,
+          this.#hub.onChannel(channelId, (event) => this.outbox.channelEvent(event)),
+        );
+      }
+    }
+  }
+
+  #unsubscribe(agentNames: readonly string[], channelIds: readonly string[]): void {
+    for (const [agentId, q] of this.#queues) {
+      if (agentNames.includes(q.name)) {
+        q.off();
+        this.#queues.delete(agentId);
+      }
+    }
+    for (const channelId of channelIds) {
+      this.#channels.get(channelId)?.();
+      this.#channels.delete(channelId);
+    }
+  }
+
+  async #renderQueue(agentId: string): Promise<string | null> {
+    const sub = this.#queues.get(agentId);
+    if (!sub) return null;
+    try {
+      const summary = await summaryFor(this.#session, sub.name);
+      return notification('queue.changed', { summary });
+    } catch (err) {
+      // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
+      this.#unsubscribe([sub.name], []);
+      const code = (err as { code?: unknown }).code;
+      return notification('subscription.ended', {
+        queue: sub.name,
+        reason: typeof code === 'string' ? code : 'internal',
+      });
+    }
+  }
+
+  async #renderChannel(event: ChannelEvent): Promise<string | null> {
+    if (!this.#channels.has(event.channelId)) return null;
+    const db = this.#session.ctx.store.db;
+    if (!(await isActiveMember(db, event.channelId, this.#session.principal.id))) {
+      this.#unsubscribe([], [event.channelId]);
+      return notification('subscription.ended', { channel: event.channelId, reason: 'not_member' });
+    }
+    const row = await findMessageById(db, event.messageId);
+    if (!row || row.deleted_at !== null) return null;
+    const [message] = await presentMessages(db, [row]);
+    if (!message) return null;
+    const full = JSON.stringify(message);
+    const bounded = utf8Length(full) <= FULL_ROW_BYTES ? message : compactMessage(message);
+    return notification('channel.message', {
+      channelId: event.channelId,
+      kind: event.kind,
+      message: bounded,
+    });
+  }
+}

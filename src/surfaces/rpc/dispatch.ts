@@ -1,0 +1,126 @@
+import { SluiceError } from '../../core/errors.js';
+import { utf8Length } from '../../core/measure.js';
+import {
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  type RpcError,
+  RpcFailure,
+  toRpcError,
+} from './errors.js';
+import { HANDLERS, type HandlerResult, type RpcSession } from './methods.js';
+import { isMethodName, parseParams } from './schemas.js';
+
+type RpcId = string | number | null;
+
+/** `{"jsonrpc":"2.0","id":ID,"result":` — the text before a result. */
+function resultHead(idJson: string): string {
+  return `{"jsonrpc":"2.0","id":${idJson},"result":`;
+}
+
+/** A complete error reply; the message is cut so the reply stays small whatever the id. */
+export function renderError(idJson: string, error: RpcError): string {
+  return `{"jsonrpc":"2.0","id":${idJson},"error":${JSON.stringify(error)}}`;
+}
+
+/** Bytes a reply spends around its result for a given id. */
+export function envelopeOverhead(idJson: string): number {
+  return utf8Length(resultHead(idJson)) + 1;
+}
+
+/** Optional hooks for logging and measuring. */
+export interface DispatchObserver {
+  onError?(method: string, err: unknown): void;
+}
+
+/**
+ * Handles one JSON-RPC text frame and returns the reply text, or null for a notification.
+ * Every reply (results and errors) fits `session.limits.replyBytes`; ids are echoed exactly and
+ * counted in that budget; batches are refused (one request per frame keeps each reply bounded).
+ */
+export async function handleRpcText(
+  session: RpcSession,
+  text: string,
+  observer: DispatchObserver = {},
+): Promise<string | null> {
+  let request: unknown;
+  try {
+    request = JSON.parse(text);
+  } catch {
+    return renderError('null', {
+      code: PARSE_ERROR,
+      message: 'parse error: the frame is not JSON',
+      data: { code: 'parse_error' },
+    });
+  }
+  if (Array.isArray(request)) {
+    return renderError('null', {
+      code: INVALID_REQUEST,
+      message: 'batch requests are not supported: send one request per frame',
+      data: { code: 'invalid_request' },
+    });
+  }
+  if (request === null || typeof request !== 'object') {
+    return renderError('null', {
+      code: INVALID_REQUEST,
+      message: 'a request must be a JSON object',
+      data: { code: 'invalid_request' },
+    });
+  }
+  const req = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+  const isNotification = !Object.hasOwn(req, 'id');
+  const id: RpcId = isNotification ? null : (req.id as RpcId);
+  if (
+    !isNotification &&
+    id !== null &&
+    typeof id !== 'string' &&
+    !(typeof id === 'number' && Number.isFinite(id))
+  ) {
+    return renderError('null', {
+      code: INVALID_REQUEST,
+      message: 'id must be a string, a number or null',
+      data: { code: 'invalid_request' },
+    });
+  }
+  const idJson = JSON.stringify(id);
+  if (utf8Length(idJson) > session.limits.maxIdBytes) {
+    return renderError('null', {
+      code: INVALID_REQUEST,
+      message: `id is longer than ${session.limits.maxIdBytes} bytes`,
+      data: { code: 'invalid_request' },
+    });
+  }
+  const method = typeof req.method === 'string' ? req.method : undefined;
+  try {
+    if (req.jsonrpc !== '2.0')
+      throw new RpcFailure(INVALID_REQUEST, 'invalid_request', 'jsonrpc must be "2.0"');
+    if (method === undefined)
+      throw new RpcFailure(INVALID_REQUEST, 'invalid_request', 'method must be a string');
+    if (!isMethodName(method)) {
+      throw new RpcFailure(
+        METHOD_NOT_FOUND,
+        'method_not_found',
+        `no method ${JSON.stringify(method.slice(0, 80))}`,
+      );
+    }
+    const params = parseParams(method, req.params);
+    const budget = session.limits.replyBytes - envelopeOverhead(idJson);
+    const handler = HANDLERS[method] as unknown as (
+      s: RpcSession,
+      p: unknown,
+      b: number,
+    ) => Promise<HandlerResult>;
+    const result = await handler(session, params, budget);
+    if (isNotification) return null;
+    const resultText = 'text' in result ? result.text : (JSON.stringify(result.value) ?? 'null');
+    const reply = `${resultHead(idJson)}${resultText}}`;
+    if (utf8Length(reply) > session.limits.replyBytes) {
+      throw new SluiceError('too_large', `the reply is over ${session.limits.replyBytes} bytes; page it`);
+    }
+    return reply;
+  } catch (err) {
+    observer.onError?.(method ?? '', err);
+    if (isNotification) return null;
+    return renderError(idJson, toRpcError(err));
+  }
+}

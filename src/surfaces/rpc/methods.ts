@@ -1,0 +1,176 @@
+import { SluiceError } from '../../core/errors.js';
+import { utf8Length } from '../../core/measure.js';
+import { addMember, createChannel, getChannel, listChannels } from '../../host/channels.js';
+import type { HostContext } from '../../host/context.js';
+import { readChannelHistory, readMessageBody } from '../../host/history.js';
+import { editMessage, sendMessage } from '../../host/messages.js';
+import type { Principal } from '../../host/principals.js';
+import {
+  editQueuedMessage,
+  pauseQueue,
+  queueSummary,
+  resumeQueue,
+  withdrawMessage,
+} from '../../host/queue.js';
+import { readQueueBody, readQueuePage, requireQueueReader } from '../../host/queue-pages.js';
+import { markRead } from '../../host/read-marks.js';
+import type { MethodName, ParamsOf } from './schemas.js';
+
+/** Wire limits for device reads (DESIGN.md §3.3); each is a setting with the design's default. */
+export interface RpcLimits {
+  /** Complete reply envelope for pages and body parts, UTF-8 bytes. */
+  replyBytes: number;
+  /** Complete queue summary reply, UTF-8 bytes. */
+  summaryBytes: number;
+  /** Largest accepted frame or POST body. */
+  maxFrameBytes: number;
+  /** Largest request id echoed back (UTF-8 bytes of its JSON). */
+  maxIdBytes: number;
+  /** A WebSocket with more than this many unsent bytes counts as backed up. */
+  highWaterBytes: number;
+}
+
+export const DEFAULT_RPC_LIMITS: RpcLimits = {
+  replyBytes: 512 * 1024,
+  summaryBytes: 8 * 1024,
+  maxFrameBytes: 4 * 1024 * 1024,
+  maxIdBytes: 4096,
+  highWaterBytes: 256 * 1024,
+};
+
+export const PROTOCOL = 'sluice/1';
+export const CAPABILITIES = [
+  'sluice.queue-pages.v1',
+  'sluice.body-parts.v1',
+  'sluice.channel-history.v1',
+  'sluice.live.v1',
+  'sluice.media.v1',
+] as const;
+
+/** Live subscriptions of one connection (WebSocket only). */
+export interface SubscriptionControl {
+  subscribe(queues: readonly Principal[], channelIds: readonly string[]): void;
+  unsubscribe(agentNames: readonly string[], channelIds: readonly string[]): void;
+  list(): { queues: string[]; channels: string[] };
+}
+
+/** Who is calling, over what, and within which limits. */
+export interface RpcSession {
+  ctx: HostContext;
+  principal: Principal;
+  limits: RpcLimits;
+  subscriptions?: SubscriptionControl | undefined;
+}
+
+/** A handler's result: a value to serialize, or exact JSON text already fitted to its budget. */
+export type HandlerResult = { text: string } | { value: unknown };
+
+type Handler<M extends MethodName> = (
+  session: RpcSession,
+  params: ParamsOf<M>,
+  budget: number,
+) => Promise<HandlerResult>;
+
+const value = (v: unknown): HandlerResult => ({ value: v });
+
+/** The queue summary, checked against its own budget. */
+export async function summaryFor(session: RpcSession, agentName: string) {
+  const { agent } = await requireQueueReader(session.ctx, session.principal, agentName);
+  return queueSummary(session.ctx.store.db, agent);
+}
+
+export const HANDLERS: { [M in MethodName]: Handler<M> } = {
+  'host.hello': async (s) =>
+    value({
+      protocol: PROTOCOL,
+      capabilities: [...CAPABILITIES],
+      limits: {
+        replyBytes: s.limits.replyBytes,
+        summaryBytes: s.limits.summaryBytes,
+        maxFrameBytes: s.limits.maxFrameBytes,
+        maxIdBytes: s.limits.maxIdBytes,
+        maxBodyBytes: s.ctx.limits.maxBodyBytes,
+        maxUploadBytes: s.ctx.limits.maxUploadBytes,
+        maxPageSize: 200,
+        previewBytes: 512,
+      },
+      principal: { id: s.principal.id, name: s.principal.name, kind: s.principal.kind },
+    }),
+  'queue.summary': async (s, p, budget) => {
+    const text = JSON.stringify(await summaryFor(s, p.agent));
+    if (utf8Length(text) > Math.min(budget, s.limits.summaryBytes)) {
+      throw new SluiceError('too_large', 'the queue summary does not fit its budget');
+    }
+    return { text };
+  },
+  'queue.page': async (s, p, budget) => readQueuePage(s.ctx, s.principal, p, budget),
+  'queue.read': async (s, p, budget) => readQueueBody(s.ctx, s.principal, p, budget),
+  'queue.pause': async (s, p) => {
+    await pauseQueue(s.ctx, s.principal, p.agent, p.reason);
+    return value({ summary: await summaryFor(s, p.agent) });
+  },
+  'queue.resume': async (s, p) => {
+    await resumeQueue(s.ctx, s.principal, p.agent, p.messageId);
+    return value({ summary: await summaryFor(s, p.agent) });
+  },
+  'queue.withdraw': async (s, p) => {
+    await requireQueueReader(s.ctx, s.principal, p.agent);
+    await withdrawMessage(s.ctx, s.principal, p.agent, p.messageId);
+    return value({ summary: await summaryFor(s, p.agent) });
+  },
+  'queue.edit': async (s, p) => {
+    await requireQueueReader(s.ctx, s.principal, p.agent);
+    const edited = await editQueuedMessage(s.ctx, s.principal, p.agent, p.messageId, p.body);
+    return value({ messageId: edited.message_id, revision: edited.revision });
+  },
+  'channel.list': async (s) => value({ channels: await listChannels(s.ctx, s.principal) }),
+  'channel.create': async (s, p) => {
+    const c = await createChannel(s.ctx, s.principal, { name: p.name, members: p.members });
+    return value({ id: c.id, name: c.name, kind: c.kind });
+  },
+  'channel.addMember': async (s, p) => {
+    await addMember(s.ctx, s.principal, p.channelId, p.member);
+    const c = await getChannel(s.ctx, s.principal, p.channelId);
+    return value({ id: c.id, name: c.name, kind: c.kind });
+  },
+  'channel.history': async (s, p, budget) => readChannelHistory(s.ctx, s.principal, p, budget),
+  'message.send': async (s, p) => {
+    const sent = await sendMessage(s.ctx, s.principal, {
+      to: p.to,
+      body: p.body,
+      subject: p.subject,
+      replyTo: p.reply_to,
+      attachmentIds: p.attachments,
+    });
+    return value({ message_id: sent.message_id, channel_id: sent.channel_id });
+  },
+  'message.edit': async (s, p) => {
+    const edited = await editMessage(s.ctx, s.principal, p.messageId, {
+      body: p.body,
+      ...(p.subject !== undefined ? { subject: p.subject } : {}),
+    });
+    return value({ messageId: edited.message_id, revision: edited.revision });
+  },
+  'message.read': async (s, p, budget) => readMessageBody(s.ctx, s.principal, p, budget),
+  'message.markRead': async (s, p) => value(await markRead(s.ctx, s.principal, p.messageId)),
+  subscribe: async (s, p) => {
+    const control = requireSubscriptions(s);
+    const agents: Principal[] = [];
+    for (const name of p.queues ?? [])
+      agents.push((await requireQueueReader(s.ctx, s.principal, name)).agent);
+    for (const channelId of p.channels ?? []) await getChannel(s.ctx, s.principal, channelId);
+    control.subscribe(agents, p.channels ?? []);
+    return value({ subscribed: control.list() });
+  },
+  unsubscribe: async (s, p) => {
+    const control = requireSubscriptions(s);
+    control.unsubscribe(p.queues ?? [], p.channels ?? []);
+    return value({ subscribed: control.list() });
+  },
+};
+
+function requireSubscriptions(s: RpcSession): SubscriptionControl {
+  if (!s.subscriptions)
+    throw new SluiceError('invalid_params', 'subscriptions need the WebSocket transport (GET /rpc)');
+  return s.subscriptions;
+}

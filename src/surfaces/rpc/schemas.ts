@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { SluiceError } from '../../core/errors.js';
+
+// Strings a device sends are bounded so a hostile frame costs a bounded amount of work; bodies
+// are bounded by the host's maxBodyBytes (checked by the host) and the 4 MiB frame cap.
+const id = z.string().min(1).max(4096);
+const name = z.string().min(1).max(256);
+const size = z.number().int();
+const source = z.enum(['person', 'agent', 'unknown']);
+
+/** Strict params for every method: an unknown field is an error that names it. */
+export const PARAMS = {
+  'host.hello': z.strictObject({
+    client: z.string().max(256).optional(),
+    protocol: z.string().max(64).optional(),
+  }),
+  'queue.summary': z.strictObject({ agent: name }),
+  'queue.page': z.strictObject({
+    agent: name,
+    source: source.optional(),
+    cursor: z.string().max(16384).optional(),
+    around: id.optional(),
+    size: size.optional(),
+  }),
+  'queue.read': z.strictObject({ agent: name, messageId: id, cursor: z.string().max(16384).optional() }),
+  'queue.pause': z.strictObject({ agent: name, reason: z.string().max(500).optional() }),
+  'queue.resume': z.strictObject({ agent: name, messageId: id.optional() }),
+  'queue.withdraw': z.strictObject({ agent: name, messageId: id }),
+  'queue.edit': z.strictObject({ agent: name, messageId: id, body: z.string() }),
+  'channel.list': z.strictObject({}),
+  'channel.create': z.strictObject({ name, members: z.array(name).max(256) }),
+  'channel.addMember': z.strictObject({ channelId: id, member: name }),
+  'channel.history': z.strictObject({
+    channelId: id,
+    cursor: z.string().max(16384).optional(),
+    size: size.optional(),
+  }),
+  'message.send': z.strictObject({
+    to: id,
+    body: z.string(),
+    subject: z.string().max(4096).optional(),
+    reply_to: id.optional(),
+    attachments: z.array(id).max(32).optional(),
+  }),
+  'message.edit': z.strictObject({
+    messageId: id,
+    body: z.string(),
+    subject: z.string().max(4096).nullable().optional(),
+  }),
+  'message.read': z.strictObject({ messageId: id, cursor: z.string().max(16384).optional() }),
+  'message.markRead': z.strictObject({ messageId: id }),
+  subscribe: z.strictObject({
+    queues: z.array(name).max(64).optional(),
+    channels: z.array(id).max(256).optional(),
+  }),
+  unsubscribe: z.strictObject({
+    queues: z.array(name).max(64).optional(),
+    channels: z.array(id).max(256).optional(),
+  }),
+} as const;
+
+export type MethodName = keyof typeof PARAMS;
+export type ParamsOf<M extends MethodName> = z.infer<(typeof PARAMS)[M]>;
+
+export function isMethodName(method: string): method is MethodName {
+  return Object.hasOwn(PARAMS, method);
+}
+
+/**
+ * Parses params strictly. Absent params count as `{}`; anything but an object, an unknown field
+ * or a bad value is `invalid_params` with one line naming the field.
+ */
+export function parseParams<M extends MethodName>(method: M, params: unknown): ParamsOf<M> {
+  const given = params === undefined ? {} : params;
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw new SluiceError('invalid_params', 'params must be an object');
+  }
+  const parsed = PARAMS[method].safeParse(given);
+  if (parsed.success) return parsed.data as ParamsOf<M>;
+  const issue = parsed.error.issues[0];
+  if (issue?.code === 'unrecognized_keys') {
+    const field = String(issue.keys[0] ?? '');
+    throw new SluiceError(
+      'invalid_params',
+      `unknown field ${JSON.stringify(field.slice(0, 80))} in ${method} params`,
+      {
+        field: field.slice(0, 256),
+      },
+    );
+  }
+  const field = issue?.path.map(String).join('.') ?? '';
+  throw new SluiceError(
+    'invalid_params',
+    `invalid ${field === '' ? 'params' : `field ${JSON.stringify(field.slice(0, 80))}`} in ${method}: ${issue?.message ?? 'invalid'}`,
+    { field: field.slice(0, 256) },
+  );
+}
