@@ -284,16 +284,19 @@ export class RpcClient {
     pending.resolve(frame.result);
   }
 
-  private failInFlight(): void {
+  private failInFlight(
+    code: 'disconnected' | 'closed' = 'disconnected',
+    message = 'the connection dropped before the reply',
+  ): void {
     for (const [id, pending] of this.inFlight) {
       this.inFlight.delete(id);
       clearTimeout(pending.timer);
-      pending.reject(new RpcError('disconnected', 'the connection dropped before the reply'));
+      pending.reject(new RpcError(code, message));
     }
   }
 
   private failAll(code: 'closed', message: string): void {
-    this.failInFlight();
+    this.failInFlight(code, message);
     for (const queued of this.outbox.splice(0)) {
       clearTimeout(queued.pending.timer);
       queued.pending.reject(new RpcError(code, message));

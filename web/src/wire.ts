@@ -42,8 +42,8 @@ export interface QueueRow {
   truncated: boolean;
   bodyBytes: number;
   createdAt: string;
-  returnedReason?: string | null;
-  returnedFailure?: { kind: string } | null;
+  returnedReason?: string;
+  returnedFailure?: { kind: string };
 }
 
 export type QueuePageReply =
@@ -56,7 +56,7 @@ export type QueuePageReply =
       previousCursor: string | null;
       nextCursor: string | null;
     }
-  | { status: 'stale'; generation: string; revision: number };
+  | { status: 'stale'; generation: string; revision: number; reason?: string };
 
 export type QueueReadReply =
   | {
@@ -66,7 +66,7 @@ export type QueueReadReply =
       part: { offset: number; text: string };
       nextCursor: string | null;
     }
-  | { status: 'gone' | 'handed-off' | 'state-changed'; messageId?: string; state?: string };
+  | { status: 'gone' | 'handed-off' | 'state-changed'; messageId: string; state: InboxState | null };
 
 export interface AttachmentRef {
   attachment_id: string;
@@ -82,24 +82,53 @@ export interface ChannelSummary {
   members: PrincipalRef[];
 }
 
-/** One message of a channel's human presentation record (history page row or live event). */
+/** One message of a channel's human presentation record (a history row or a live event). */
 export interface TimelineMessage {
-  id: string;
-  channel_id: string;
-  author: { id?: string; name: string; kind?: PrincipalKind };
-  created_at: string;
+  messageId: string;
+  seq: number;
+  channelId: string;
+  author: { id: string; name: string; kind: PrincipalKind | 'unknown' };
+  createdAt: string;
+  subject: string | null;
+  replyTo: string | null;
+  /** The whole body, or a preview when `truncated` (read the rest with `message.read`). */
   body: string;
-  subject?: string | null;
+  truncated: boolean;
+  bodyBytes: number;
   attachments: AttachmentRef[];
-  revision?: number;
-  edited_at?: string | null;
-  deleted_at?: string | null;
+  revision: number;
+  editedAt: string | null;
+  receipts: { agent: string; state: InboxState }[];
+  receiptCount: number;
 }
 
+/** `channel.history`: newest first; `nextCursor` goes towards older messages. */
 export interface HistoryPage {
+  status: 'page';
+  channelId: string;
   messages: TimelineMessage[];
+  readMarks: { principal: string; lastReadSeq: number; updatedAt: string }[];
+  hasMore: boolean;
   nextCursor: string | null;
 }
+
+/** `channel.message` notification. */
+export interface ChannelMessageEvent {
+  channelId: string;
+  kind: string;
+  message: TimelineMessage;
+}
+
+export type MessageReadReply =
+  | {
+      status: 'body';
+      messageId: string;
+      revision: number;
+      bodyBytes: number;
+      part: { offset: number; text: string };
+      nextCursor: string | null;
+    }
+  | { status: 'state-changed'; messageId: string; revision: number };
 
 export interface SentReply {
   message_id: string;

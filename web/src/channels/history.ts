@@ -3,23 +3,17 @@
 
 import type { TimelineMessage } from '../wire.js';
 
-/** Messages sorted oldest-first by (created_at, id), one per id; a later copy (an edit) replaces an earlier one. */
+/** Messages sorted oldest-first by `seq`, one per id; a newer copy (an edit) replaces an older one. */
 export function mergeMessages(
   current: readonly TimelineMessage[],
   incoming: readonly TimelineMessage[],
 ): TimelineMessage[] {
   const byId = new Map<string, TimelineMessage>();
-  for (const message of current) byId.set(message.id, message);
-  for (const message of incoming) byId.set(message.id, message);
-  return [...byId.values()].sort((a, b) =>
-    a.created_at === b.created_at
-      ? a.id < b.id
-        ? -1
-        : a.id > b.id
-          ? 1
-          : 0
-      : a.created_at < b.created_at
-        ? -1
-        : 1,
-  );
+  for (const message of current) byId.set(message.messageId, message);
+  for (const message of incoming) {
+    const held = byId.get(message.messageId);
+    if (held && held.revision > message.revision) continue;
+    byId.set(message.messageId, message);
+  }
+  return [...byId.values()].sort((a, b) => a.seq - b.seq);
 }

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { formatBytes, isImage, mediaUrl } from '../media.js';
+import { readWholeMessage } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
-import type { ChannelSummary, HistoryPage, TimelineMessage } from '../wire.js';
+import type { ChannelMessageEvent, ChannelSummary, HistoryPage, TimelineMessage } from '../wire.js';
 import { Composer } from './composer.js';
 import { mergeMessages } from './history.js';
 
@@ -34,7 +35,7 @@ export function Timeline({ client, channel, title }: TimelineProps) {
   const loadNewest = useCallback(
     (first: boolean) => {
       client
-        .call<HistoryPage>('channel.history', { channel_id: channel.id })
+        .call<HistoryPage>('channel.history', { channelId: channel.id })
         .then((page) => {
           if (first || nearBottom()) scrollIntent.current = { kind: 'bottom' };
           setMessages((current) => mergeMessages(current, page.messages));
@@ -52,16 +53,20 @@ export function Timeline({ client, channel, title }: TimelineProps) {
 
   useEffect(() => {
     const dispose = client.subscribe({ channels: [channel.id] });
-    const off = client.on('channel.message', (params) => {
-      const event = params as { channel_id?: string; message?: TimelineMessage };
-      if (event.channel_id !== channel.id && event.message?.channel_id !== channel.id) return;
-      if (event.message?.id && typeof event.message.body === 'string') {
-        if (nearBottom()) scrollIntent.current = { kind: 'bottom' };
-        setMessages((current) => mergeMessages(current, [event.message as TimelineMessage]));
-      } else {
-        loadNewest(false);
-      }
+    const offMessage = client.on('channel.message', (params) => {
+      const event = params as ChannelMessageEvent;
+      if (event.channelId !== channel.id || !event.message) return;
+      if (nearBottom()) scrollIntent.current = { kind: 'bottom' };
+      setMessages((current) => mergeMessages(current, [event.message]));
     });
+    // Events overflowed while this socket was backed up: the host sends one resync notice instead.
+    const offResync = client.on('channel.resync', (params) => {
+      if ((params as { channelId?: string }).channelId === channel.id) loadNewest(false);
+    });
+    const off = () => {
+      offMessage();
+      offResync();
+    };
     return () => {
       off();
       dispose();
@@ -72,7 +77,7 @@ export function Timeline({ client, channel, title }: TimelineProps) {
     if (!olderCursor || loadingOlder) return;
     setLoadingOlder(true);
     client
-      .call<HistoryPage>('channel.history', { channel_id: channel.id, cursor: olderCursor })
+      .call<HistoryPage>('channel.history', { channelId: channel.id, cursor: olderCursor })
       .then((page) => {
         const el = scroller.current;
         if (el) scrollIntent.current = { kind: 'keep', fromBottom: el.scrollHeight - el.scrollTop };
@@ -126,7 +131,7 @@ export function Timeline({ client, channel, title }: TimelineProps) {
         {!loaded && !error && <p class="muted pad">Loading…</p>}
         {loaded && messages.length === 0 && <p class="muted pad">No messages yet.</p>}
         {messages.map((message) => (
-          <MessageItem key={message.id} message={message} />
+          <MessageItem key={message.messageId} message={message} client={client} />
         ))}
       </div>
       <Composer
@@ -139,23 +144,38 @@ export function Timeline({ client, channel, title }: TimelineProps) {
   );
 }
 
-function MessageItem({ message }: { message: TimelineMessage }) {
-  const time = new Date(message.created_at);
+function MessageItem({ message, client }: { message: TimelineMessage; client: RpcClient }) {
+  const time = new Date(message.createdAt);
+  const [whole, setWhole] = useState<string | null>(null);
+  const [expanding, setExpanding] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const expand = () => {
+    setExpanding(true);
+    readWholeMessage((method, params) => client.call(method, params), message.messageId)
+      .then((read) =>
+        read.status === 'body' ? setWhole(read.text) : setError('the message changed; reload to see it'),
+      )
+      .catch((err) => setError(describeError(err)))
+      .finally(() => setExpanding(false));
+  };
+  const body = whole ?? message.body;
   return (
-    <article class="message" data-message-id={message.id}>
+    <article class="message" data-message-id={message.messageId}>
       <header>
-        <span class={`author kind-${message.author.kind ?? 'unknown'}`}>{message.author.name}</span>
-        <time dateTime={message.created_at} title={message.created_at}>
-          {Number.isNaN(time.getTime()) ? message.created_at : time.toLocaleString()}
+        <span class={`author kind-${message.author.kind}`}>{message.author.name}</span>
+        <time dateTime={message.createdAt} title={message.createdAt}>
+          {Number.isNaN(time.getTime()) ? message.createdAt : time.toLocaleString()}
         </time>
-        {message.edited_at && <span class="muted small">(edited)</span>}
+        {message.editedAt && <span class="muted small">(edited)</span>}
       </header>
       {message.subject && <p class="subject">{message.subject}</p>}
-      {message.deleted_at ? (
-        <p class="muted">(deleted)</p>
-      ) : (
-        message.body && <p class="body">{message.body}</p>
+      {body && <p class="body">{body}</p>}
+      {message.truncated && whole === null && (
+        <button type="button" class="button ghost" onClick={expand} disabled={expanding}>
+          {expanding ? 'Reading…' : `Show the whole message (${formatBytes(message.bodyBytes)})`}
+        </button>
       )}
+      {error && <p class="error">{error}</p>}
       {message.attachments.length > 0 && (
         <ul class="attachments">
           {message.attachments.map((a) => (
@@ -172,6 +192,13 @@ function MessageItem({ message }: { message: TimelineMessage }) {
             </li>
           ))}
         </ul>
+      )}
+      {message.receipts.length > 0 && (
+        <p class="receipts muted small">
+          {message.receipts.map((r) => `${r.agent}: ${r.state}`).join(' · ')}
+          {message.receiptCount > message.receipts.length &&
+            ` · +${message.receiptCount - message.receipts.length}`}
+        </p>
       )}
     </article>
   );

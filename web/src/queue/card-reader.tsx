@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../media.js';
+import { readWholeCard, type WholeText } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
-import { type CardText, readWholeCard } from './read-card.js';
 
 interface CardReaderProps {
   client: RpcClient;
@@ -14,7 +14,7 @@ interface CardReaderProps {
   onAction: (method: string, params: Record<string, unknown>) => Promise<boolean>;
 }
 
-const GONE_TEXT: Record<Exclude<CardText['status'], 'body'>, string> = {
+const GONE_TEXT: Record<Exclude<WholeText['status'], 'body'>, string> = {
   gone: 'This message is no longer in the queue.',
   'handed-off': 'The agent has already taken this message.',
   'state-changed': 'This message changed while it was being read. Close and open it again.',
@@ -23,7 +23,7 @@ const GONE_TEXT: Record<Exclude<CardText['status'], 'body'>, string> = {
 /** The full text of one card, read in parts, with edit / withdraw / resume. A modal dialog. */
 export function CardReader({ client, agent, messageId, returned, onClose, onAction }: CardReaderProps) {
   const dialog = useRef<HTMLDialogElement>(null);
-  const [card, setCard] = useState<CardText | null>(null);
+  const [card, setCard] = useState<WholeText | null>(null);
   const [progress, setProgress] = useState({ units: 0, parts: 0 });
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
