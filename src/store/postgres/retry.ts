@@ -1,7 +1,13 @@
-/** SQLSTATEs after which re-running the whole transaction is safe and likely to succeed. */
-const TRANSIENT = new Set(['40001', '40P01']);
+/**
+ * SQLSTATEs after which re-running the whole transaction is safe and likely to succeed:
+ * serialization_failure and deadlock_detected, and unique_violation — host code checks before it
+ * inserts (a channel name, a DM pair, a principal), and under READ COMMITTED two hosts can both
+ * pass the check; the loser's re-run sees the winner's committed row and takes the path the host
+ * wrote for it (reuse the DM, report the conflict), exactly as SQLite's serialised writers would.
+ */
+const TRANSIENT = new Set(['40001', '40P01', '23505']);
 
-/** serialization_failure or deadlock_detected: the database rolled the transaction back for us. */
+/** A conflict with a concurrent transaction that the database rolled back for us. */
 export function isTransientConflict(err: unknown): boolean {
   return typeof err === 'object' && err !== null && TRANSIENT.has(String((err as { code?: unknown }).code));
 }
