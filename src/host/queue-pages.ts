@@ -303,23 +303,26 @@ export async function readQueuePage(
         ? []
         : await loadCards(db, { ...base, atPosition: anchorPosition, newestFirst: false, limit: 1 });
     if (!anchor) return stale('anchor-gone');
-    const beforeCount = Math.floor((size - 1) / 2);
+    // Centre the anchor, but fill the page from the other side near either end of the queue.
     const earlier = await loadCards(db, {
       ...base,
       beforePosition: anchor.position,
       newestFirst: true,
-      limit: beforeCount + 1,
+      limit: size,
     });
     const later = await loadCards(db, {
       ...base,
       afterPosition: anchor.position,
       newestFirst: false,
-      limit: size - beforeCount,
+      limit: size,
     });
+    const half = Math.floor((size - 1) / 2);
+    const beforeCount = Math.min(earlier.length, Math.max(half, size - 1 - later.length));
+    const afterCount = Math.min(later.length, size - 1 - beforeCount);
     window.before = earlier.slice(0, beforeCount).reverse();
     window.beforeMore = earlier.length > beforeCount;
-    window.after = [anchor, ...later.slice(0, size - beforeCount - 1)];
-    window.afterMore = later.length > size - beforeCount - 1;
+    window.after = [anchor, ...later.slice(0, afterCount)];
+    window.afterMore = later.length > afterCount;
     window.mode = 'around';
   } else {
     const rows = await loadCards(db, { ...base, newestFirst: false, limit: size + 1 });
