@@ -1,6 +1,7 @@
 import { openSync, writeSync } from 'node:fs';
-import { archiveMessages, listInbox } from '../src/host/inbox.js';
+import { isSluiceError } from '../src/core/errors.js';
 import { openHost } from '../src/host/home.js';
+import { archiveMessages, listInbox } from '../src/host/inbox.js';
 import { sendMessage } from '../src/host/messages.js';
 import { resolvePrincipal } from '../src/host/principals.js';
 import { channelRead } from '../src/host/reads.js';
@@ -10,7 +11,14 @@ import { beginTurn, endTurn } from '../src/host/turns.js';
 // one home, appending to an operation log *before* each risky step (intent) and *after* each
 // acknowledged one. The parent SIGKILLs it at a random moment and checks the store against the log.
 
-const [home, logPath, seedText] = process.argv.slice(2) as [string, string, string];
+const [home, logPath, seedText, agentName, agentCountText] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const agentCount = Number(agentCountText);
 let seed = Number(seedText) >>> 0 || 1;
 function rand(n: number): number {
   seed = (seed * 1664525 + 1013904223) >>> 0;
@@ -29,15 +37,27 @@ function body(): string {
 
 const ctx = await openHost({ home });
 const owner = await resolvePrincipal(ctx, 'owner');
-const bot = await resolvePrincipal(ctx, 'bot');
+// Each worker owns the turns of one agent (as a driver would); sends go to any agent.
+const bot = await resolvePrincipal(ctx, agentName);
 process.stdout.write('ready\n');
 
 let turnId: string | undefined;
 for (;;) {
-  const op = rand(10);
+  try {
+    await step(rand(10));
+  } catch (err) {
+    // Refusals are part of the workload (another worker abandoned our turn, archived our pick…).
+    if (!isSluiceError(err)) throw err;
+    note(`refused ${err.code}`);
+    if (err.code === 'conflict') turnId = undefined;
+  }
+}
+
+async function step(op: number): Promise<void> {
   if (op < 4) {
-    const sent = await sendMessage(ctx, owner, { to: 'bot', body: body() });
-    note(`sent ${sent.message_id}`);
+    const to = `bot${rand(agentCount)}`;
+    const sent = await sendMessage(ctx, owner, { to, body: body() });
+    note(`sent ${sent.message_id} ${to}`);
   } else if (op < 5) {
     if (turnId) {
       const ok = rand(3) > 0;

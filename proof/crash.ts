@@ -8,7 +8,13 @@ const kills = Number(process.argv[2] ?? 300);
 const home = mkdtempSync(join(tmpdir(), 'sluice-crash-'));
 const started = Date.now();
 try {
-  const report = await runCrashCampaign({ home, kills, workers: 2, maxRunMs: 600, seed: Date.now() % 100_000 });
+  const report = await runCrashCampaign({
+    home,
+    kills,
+    workers: 2,
+    maxRunMs: 600,
+    seed: Date.now() % 100_000,
+  });
   process.stdout.write(
     `crash campaign: ${report.kills} kills, ${report.operations} logged operations, ${report.sent} acknowledged sends, ` +
       `${report.handled} handled, ${report.returned} returned, ${report.archived} archived, ` +
