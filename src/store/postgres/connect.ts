@@ -1,4 +1,4 @@
-import { Kysely, Migrator, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { SluiceError } from '../../core/errors.js';
 import type { Database } from '../schema.js';
@@ -25,6 +25,8 @@ export const DEFAULT_POOL_SIZE = 10;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** First key of the two-key advisory lock that serialises migrations (the second is the schema). */
 const MIGRATION_LOCK_CLASS = 0x51c3;
+/** First key of the transaction-scoped advisory lock every write transaction takes. */
+const WRITE_LOCK_CLASS = 0x51c4;
 
 export interface PostgresSettings {
   /** The URL without Sluice's own query parameters, for `pg`. */
@@ -150,10 +152,22 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     blobs: createDatabaseBlobStore(db),
     searchIndex: postgresSearchIndex,
     transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
-      // READ COMMITTED plus the row locks the ops take (allocatePosition's UPDATE … RETURNING,
-      // findInboxEntry's FOR UPDATE) serialise writers per agent; deadlocks between them are
-      // rolled back by the server and simply run again.
-      return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
+      // Write transactions take one advisory lock per schema before anything else, so they commit
+      // one at a time, as SQLite's single writer does. This is what keeps the event log honest:
+      // live feeds read "events after seq N", and with concurrent writers a lower seq could commit
+      // after a higher one had been read and be skipped for ever. Reads never take the lock.
+      // Inside, READ COMMITTED with the row locks the ops take (allocatePosition's UPDATE …
+      // RETURNING, findInboxEntry's FOR UPDATE) stays correct even without it; transient conflicts
+      // (deadlocks, serialization failures, lost check-then-insert races) run again with backoff.
+      return retryTransient(() =>
+        db
+          .transaction()
+          .setIsolationLevel('read committed')
+          .execute(async (trx) => {
+            await sql`select pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, hashtext(${schema}))`.execute(trx);
+            return fn(trx);
+          }),
+      );
     },
     watchChanges: (onChange) => listener.watchChanges(onChange),
     async close() {

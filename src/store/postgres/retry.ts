@@ -1,11 +1,9 @@
 /**
  * SQLSTATEs after which re-running the whole transaction is safe and likely to succeed:
- * serialization_failure and deadlock_detected, and unique_violation — host code checks before it
- * inserts (a channel name, a DM pair, a principal), and under READ COMMITTED two hosts can both
- * pass the check; the loser's re-run sees the winner's committed row and takes the path the host
- * wrote for it (reuse the DM, report the conflict), exactly as SQLite's serialised writers would.
+ * serialization_failure and deadlock_detected. Nothing else is retried: a constraint violation or
+ * a user error would fail the same way again.
  */
-const TRANSIENT = new Set(['40001', '40P01', '23505']);
+const TRANSIENT = new Set(['40001', '40P01']);
 
 /** A conflict with a concurrent transaction that the database rolled back for us. */
 export function isTransientConflict(err: unknown): boolean {
