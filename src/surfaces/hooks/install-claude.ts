@@ -12,12 +12,12 @@ import {
   type SluiceLauncher,
   shellCommand,
 } from './install-files.js';
-import { mergeSluiceHooks, type StoreLocation } from './install-hook-entries.js';
+import { type HookDeliveryMode, mergeSluiceHooks, type StoreLocation } from './install-hook-entries.js';
 
 /** Where to install for Claude Code: one project, or the user's own settings. */
 export type ClaudeScope = { project: string } | { user: { configDir: string; globalConfig: string } };
 
-export interface ClaudeInstallOptions {
+export interface ClaudeInstallOptions extends HookDeliveryMode {
   agent: string;
   scope: ClaudeScope;
   store: StoreLocation;
@@ -85,7 +85,7 @@ export function planClaudeInstall(options: ClaudeInstallOptions): InstallPlan {
   const changes: FileChange[] = [];
 
   const settings = jsonChange(settingsPath, (obj) => {
-    mergeSluiceHooks(obj, launcher, 'claude', agent, store, settingsPath, { timeout: 10 });
+    mergeSluiceHooks(obj, launcher, 'claude', agent, store, settingsPath, { timeout: 10 }, options);
     const permissions = objectAt(obj, 'permissions', settingsPath);
     addedRules = addMissing(arrayAt(permissions, 'allow', `${settingsPath} permissions`), allowRules);
     if ('project' in scope) addMissing(arrayAt(obj, 'enabledMcpjsonServers', settingsPath), ['sluice']);

@@ -9,9 +9,9 @@ import {
   readTextIfExists,
   type SluiceLauncher,
 } from './install-files.js';
-import { mergeSluiceHooks, type StoreLocation } from './install-hook-entries.js';
+import { type HookDeliveryMode, mergeSluiceHooks, type StoreLocation } from './install-hook-entries.js';
 
-export interface CodexInstallOptions {
+export interface CodexInstallOptions extends HookDeliveryMode {
   agent: string;
   /** The folder holding config.toml and hooks.json: `$CODEX_HOME`, `~/.codex`, or `<project>/.codex`. */
   codexDir: string;
@@ -94,7 +94,7 @@ export function planCodexInstall(options: CodexInstallOptions): InstallPlan {
   const hooksBefore = readTextIfExists(hooksPath);
   const hooksObj = parseJsonObject(hooksBefore, hooksPath);
   const snapshot = JSON.stringify(hooksObj);
-  mergeSluiceHooks(hooksObj, launcher, 'codex', agent, store, hooksPath);
+  mergeSluiceHooks(hooksObj, launcher, 'codex', agent, store, hooksPath, {}, options);
   if (JSON.stringify(hooksObj) !== snapshot || hooksBefore === null) {
     const hooks = changeFor(hooksPath, hooksBefore, jsonText(hooksObj));
     if (hooks) changes.push(hooks);

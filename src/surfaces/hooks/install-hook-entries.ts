@@ -10,6 +10,11 @@ export interface StoreLocation {
   db: string | undefined;
 }
 
+/** What the installed hooks deliver: bodies (the default) or only the short metadata notice. */
+export interface HookDeliveryMode {
+  metadata?: boolean | undefined;
+}
+
 /** `node /abs/bin/sluice.js hook <client> <event> --as AGENT --home DIR [--db URL]`, shell-quoted. */
 export function hookCommand(
   launcher: SluiceLauncher,
@@ -17,9 +22,11 @@ export function hookCommand(
   event: HookEventArg,
   agent: string,
   store: StoreLocation,
+  mode: HookDeliveryMode = {},
 ): string {
   const words = [launcher.node, launcher.bin, 'hook', client, event, '--as', agent, '--home', store.home];
   if (store.db !== undefined) words.push('--db', store.db);
+  if (mode.metadata) words.push('--metadata');
   return shellCommand(words);
 }
 
@@ -73,13 +80,14 @@ export function mergeSluiceHooks(
   store: StoreLocation,
   path: string,
   extra: JsonObject = {},
+  mode: HookDeliveryMode = {},
 ): void {
   const hooks = objectAt(settings, 'hooks', path);
   for (const event of INSTALLED_EVENTS) {
     mergeHookEntry(
       hooks,
       HOOK_EVENT_NAMES[event],
-      hookCommand(launcher, client, event, agent, store),
+      hookCommand(launcher, client, event, agent, store, mode),
       extra,
       path,
     );

@@ -18,6 +18,7 @@ interface InstallOptions {
   project?: string;
   user?: boolean;
   dryRun?: boolean;
+  metadata?: boolean;
 }
 
 export function registerHooksCommands(program: Command): void {
@@ -30,6 +31,7 @@ export function registerHooksCommands(program: Command): void {
     .option('--project <dir>', 'install into this project (Claude default: the current directory)')
     .option('--user', 'install into your user settings (Codex default)')
     .option('--dry-run', 'print the changes and write nothing')
+    .option('--metadata', 'hooks deliver only the short metadata notice, not bodies')
     .action(
       action(async ({ host, global }, client: string, opts: InstallOptions) => {
         if (client !== 'claude' && client !== 'codex') {
@@ -49,6 +51,7 @@ export function registerHooksCommands(program: Command): void {
                 agent: agent.name,
                 store,
                 launcher,
+                metadata: opts.metadata,
                 scope: opts.user
                   ? { user: claudeUserPaths(process.env, homedir()) }
                   : { project: resolve(opts.project ?? '.') },
@@ -57,6 +60,7 @@ export function registerHooksCommands(program: Command): void {
                 agent: agent.name,
                 store,
                 launcher,
+                metadata: opts.metadata,
                 codexDir:
                   opts.project !== undefined
                     ? resolve(opts.project, '.codex')
