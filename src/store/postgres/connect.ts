@@ -97,21 +97,29 @@ function unreachable(settings: PostgresSettings, err: unknown): SluiceError {
  * Runs the migrations under a session advisory lock held on a connection of its own (outside the
  * pool, so a pool of one still has a connection for the Migrator). Kysely's own lock is a table,
  * which concurrent first starts race to create; the advisory lock makes hosts take turns, and
- * every host after the first finds the schema current.
+ * every host after the first finds the schema current. Returns the schema migrated.
  */
 async function migrate(
   db: Kysely<Database>,
   config: pg.ClientConfig,
-  schema: string | undefined,
-): Promise<void> {
-  const lock = new pg.Client({ ...config, options: undefined });
+  wanted: string | undefined,
+): Promise<string> {
+  const lock = new pg.Client(config);
   lock.on('error', () => undefined);
   await lock.connect();
   try {
-    await lock.query('select pg_advisory_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schema ?? '']);
-    if (schema !== undefined) await lock.query(`create schema if not exists "${schema}"`);
-    const { error } = await new Migrator({ db, provider: postgresMigrations }).migrateToLatest();
+    await lock.query('select pg_advisory_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, wanted ?? '']);
+    if (wanted !== undefined) await lock.query(`create schema if not exists "${wanted}"`);
+    const current = await lock.query<{ schema: string | null }>('select current_schema() as schema');
+    const schema = current.rows[0]?.schema;
+    if (!schema)
+      throw new SluiceError('unavailable', 'no schema on the search_path exists: name one with ?schema=');
+    // Named explicitly: Kysely looks for its migration tables across every schema it can see,
+    // and would find another schema's on a shared database.
+    const migrator = new Migrator({ db, provider: postgresMigrations, migrationTableSchema: schema });
+    const { error } = await migrator.migrateToLatest();
     if (error) throw error;
+    return schema;
   } finally {
     await lock.end().catch(() => undefined);
   }
