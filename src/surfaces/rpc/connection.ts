@@ -76,6 +76,16 @@ export class RpcConnection {
     return this.#session.principal;
   }
 
+  /** Bytes the socket holds unsent (what backpressure is judged on). */
+  get bufferedAmount(): number {
+    return this.#socket.bufferedAmount;
+  }
+
+  /** Requests received and not yet answered. */
+  get pendingRequests(): number {
+    return this.#queued;
+  }
+
   /** Queues a text frame; replies go out in request order. */
   receive(text: string): void {
     if (this.#closed) return;
