@@ -5,6 +5,8 @@ import { QueuePanel } from './queue/queue-panel.js';
 import { describeError, type RpcClient } from './rpc.js';
 import type { ChannelSummary, Hello, PrincipalRef } from './wire.js';
 
+const CHANNEL_LIST_REFRESH_MS = 30_000;
+
 export interface AppProps {
   client: RpcClient;
   hello: Hello;
@@ -42,6 +44,17 @@ export function App({ client, hello }: AppProps) {
   }, [client]);
   useEffect(loadChannels, [loadChannels]);
   useOnReconnect(client, loadChannels);
+  // The host has no notification for "you joined a channel": look again when the page comes back
+  // into view, and now and then while it is open.
+  useEffect(() => {
+    const onVisible = () => document.visibilityState === 'visible' && loadChannels();
+    document.addEventListener('visibilitychange', onVisible);
+    const timer = setInterval(loadChannels, CHANNEL_LIST_REFRESH_MS);
+    return () => {
+      document.removeEventListener('visibilitychange', onVisible);
+      clearInterval(timer);
+    };
+  }, [loadChannels]);
 
   const agents = useMemo(() => agentsOf(channels ?? [], me), [channels, me]);
   const selectedChannel =

@@ -9,7 +9,8 @@ export async function uploadMedia(file: File): Promise<AttachmentRef> {
     credentials: 'same-origin',
     headers: {
       'content-type': 'application/octet-stream',
-      'x-filename': headerSafeName(file.name || 'pasted'),
+      // Headers are Latin-1: the host percent-decodes X-Filename, so any name survives.
+      'x-filename': encodeURIComponent(file.name || 'pasted'),
     },
     body: file,
   });
@@ -26,11 +27,6 @@ export async function uploadMedia(file: File): Promise<AttachmentRef> {
     );
   }
   return (await response.json()) as AttachmentRef;
-}
-
-// Header values must be printable ASCII here; other names go percent-encoded (the host may decode them).
-function headerSafeName(name: string): string {
-  return /^[\x20-\x7e]*$/.test(name) ? name : encodeURIComponent(name);
 }
 
 export function mediaUrl(attachmentId: string): string {

@@ -1,0 +1,358 @@
+// The web page in a real browser against a real `sluice serve`: Debian's Chromium driven by
+// playwright-core (never a downloaded browser), a temp home seeded through the CLI, and writes made
+// from other processes (the CLI, and the host API in this test process) reaching the page live.
+// Screenshots land in test-artifacts/web/ for a person to look at.
+
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostContext } from '../../src/host/context.js';
+import { openHost } from '../../src/host/home.js';
+import { resolveAgent } from '../../src/host/principals.js';
+import { channelRead } from '../../src/host/reads.js';
+import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(REPO_ROOT, 'test-artifacts/web');
+const WEB = join(REPO_ROOT, 'web');
+
+/** Playwright-core has no auto-waiting assertions; poll the page instead. */
+const POLL = { timeout: 10_000, interval: 50 };
+
+const VIEWPORTS = [
+  { name: 'desktop', width: 1280, height: 800, isMobile: false },
+  { name: 'phone', width: 390, height: 844, isMobile: true },
+] as const;
+
+/** Newest modification time under a path (files only). */
+function newestMtime(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((entry) => newestMtime(join(path, entry))));
+}
+
+/** Builds web/dist when it is missing or older than its sources. */
+function ensurePageBuilt(): void {
+  const built = join(WEB, 'dist/index.html');
+  const sources = Math.max(
+    newestMtime(join(WEB, 'src')),
+    newestMtime(join(WEB, 'index.html')),
+    newestMtime(join(WEB, 'vite.config.ts')),
+  );
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  const vite = join(REPO_ROOT, 'node_modules/vite/bin/vite.js');
+  const result = spawnSync(
+    process.execPath,
+    [vite, 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    },
+  );
+  if (result.status !== 0) throw new Error(`vite build failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+interface Served {
+  process: ChildProcess;
+  origin: string;
+  loginLink: string;
+  stderr: () => string;
+}
+
+/** Starts `sluice serve --port 0` and waits for the line with the login link. */
+function startServe(home: string): Promise<Served> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
+      env: { ...process.env, SLUICE_HOME: home, SLUICE_AS: '', SLUICE_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(
+      () => reject(new Error(`serve did not print a login link:\n${out}\n${err}`)),
+      20_000,
+    );
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString('utf8');
+    });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      const link = /Login link: (\S+)/.exec(out)?.[1];
+      if (link) {
+        clearTimeout(timer);
+        resolve({ process: child, origin: new URL(link).origin, loginLink: link, stderr: () => err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${out}\n${err}`));
+    });
+  });
+}
+
+async function cli(home: string, args: string[], input?: string): Promise<string> {
+  const result = await runCli(args, { home, ...(input !== undefined ? { input } : {}) });
+  if (result.code !== 0)
+    throw new Error(`sluice ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+/** A failed turn that carried the agent's pending messages: they come back as returned cards. */
+async function failTurnOver(ctx: HostContext, agentName: string): Promise<void> {
+  const agent = await resolveAgent(ctx, agentName);
+  const turn = await beginTurn(ctx, agent);
+  await channelRead(ctx, agent, { unread: true, limit: 20 });
+  await endTurn(ctx, agent, turn.id, {
+    ok: false,
+    kind: 'model_error',
+    reason: 'the model server answered 529',
+  });
+}
+
+/** Every visible interactive element smaller than 44×44 px (phone touch targets). */
+async function smallTouchTargets(page: Page): Promise<string[]> {
+  const small: string[] = [];
+  const controls = page.locator('button:visible, a[href]:visible, select:visible, textarea:visible');
+  for (const control of await controls.all()) {
+    const box = await control.boundingBox();
+    if (box && (box.height < 43.5 || box.width < 43.5)) {
+      const label = ((await control.textContent()) ?? '').trim().slice(0, 30);
+      small.push(`${label || (await control.evaluate((el) => el.tagName))} ${box.width}x${box.height}`);
+    }
+  }
+  return small;
+}
+
+/** A 160×90 PNG like a small screenshot: a blue field with a white block. */
+async function screenshotPng(): Promise<Buffer> {
+  const block = await sharp({ create: { width: 60, height: 50, channels: 3, background: '#ffffff' } })
+    .png()
+    .toBuffer();
+  return sharp({ create: { width: 160, height: 90, channels: 3, background: '#2557d6' } })
+    .composite([{ input: block, left: 20, top: 20 }])
+    .png()
+    .toBuffer();
+}
+
+/**
+ * The page-side constructors the paste needs. The root tsconfig has no DOM library (this file runs
+ * under Node), so the in-page code names only what it uses.
+ */
+interface PageGlobals {
+  atob(text: string): string;
+  File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
+  DataTransfer: new () => { items: { add(file: unknown): void } };
+  ClipboardEvent: new (type: string, init: Record<string, unknown>) => unknown;
+}
+
+let home: string;
+let served: Served;
+let browser: Browser;
+let hostCtx: HostContext;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
+    throw new Error('run npm run build first');
+  ensurePageBuilt();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  home = mkdtempSync(join(tmpdir(), 'sluice-web-'));
+  await cli(home, ['init']);
+  for (const view of VIEWPORTS) {
+    await cli(home, ['agent', 'add', `helper-${view.name}`]);
+    await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
+    await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `helper-${view.name}`]);
+    await cli(home, ['channel', 'create', `ops-${view.name}`, '--members', `worker-${view.name}`]);
+    await cli(home, [
+      'message',
+      'send',
+      `#team-${view.name}`,
+      '-m',
+      `Welcome to team-${view.name}. 👋 CJK 中文 and "quotes"`,
+    ]);
+  }
+  served = await startServe(home);
+  hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await hostCtx?.store.close();
+  if (served?.process.exitCode === null) {
+    served.process.kill('SIGTERM');
+    await new Promise((r) => served.process.once('exit', r));
+  }
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+describe('before logging in', () => {
+  it('the page tells a visitor without a session to open the login link', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(served.origin);
+    await page.getByText('You are not signed in').waitFor();
+    await context.close();
+  });
+});
+
+describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (view) => {
+  const helper = `helper-${view.name}`;
+  const worker = `worker-${view.name}`;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+  const shot = (name: string) =>
+    page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`), fullPage: false });
+
+  /** Goes to the list (phones show it instead of the detail pane), then follows a link in it. */
+  async function openFromList(linkName: string): Promise<void> {
+    if (view.isMobile) await page.goto(`${served.origin}/#/`);
+    await page.getByRole('navigation').getByRole('link', { name: linkName, exact: true }).click();
+  }
+
+  beforeAll(async () => {
+    context = await browser.newContext({
+      viewport: { width: view.width, height: view.height },
+      isMobile: view.isMobile,
+      hasTouch: view.isMobile,
+      deviceScaleFactor: 1,
+    });
+    page = await context.newPage();
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('logs in through the printed link and lists the channels and agent queues', async () => {
+    await page.goto(served.loginLink);
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(page.url()).not.toContain('token=');
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === 'sluice_session')).toMatchObject({ httpOnly: true });
+    const nav = page.getByRole('navigation');
+    await nav.getByRole('link', { name: `#team-${view.name}` }).waitFor();
+    await nav.getByRole('link', { name: helper, exact: true }).waitFor();
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toMatch(/live/);
+    await shot('1-home');
+    if (view.isMobile) expect(await smallTouchTargets(page)).toEqual([]);
+  });
+
+  it('sends a message with a pasted screenshot and shows the image from /media', async () => {
+    await openFromList(`#team-${view.name}`);
+    await page.getByText(`Welcome to team-${view.name}.`).waitFor();
+    const composer = page.getByRole('textbox', { name: `Message #team-${view.name}` });
+    await composer.fill(`Here is the screenshot (${view.name})`);
+    // Paste an image the way a browser does for a screenshot: a ClipboardEvent carrying a File.
+    const png = (await screenshotPng()).toString('base64');
+    await composer.evaluate((textarea, base64) => {
+      const g = globalThis as unknown as PageGlobals;
+      const bytes = Uint8Array.from(g.atob(base64), (c) => c.charCodeAt(0));
+      const data = new g.DataTransfer();
+      data.items.add(new g.File([bytes], 'screenshot.png', { type: 'image/png' }));
+      textarea.dispatchEvent(
+        new g.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }) as Event,
+      );
+    }, png);
+    const pending = page.getByRole('list', { name: 'Attachments to send' });
+    await pending.getByText('screenshot.png').waitFor();
+    await expect.poll(() => pending.getByText('uploading…').count(), POLL).toBe(0);
+    await shot('2-composer-with-paste');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const sent = page.locator('article.message', { hasText: `Here is the screenshot (${view.name})` });
+    const image = sent.getByRole('img', { name: 'screenshot.png' });
+    await image.waitFor();
+    await expect
+      .poll(() => image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), POLL)
+      .toBe(160);
+    expect(await image.getAttribute('src')).toMatch(/^\/media\/.+/);
+    await shot('3-timeline-with-image');
+    // The agent got it with the attachment, as the CLI shows.
+    const inbox = JSON.parse(await cli(home, ['message', 'ls', '--as', helper, '--json'])) as {
+      attachments: { name: string; mime: string }[];
+    }[];
+    expect(inbox.at(-1)?.attachments).toEqual([
+      expect.objectContaining({ name: 'screenshot.png', mime: 'image/png' }),
+    ]);
+  });
+
+  it('updates the queue summary and cards live when the CLI sends from another process', async () => {
+    await openFromList(helper);
+    const total = page.getByTestId('queue-total');
+    await expect.poll(() => total.textContent(), POLL).toBe('2');
+    await expect.poll(() => page.locator('.card').count(), POLL).toBe(2);
+    await page.evaluate(() => {
+      (globalThis as { notReloaded?: boolean }).notReloaded = true;
+    });
+    await cli(home, ['message', 'send', helper, '-m', `Live from the CLI (${view.name})`]);
+    await expect.poll(() => total.textContent(), POLL).toBe('3');
+    await page.locator('.card', { hasText: `Live from the CLI (${view.name})` }).waitFor();
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await shot('4-queue-live');
+    if (view.isMobile) expect(await smallTouchTargets(page)).toEqual([]);
+  });
+
+  it('opens a 600 KB card and shows its full text, read in parts', async () => {
+    const body = `BEGIN ${view.name} ${'Долгий текст 😀 "quoted" \\ line\n'.repeat(16_000)} END`;
+    expect(Buffer.byteLength(body)).toBeGreaterThan(600_000);
+    await cli(home, ['message', 'send', helper, '-m', '-'], body);
+    const card = page.locator('.card', { hasText: `BEGIN ${view.name}` });
+    await card.waitFor();
+    await card.click();
+    const dialog = page.getByRole('dialog');
+    const text = dialog.getByTestId('reader-body');
+    await text.waitFor({ timeout: 20_000 });
+    expect(await text.evaluate((el) => el.textContent)).toBe(body);
+    await expect
+      .poll(() => dialog.getByTestId('reader-info').textContent(), POLL)
+      .toMatch(/read in [2-9] parts/);
+    await shot('5-large-card');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it('shows a banner for a blocking returned card, and Resume clears it', async () => {
+    await cli(home, ['message', 'send', worker, '-m', `Please summarise the report (${view.name})`]);
+    await failTurnOver(hostCtx, worker);
+    await openFromList(worker);
+    const banner = page.getByTestId('blocking-banner');
+    await banner.waitFor();
+    await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(1);
+    await shot('6-blocking-banner');
+    if (view.isMobile) expect(await smallTouchTargets(page)).toEqual([]);
+    await banner.getByRole('button', { name: 'Resume' }).click();
+    await banner.waitFor({ state: 'hidden' });
+    await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(0);
+    const summary = JSON.parse(await cli(home, ['queue', 'summary', worker])) as {
+      blockingReturnedMessageId: string | null;
+    };
+    expect(summary.blockingReturnedMessageId).toBeNull();
+    await shot('7-resumed');
+  });
+
+  it('logged no errors in the page', () => {
+    expect(problems).toEqual([]);
+  });
+});
