@@ -66,7 +66,7 @@ function cover(m: Model, id: string, offset: number, end: number, total: number)
   if (!m.turn) return;
   const revision = byId(m, id).revision;
   const prior = m.turn.coverage.get(id);
-  if (prior && prior.complete && prior.revision === revision) return;
+  if (prior?.complete && prior.revision === revision) return;
   if (offset === 0 || (prior && prior.revision === revision && prior.prefix === offset)) {
     m.turn.coverage.set(id, { revision, prefix: end, complete: end >= total });
   }
@@ -238,7 +238,7 @@ class EndTurn extends Step {
     const consumed = m.messages
       .filter((x) => {
         const c = turn.coverage.get(x.id);
-        return x.pending && c !== undefined && c.complete && c.revision === x.revision;
+        return x.pending && c?.complete && c.revision === x.revision;
       })
       .map((x) => x.id);
     expect([...(this.ok ? settled.handled : settled.returned)].sort()).toEqual([...consumed].sort());

@@ -4,7 +4,7 @@ import { createChannel, removeMember } from '../../src/host/channels.js';
 import { editMessage, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { openTestHost, type TestHost } from '../support/host.js';
-import { connectInMemory, type ToolCaller } from './support.js';
+import { connectInMemory, type ToolCaller, type ToolText } from './support.js';
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
@@ -34,7 +34,7 @@ describe('cursor refusals (I6)', () => {
     await t.close();
   });
 
-  const code = (r: { json: any }) => r.json.error?.code;
+  const code = (r: ToolText): string | undefined => r.json.error?.code;
 
   it('a page cursor replayed by another agent is refused', async () => {
     const page = await bot.call('channel_read', { channel_id: channel, limit: 2 });

@@ -42,16 +42,23 @@ describe('sluice mcp over stdio (a real child process)', () => {
 
   it('walks the inbox in budgeted pages, each message exactly once and in order', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 80; i++) ids.push((await sendMessage(t.ctx, alice, { to: '#general', body: `${i} ${'é😀'.repeat(200 + i * 7)}` })).message_id);
+    for (let i = 0; i < 80; i++)
+      ids.push(
+        (await sendMessage(t.ctx, alice, { to: '#general', body: `${i} ${'é😀'.repeat(200 + i * 7)}` }))
+          .message_id,
+      );
     const pages = await walkPages(mcp, { limit: 100 });
     expect(pages.length).toBeGreaterThan(2);
     for (const page of pages) expect(page.text.length).toBeLessThanOrEqual(12_000);
-    expect(pages.flatMap((p) => p.json.messages.map((m: { message_id: string }) => m.message_id))).toEqual(ids);
+    expect(pages.flatMap((p) => p.json.messages.map((m: { message_id: string }) => m.message_id))).toEqual(
+      ids,
+    );
     await mcp.call('message_archive', { message_ids: ids });
   });
 
   it('an oversized message yields readContent and fragments that rejoin to its projection', async () => {
-    const big = (await sendMessage(t.ctx, alice, { to: '#general', body: `${'\u0000中😀"'.repeat(30_000)}` })).message_id;
+    const big = (await sendMessage(t.ctx, alice, { to: '#general', body: `${'\u0000中😀"'.repeat(30_000)}` }))
+      .message_id;
     const page = await mcp.call('channel_read');
     expect(page.json.readContent).toEqual({ channel_id: general, message_id: big });
     const { joined, results } = await readAllFragments(mcp, big);
@@ -63,7 +70,8 @@ describe('sluice mcp over stdio (a real child process)', () => {
 
   it('a page that omits messages leaves them pending across processes', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push((await sendMessage(t.ctx, alice, { to: '#general', body: 'p'.repeat(2_000) })).message_id);
+    for (let i = 0; i < 20; i++)
+      ids.push((await sendMessage(t.ctx, alice, { to: '#general', body: 'p'.repeat(2_000) })).message_id);
     const turn = await beginTurn(t.ctx, bot);
     const page = await mcp.call('channel_read', { limit: 20 });
     const got: string[] = page.json.messages.map((m: { message_id: string }) => m.message_id);

@@ -12,7 +12,13 @@ export interface ToolText {
   isError: boolean;
   /** Number of content blocks of each type. */
   blocks: string[];
+  // biome-ignore lint/suspicious/noExplicitAny: tests assert on the fields of every result shape.
   json: any;
+}
+
+/** Ids of the messages a page returned, in order. */
+export function messageIds(page: ToolText): string[] {
+  return (page.json.messages ?? []).map((m: { message_id: string }) => m.message_id);
 }
 
 /** Anything that can call a tool: an in-memory or a stdio MCP client. */
@@ -23,15 +29,20 @@ export interface ToolCaller {
 }
 
 /** Reduces an MCP result to its one text block (and checks there is exactly one). */
-export function toolText(result: any): ToolText {
-  const content = (result.content ?? []) as { type: string; text?: string }[];
+export function toolText(result: unknown): ToolText {
+  const r = result as {
+    content?: { type: string; text?: string }[];
+    isError?: boolean;
+    structuredContent?: unknown;
+  };
+  const content = r.content ?? [];
   const texts = content.filter((c) => c.type === 'text');
   expect(texts).toHaveLength(1);
-  expect(result.structuredContent).toBeUndefined();
+  expect(r.structuredContent).toBeUndefined();
   const text = texts[0]!.text as string;
   return {
     text,
-    isError: result.isError === true,
+    isError: r.isError === true,
     blocks: content.map((c) => c.type),
     json: JSON.parse(text),
   };

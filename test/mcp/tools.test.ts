@@ -5,7 +5,14 @@ import type { Principal } from '../../src/host/principals.js';
 import { projectionText } from '../../src/host/projection.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { openTestHost, type TestHost } from '../support/host.js';
-import { connectInMemory, pendingIds, readAllFragments, type ToolCaller, walkPages } from './support.js';
+import {
+  connectInMemory,
+  messageIds,
+  pendingIds,
+  readAllFragments,
+  type ToolCaller,
+  walkPages,
+} from './support.js';
 
 const BUDGET = 12_000;
 
@@ -78,7 +85,7 @@ describe('the MCP tools, through the official client', () => {
     const c = await send('three');
     const page = await mcp.call('channel_read');
     expect(page.isError).toBe(false);
-    expect(page.json.messages.map((m: any) => m.message_id)).toEqual([a, b, c]);
+    expect(messageIds(page)).toEqual([a, b, c]);
     expect(page.json).toMatchObject({ nextCursor: null, omitted: 0, outputLimit: BUDGET });
     expect(page.json.messages[0]).toEqual(await readProjection(t.ctx, bot, a));
     await drain();
@@ -87,7 +94,7 @@ describe('the MCP tools, through the official client', () => {
   it('reads a channel newest first by default, and its unread ones oldest first with unread:true', async () => {
     const ids = [await send('h1'), await send('h2'), await send('h3')];
     const history = await mcp.call('channel_read', { channel_id: general, limit: 2 });
-    expect(history.json.messages.map((m: any) => m.message_id)).toEqual([ids[2], ids[1]]);
+    expect(messageIds(history)).toEqual([ids[2], ids[1]]);
     const rest = await mcp.call('channel_read', {
       channel_id: general,
       limit: 2,
@@ -95,7 +102,7 @@ describe('the MCP tools, through the official client', () => {
     });
     expect(rest.json.messages[0].message_id).toBe(ids[0]);
     const unread = await mcp.call('channel_read', { channel_id: general, unread: true });
-    expect(unread.json.messages.map((m: any) => m.message_id)).toEqual(ids);
+    expect(messageIds(unread)).toEqual(ids);
     await drain();
   });
 
@@ -107,7 +114,7 @@ describe('the MCP tools, through the official client', () => {
     for (const page of pages) expect(page.text.length).toBeLessThanOrEqual(BUDGET);
     const first = pages[0]!.json;
     expect(first.omitted).toBe(60 - first.messages.length);
-    expect(pages.flatMap((p) => p.json.messages.map((m: any) => m.message_id))).toEqual(ids);
+    expect(pages.flatMap((p) => messageIds(p))).toEqual(ids);
     await drain();
   });
 
@@ -116,7 +123,7 @@ describe('the MCP tools, through the official client', () => {
     for (let i = 0; i < 30; i++) ids.push(await send(`${i} ${'x'.repeat(1_500)}`));
     const turn = await beginTurn(t.ctx, bot);
     const page = await mcp.call('channel_read', { limit: 30 });
-    const got = page.json.messages.map((m: any) => m.message_id);
+    const got = messageIds(page);
     expect(page.json.omitted).toBe(30 - got.length);
     expect(got.length).toBeGreaterThan(0);
     expect(got.length).toBeLessThan(30);
@@ -136,7 +143,7 @@ describe('the MCP tools, through the official client', () => {
     expect(page.json.readContent).toEqual({ channel_id: general, message_id: big });
     expect(page.json.omitted).toBe(2);
     const next = await mcp.call('channel_read', { cursor: page.json.nextCursor });
-    expect(next.json.messages.map((m: any) => m.message_id)).toEqual([small2]);
+    expect(messageIds(next)).toEqual([small2]);
 
     const { joined, results } = await readAllFragments(mcp, big);
     expect(results.length).toBeGreaterThan(20);
@@ -167,9 +174,9 @@ describe('the MCP tools, through the official client', () => {
   it('searches the caller’s channels in pages', async () => {
     const ids = [await send('the zebra crossing'), await send('a zebra again'), await send('no match here')];
     const r = await mcp.call('channel_search', { query: 'zebra', limit: 1 });
-    expect(r.json.messages.map((m: any) => m.message_id)).toEqual([ids[1]]);
+    expect(messageIds(r)).toEqual([ids[1]]);
     const more = await mcp.call('channel_search', { query: 'zebra', limit: 1, cursor: r.json.nextCursor });
-    expect(more.json.messages.map((m: any) => m.message_id)).toEqual([ids[0]]);
+    expect(messageIds(more)).toEqual([ids[0]]);
     expect(more.json.nextCursor).toBeNull();
     await drain();
   });
@@ -234,7 +241,7 @@ describe('the MCP tools, through the official client', () => {
     const side = await createChannel(t.ctx, alice, { name: 'side', members: ['bot'] });
     const id = (await sendMessage(t.ctx, alice, { to: side.id, body: 'side note' })).message_id;
     await removeMember(t.ctx, alice, side.id, 'bot');
-    expect((await mcp.call('channel_read')).json.messages.map((m: any) => m.message_id)).not.toContain(id);
+    expect(messageIds(await mcp.call('channel_read'))).not.toContain(id);
     expect((await mcp.call('channel_read', { message_id: id })).json.error.code).toBe('not_member');
     expect(await pendingIds(t.ctx, bot.id)).toContain(id);
   });
