@@ -12,7 +12,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
 import { openHost } from '../../src/host/home.js';
-import { resolveAgent } from '../../src/host/principals.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { channelRead } from '../../src/host/reads.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
@@ -65,9 +66,9 @@ interface Served {
 }
 
 /** Starts `sluice serve --port 0` and waits for the line with the login link. */
-function startServe(home: string): Promise<Served> {
+function startServe(home: string, port = 0): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', String(port)], {
       env: { ...process.env, SLUICE_HOME: home, SLUICE_AS: '', SLUICE_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -94,6 +95,15 @@ function startServe(home: string): Promise<Served> {
     });
   });
 }
+
+async function stopServe(server: Served): Promise<void> {
+  if (server.process.exitCode !== null) return;
+  server.process.kill('SIGTERM');
+  await new Promise((r) => server.process.once('exit', r));
+}
+
+/** The scrolling element behind a locator, typed by what the tests touch (no DOM lib here). */
+type Scrollable = { scrollTop: number; scrollHeight: number; clientHeight: number };
 
 async function cli(home: string, args: string[], input?: string): Promise<string> {
   const result = await runCli(args, { home, ...(input !== undefined ? { input } : {}) });
@@ -168,6 +178,8 @@ beforeAll(async () => {
     await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
     await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `helper-${view.name}`]);
     await cli(home, ['channel', 'create', `ops-${view.name}`, '--members', `worker-${view.name}`]);
+    await cli(home, ['agent', 'add', `bulk-${view.name}`]);
+    await cli(home, ['channel', 'create', `bulk-${view.name}`, '--members', `bulk-${view.name}`]);
     await cli(home, [
       'message',
       'send',
@@ -196,10 +208,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await hostCtx?.store.close();
-  if (served?.process.exitCode === null) {
-    served.process.kill('SIGTERM');
-    await new Promise((r) => served.process.once('exit', r));
-  }
+  if (served) await stopServe(served);
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
@@ -352,7 +361,87 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await shot('7-resumed');
   });
 
+  it('edits and withdraws a card and pauses the queue from the page', async () => {
+    const id = await cli(home, ['message', 'send', helper, '-m', `Edit me (${view.name})`]);
+    await openFromList(helper);
+    const total = page.getByTestId('queue-total');
+    await expect.poll(() => total.textContent(), POLL).toBe('5');
+    await page.locator('.card', { hasText: `Edit me (${view.name})` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Edit' }).click();
+    await dialog.getByRole('textbox', { name: 'Edit the message text' }).fill(`Edited ✎ (${view.name})`);
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect
+      .poll(() => dialog.getByTestId('reader-body').textContent(), POLL)
+      .toBe(`Edited ✎ (${view.name})`);
+    const stored = JSON.parse(await cli(home, ['message', 'read', id, '--json'])) as { body: string };
+    expect(stored.body).toBe(`Edited ✎ (${view.name})`);
+    await dialog.getByRole('button', { name: 'Withdraw' }).click();
+    await shot('8-withdraw-confirm');
+    await dialog.getByRole('button', { name: 'Yes, withdraw' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expect.poll(() => total.textContent(), POLL).toBe('4');
+    await expect.poll(() => page.locator('.card', { hasText: 'Edited ✎' }).count(), POLL).toBe(0);
+    await page.getByRole('button', { name: 'Pause queue' }).click();
+    await page.getByRole('button', { name: 'Resume queue' }).waitFor();
+    expect(JSON.parse(await cli(home, ['queue', 'summary', helper]))).toMatchObject({ paused: true });
+    await page.getByRole('button', { name: 'Resume queue' }).click();
+    await page.getByRole('button', { name: 'Pause queue' }).waitFor();
+    expect(JSON.parse(await cli(home, ['queue', 'summary', helper]))).toMatchObject({ paused: false });
+  });
+
+  it('pages through a 300-card queue both ways while only the visible cards are in the page', async () => {
+    const bulk = `bulk-${view.name}`;
+    const owner = await resolvePrincipal(hostCtx, 'owner');
+    for (let i = 0; i < 300; i++) await sendMessage(hostCtx, owner, { to: bulk, body: `bulk card ${i}` });
+    await openFromList(bulk);
+    await expect.poll(() => page.getByTestId('queue-total').textContent(), POLL).toBe('300');
+    const list = page.locator('.card-list');
+    const card = (n: number) => page.locator('.card-preview', { hasText: new RegExp(`^bulk card ${n}$`) });
+    await card(0).waitFor();
+    const mostCardsInPage = { value: 0 };
+    const scrollUntil = async (n: number, to: 'end' | 'start') => {
+      for (let step = 0; step < 200 && (await card(n).count()) === 0; step++) {
+        await list.evaluate((el, where) => {
+          const box = el as unknown as Scrollable;
+          box.scrollTop =
+            where === 'end' ? box.scrollTop + box.clientHeight : box.scrollTop - box.clientHeight;
+        }, to);
+        await page.waitForTimeout(30);
+        mostCardsInPage.value = Math.max(mostCardsInPage.value, await page.locator('.card').count());
+      }
+      await card(n).waitFor();
+    };
+    await scrollUntil(299, 'end');
+    await shot('9-long-queue-end');
+    await scrollUntil(0, 'start');
+    expect(mostCardsInPage.value).toBeGreaterThan(3);
+    expect(mostCardsInPage.value).toBeLessThan(40);
+  });
+
   it('logged no errors in the page', () => {
     expect(problems).toEqual([]);
+  });
+});
+
+describe('when the host restarts', () => {
+  it('the page reconnects on its own and live updates resume', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(served.loginLink);
+    await page.getByRole('navigation').getByRole('link', { name: 'helper-desktop', exact: true }).click();
+    const total = page.getByTestId('queue-total');
+    await expect.poll(() => total.textContent(), POLL).toBe('4');
+    const status = page.getByRole('status');
+    await expect.poll(() => status.textContent(), POLL).toMatch(/live/);
+    const port = Number(new URL(served.origin).port);
+    await stopServe(served);
+    await expect.poll(() => status.textContent(), POLL).toMatch(/reconnecting/);
+    served = await startServe(home, port);
+    await expect.poll(() => status.textContent(), { ...POLL, timeout: 30_000 }).toMatch(/live/);
+    await cli(home, ['message', 'send', 'helper-desktop', '-m', 'After the restart']);
+    await expect.poll(() => total.textContent(), POLL).toBe('5');
+    await page.locator('.card', { hasText: 'After the restart' }).waitFor();
+    await context.close();
   });
 });

@@ -7,6 +7,8 @@ interface CardReaderProps {
   client: RpcClient;
   agent: string;
   messageId: string;
+  /** What the header says: who sent it, when the list knows. */
+  title: string;
   /** Whether the card was returned by a failed turn (only then is Resume offered). */
   returned: boolean;
   onClose: () => void;
@@ -21,13 +23,22 @@ const GONE_TEXT: Record<Exclude<WholeText['status'], 'body'>, string> = {
 };
 
 /** The full text of one card, read in parts, with edit / withdraw / resume. A modal dialog. */
-export function CardReader({ client, agent, messageId, returned, onClose, onAction }: CardReaderProps) {
+export function CardReader({
+  client,
+  agent,
+  messageId,
+  title,
+  returned,
+  onClose,
+  onAction,
+}: CardReaderProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [card, setCard] = useState<WholeText | null>(null);
   const [progress, setProgress] = useState({ units: 0, parts: 0 });
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
   const [reloads, setReloads] = useState(0);
+  const [confirmingWithdraw, setConfirmingWithdraw] = useState(false);
 
   useEffect(() => {
     const el = dialog.current;
@@ -78,7 +89,9 @@ export function CardReader({ client, agent, messageId, returned, onClose, onActi
       }}
     >
       <header class="reader-header">
-        <h2 id="reader-title">Message {messageId}</h2>
+        <h2 id="reader-title" title={messageId}>
+          {title}
+        </h2>
         <button type="button" class="button ghost" onClick={onClose}>
           Close
         </button>
@@ -136,17 +149,25 @@ export function CardReader({ client, agent, messageId, returned, onClose, onActi
           <button type="button" class="button" onClick={() => setEditing(card.text)}>
             Edit
           </button>
-          <button
-            type="button"
-            class="button danger"
-            onClick={() => {
-              if (window.confirm('Withdraw this message? The agent will not receive it.')) {
-                void run('queue.withdraw', {}, true);
-              }
-            }}
-          >
-            Withdraw
-          </button>
+          {confirmingWithdraw ? (
+            <>
+              <span class="confirm-text">Withdraw it? {agent} will not receive it.</span>
+              <button type="button" class="button" onClick={() => setConfirmingWithdraw(false)}>
+                Keep it
+              </button>
+              <button
+                type="button"
+                class="button danger"
+                onClick={() => void run('queue.withdraw', {}, true)}
+              >
+                Yes, withdraw
+              </button>
+            </>
+          ) : (
+            <button type="button" class="button danger" onClick={() => setConfirmingWithdraw(true)}>
+              Withdraw
+            </button>
+          )}
           {returned && (
             <button type="button" class="button primary" onClick={() => void run('queue.resume', {}, true)}>
               Resume

@@ -16,7 +16,9 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [source, setSource] = useState<MessageSource | ''>('');
-  const [openCard, setOpenCard] = useState<{ messageId: string; returned: boolean } | null>(null);
+  const [openCard, setOpenCard] = useState<{ messageId: string; title: string; returned: boolean } | null>(
+    null,
+  );
 
   const loadSummary = useCallback(() => {
     client
@@ -123,7 +125,7 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
             <button
               type="button"
               class="button"
-              onClick={() => setOpenCard({ messageId: blocking, returned: true })}
+              onClick={() => setOpenCard({ messageId: blocking, title: 'Returned message', returned: true })}
             >
               Open
             </button>
@@ -144,13 +146,20 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
         source={source || undefined}
         revision={summary?.revision ?? null}
         generation={summary?.generation ?? null}
-        onOpen={(row) => setOpenCard({ messageId: row.messageId, returned: row.state === 'returned' })}
+        onOpen={(row) =>
+          setOpenCard({
+            messageId: row.messageId,
+            title: `From ${row.senderLabels.join(', ') || 'unknown sender'}`,
+            returned: row.state === 'returned',
+          })
+        }
       />
       {openCard && (
         <CardReader
           client={client}
           agent={agent}
           messageId={openCard.messageId}
+          title={openCard.title}
           returned={openCard.returned}
           onClose={() => setOpenCard(null)}
           onAction={(method, params) => act(method, params)}
