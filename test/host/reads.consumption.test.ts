@@ -144,6 +144,35 @@ class PageRead extends Step {
   override toString = () => `page(${this.channel ?? '*'}, limit ${this.limit}, ${this.pages} page(s))`;
 }
 
+class HistoryRead extends Step {
+  constructor(
+    readonly channel: ChannelName,
+    readonly limit: number,
+  ) {
+    super();
+  }
+  check = (m: Model) => m.member[this.channel];
+  async act(m: Model, r: Real) {
+    const { value, text } = await channelRead(r.ctx, r.bot, {
+      channel_id: r.channelIds[this.channel],
+      limit: this.limit,
+    });
+    expect(text.length).toBeLessThanOrEqual(BUDGET);
+    if (!('messages' in value)) throw new Error('expected a page');
+    // History shows every message of the channel, newest first; the ones returned whole count too.
+    const expected = m.messages
+      .filter((x) => x.channel === this.channel)
+      .map((x) => x.id)
+      .reverse();
+    const seen = value.messages.map((p) => p.message_id);
+    if (value.readContent) seen.push(value.readContent.message_id);
+    expect(seen).toEqual(expected.slice(0, seen.length));
+    for (const p of value.messages)
+      cover(m, p.message_id, 0, JSON.stringify(p).length, JSON.stringify(p).length);
+  }
+  override toString = () => `history(${this.channel}, limit ${this.limit})`;
+}
+
 class FragmentStart extends Step {
   constructor(readonly pick: number) {
     super();
@@ -310,6 +339,9 @@ const send = fc
 const page = fc
   .tuple(fc.option(channel, { nil: null }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }))
   .map(([c, limit, pages]) => new PageRead(c, limit, pages));
+const history = fc
+  .tuple(channel, fc.integer({ min: 1, max: 6 }))
+  .map(([c, limit]) => new HistoryRead(c, limit));
 const fragmentStart = fc.nat().map((n) => new FragmentStart(n));
 const fragmentContinue = fc
   .tuple(
@@ -327,6 +359,7 @@ const commands = fc.commands(
     send,
     page,
     page,
+    history,
     fragmentStart,
     fragmentStart,
     fragmentContinue,

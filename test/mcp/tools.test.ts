@@ -181,6 +181,29 @@ describe('the MCP tools, through the official client', () => {
     await drain();
   });
 
+  it('search points at an oversized match with readContent and moves past it', async () => {
+    const big = await send(`needle ${'n'.repeat(30_000)}`);
+    const small = await send('needle small');
+    const first = await mcp.call('channel_search', { query: 'needle' });
+    expect(messageIds(first)).toEqual([small]);
+    expect(first.json.omitted).toBe(1);
+    const next = await mcp.call('channel_search', { query: 'needle', cursor: first.json.nextCursor });
+    expect(next.json).toMatchObject({
+      messages: [],
+      readContent: { channel_id: general, message_id: big },
+      nextCursor: null,
+    });
+    await drain();
+  });
+
+  it('reads history across all the caller’s channels newest first with unread:false', async () => {
+    const a = await send('in general');
+    const b = await send('in the dm', 'bot');
+    const page = await mcp.call('channel_read', { unread: false, limit: 2 });
+    expect(messageIds(page)).toEqual([b, a]);
+    await drain();
+  });
+
   it('sends, replies with archive in one call, and archives with idempotent receipts', async () => {
     const sent = await mcp.call('message_send', { to: '#general', body: 'hello from bot' });
     expect(sent.json).toEqual({ message_id: expect.any(String), channel_id: general });
