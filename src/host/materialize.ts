@@ -104,49 +104,57 @@ function base64Length(bytes: number): number {
 }
 
 /**
- * The image as is when it is within the limits, else a downscaled copy: the long side scaled to
- * the pixel cap, then quality and size lowered step by step until the base64 fits. JPEG and WebP
- * keep their format; PNG stays PNG (lossless, smaller each step); GIF is re-encoded as PNG
- * (first frame). Deterministic for the same input.
+ * The image as is when it is within the limits, else a downscaled copy. The source is decoded
+ * once, capped to the pixel limit, then re-encoded: first at a lower quality, then smaller, each
+ * step sized from how far the last one overshot, until the base64 fits. JPEG and WebP keep their
+ * format; PNG stays PNG (lossless); GIF becomes PNG (first frame). Deterministic for one input.
  */
 export async function fitImage(
   bytes: Uint8Array,
   mime: string,
   limits: { maxBase64Bytes: number; maxSidePx: number } = CLAUDE_IMAGE_LIMITS,
 ): Promise<FittedImage> {
-  const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  const width = meta.width ?? 0;
-  const height = meta.height ?? 0;
-  const longSide = Math.max(width, height);
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+  } catch {
+    throw new SluiceError('invalid_params', 'the attachment is not a readable image');
+  }
+  const longSide = Math.max(meta.width ?? 0, meta.height ?? 0);
   if (base64Length(bytes.length) <= limits.maxBase64Bytes && longSide <= limits.maxSidePx) {
     return { bytes, mime, downscaled: false };
   }
   const format: 'jpeg' | 'png' | 'webp' =
     mime === 'image/jpeg' ? 'jpeg' : mime === 'image/webp' ? 'webp' : 'png';
-  let scale = longSide > limits.maxSidePx ? limits.maxSidePx / longSide : 1;
-  for (let attempt = 0; attempt < 40; attempt++) {
-    const qualities = format === 'png' ? [100] : [85, 70, 55];
-    for (const quality of qualities) {
-      const out = await encode(bytes, format, Math.max(1, Math.floor(longSide * scale)), quality);
-      if (base64Length(out.length) <= limits.maxBase64Bytes) {
-        return { bytes: new Uint8Array(out), mime: `image/${format}`, downscaled: true };
-      }
+  const cap = Math.min(longSide, limits.maxSidePx);
+  // Decode (and orient) once; every attempt below resizes these pixels, not the source file.
+  const decoded = await sharp(bytes, { limitInputPixels: false })
+    .rotate()
+    .resize({ width: cap, height: cap, fit: 'inside', withoutEnlargement: true })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { width, height, channels } = decoded.info;
+  let side = Math.max(width, height);
+  let quality = format === 'png' ? 100 : 85;
+  for (let attempt = 0; attempt < 12 && side >= 1; attempt++) {
+    let pipeline = sharp(decoded.data, { raw: { width, height, channels } });
+    if (side < Math.max(width, height))
+      pipeline = pipeline.resize({ width: side, height: side, fit: 'inside' });
+    const out =
+      format === 'jpeg'
+        ? await pipeline.jpeg({ quality }).toBuffer()
+        : format === 'webp'
+          ? await pipeline.webp({ quality }).toBuffer()
+          : await pipeline.png({ compressionLevel: 9 }).toBuffer();
+    const size = base64Length(out.length);
+    if (size <= limits.maxBase64Bytes)
+      return { bytes: new Uint8Array(out), mime: `image/${format}`, downscaled: true };
+    if (format !== 'png' && quality > 70) {
+      quality = 70;
+      continue;
     }
-    scale *= 0.75;
+    // Encoded size grows roughly with the pixel count, i.e. with the square of the side.
+    side = Math.floor(side * Math.min(0.9, Math.sqrt(limits.maxBase64Bytes / size) * 0.95));
   }
   throw new SluiceError('too_large', 'the image could not be reduced to the provider limits');
-}
-
-async function encode(
-  bytes: Uint8Array,
-  format: 'jpeg' | 'png' | 'webp',
-  side: number,
-  quality: number,
-): Promise<Buffer> {
-  const pipeline = sharp(bytes, { limitInputPixels: false })
-    .rotate()
-    .resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true });
-  if (format === 'jpeg') return pipeline.jpeg({ quality, mozjpeg: true }).toBuffer();
-  if (format === 'webp') return pipeline.webp({ quality }).toBuffer();
-  return pipeline.png({ compressionLevel: 9 }).toBuffer();
 }
