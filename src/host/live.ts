@@ -20,6 +20,12 @@ export interface LiveHub {
   pump(): Promise<void>;
   /** The highest event seq dispatched so far. */
   lastSeq(): number;
+  /**
+   * Computes `key` once for every subscriber until the next events are dispatched: renders that
+   * are the same for everyone (a queue summary, a message's presentation) cost one read per change,
+   * not one per subscriber.
+   */
+  shared<T>(key: string, compute: () => Promise<T>): Promise<T>;
   close(): void;
 }
 
@@ -41,8 +47,10 @@ export async function startLiveHub(
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
+  let memo = new Map<string, Promise<unknown>>();
 
   const dispatch = (events: readonly EventRow[]) => {
+    memo = new Map();
     const agents = new Set<string>();
     for (const e of events) {
       if (e.kind === 'queue.changed' && e.agent_id) agents.add(e.agent_id);
@@ -109,6 +117,16 @@ export async function startLiveHub(
     onChannel: (channelId, listener) => register(channels, channelId, listener),
     pump,
     lastSeq: () => seen,
+    shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
+      let found = memo.get(key) as Promise<T> | undefined;
+      if (!found) {
+        found = compute();
+        memo.set(key, found);
+        // A failed read is not shared: the next subscriber tries again.
+        found.catch(() => memo.delete(key));
+      }
+      return found;
+    },
     close() {
       closed = true;
       ctx.localCommitListeners.delete(wake);

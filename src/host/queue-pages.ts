@@ -81,6 +81,23 @@ export async function requireQueueReader(ctx: HostContext, actor: Principal, age
   return { agent, queue, channelIds };
 }
 
+/** Whether `actor` may read `agentId`'s queue now (the rule of {@link requireQueueReader}), in one query. */
+export async function mayReadQueue(db: Db, actor: Principal, agentId: string): Promise<boolean> {
+  if (actor.id === agentId) return true;
+  if (actor.kind !== 'person') return false;
+  const row = await db
+    .selectFrom('memberships as m1')
+    .innerJoin('memberships as m2', 'm2.channel_id', 'm1.channel_id')
+    .select('m1.channel_id')
+    .where('m1.principal_id', '=', actor.id)
+    .where('m1.left_at', 'is', null)
+    .where('m2.principal_id', '=', agentId)
+    .where('m2.left_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Channels where both principals are current members. */
 async function sharedChannelIds(db: Db, a: string, b: string): Promise<string[]> {
   const rows = await db

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InjectOptions } from 'fastify';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
@@ -26,7 +27,7 @@ describe('HTTP routes of sluice serve', () => {
     rmSync(webRoot, { recursive: true, force: true });
   });
 
-  const inject = (opts: Parameters<ServedHost['server']['app']['inject']>[0]) => h.server.app.inject(opts);
+  const inject = (opts: InjectOptions) => h.server.app.inject(opts);
   const bearer = (token = ownerToken) => ({ authorization: `Bearer ${token}` });
 
   it('answers /healthz', async () => {

@@ -2,10 +2,12 @@ import { utf8Length } from '../../core/measure.js';
 import { compactMessage, FULL_ROW_BYTES, presentMessages } from '../../host/history.js';
 import { type ChannelEvent, CoalescingOutbox, type LiveHub } from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
+import { queueSummary } from '../../host/queue.js';
+import { mayReadQueue } from '../../host/queue-pages.js';
 import { isActiveMember } from '../../store/ops/channels.js';
 import { findMessageById } from '../../store/ops/messages.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
-import { type RpcSession, type SubscriptionControl, summaryFor } from './methods.js';
+import type { RpcSession, SubscriptionControl } from './methods.js';
 
 /** The parts of a WebSocket a connection uses (ws's WebSocket fits). */
 export interface SocketLike {
@@ -34,7 +36,7 @@ export class RpcConnection {
   readonly #session: RpcSession;
   readonly #socket: SocketLike;
   readonly #hub: LiveHub;
-  readonly #queues = new Map<string, { name: string; off: () => void }>();
+  readonly #queues = new Map<string, { agent: Principal; name: string; off: () => void }>();
   readonly #channels = new Map<string, () => void>();
   readonly #observer: DispatchObserver;
   #chain: Promise<void> = Promise.resolve();
@@ -120,7 +122,7 @@ export class RpcConnection {
     for (const agent of queues) {
       if (!this.#queues.has(agent.id)) {
         const off = this.#hub.onQueue(agent.id, (agentId) => this.outbox.queueChanged(agentId));
-        this.#queues.set(agent.id, { name: agent.name, off });
+        this.#queues.set(agent.id, { agent, name: agent.name, off });
       }
       // A fresh subscriber starts from the current summary.
       this.outbox.queueChanged(agent.id);
@@ -151,18 +153,14 @@ export class RpcConnection {
   async #renderQueue(agentId: string): Promise<string | null> {
     const sub = this.#queues.get(agentId);
     if (!sub) return null;
-    try {
-      const summary = await summaryFor(this.#session, sub.name);
-      return notification('queue.changed', { summary });
-    } catch (err) {
-      // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
+    const db = this.#session.ctx.store.db;
+    // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
+    if (!(await mayReadQueue(db, this.#session.principal, agentId))) {
       this.#unsubscribe([sub.name], []);
-      const code = (err as { code?: unknown }).code;
-      return notification('subscription.ended', {
-        queue: sub.name,
-        reason: typeof code === 'string' ? code : 'internal',
-      });
+      return notification('subscription.ended', { queue: sub.name, reason: 'denied' });
     }
+    const summary = await this.#hub.shared(`queue:${agentId}`, () => queueSummary(db, sub.agent));
+    return notification('queue.changed', { summary });
   }
 
   async #renderChannel(event: ChannelEvent): Promise<string | null> {
@@ -172,12 +170,14 @@ export class RpcConnection {
       this.#unsubscribe([], [event.channelId]);
       return notification('subscription.ended', { channel: event.channelId, reason: 'not_member' });
     }
-    const row = await findMessageById(db, event.messageId);
-    if (!row || row.deleted_at !== null) return null;
-    const [message] = await presentMessages(db, [row]);
-    if (!message) return null;
-    const full = JSON.stringify(message);
-    const bounded = utf8Length(full) <= FULL_ROW_BYTES ? message : compactMessage(message);
+    const bounded = await this.#hub.shared(`message:${event.seq}`, async () => {
+      const row = await findMessageById(db, event.messageId);
+      if (!row || row.deleted_at !== null) return null;
+      const [message] = await presentMessages(db, [row]);
+      if (!message) return null;
+      return utf8Length(JSON.stringify(message)) <= FULL_ROW_BYTES ? message : compactMessage(message);
+    });
+    if (bounded === null) return null;
     return notification('channel.message', {
       channelId: event.channelId,
       kind: event.kind,
