@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import WebSocket from 'ws';
+import { SLUICE_BIN } from '../support/host.js';
+
+/** A `sluice serve` child process on a shared database. */
+export interface ServeProcess {
+  url: string;
+  proc: ChildProcess;
+  stderr(): string;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL (a crash) and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/** Starts `sluice serve --port 0` (built CLI: run `npm run build` first) and waits for its URL. */
+export function startServe(options: { home: string; db: string | undefined }): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
+    env: {
+      ...process.env,
+      SLUICE_HOME: options.home,
+      SLUICE_DB: options.db ?? '',
+      SLUICE_AS: '',
+      SLUICE_LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const stopWith = async (signal: NodeJS.Signals) => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`serve did not start in 20 s: ${err.slice(0, 2000)}`)),
+      20_000,
+    );
+    proc.stderr?.on('data', (d: Buffer) => {
+      err += d.toString('utf8');
+    });
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      const match = /Sluice is serving (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({
+          url: match[1],
+          proc,
+          stderr: () => err,
+          stop: () => stopWith('SIGTERM'),
+          kill: () => stopWith('SIGKILL'),
+        });
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited (${code}) before serving: ${err.slice(0, 2000)}`));
+    });
+  });
+}
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One JSON-RPC call over HTTP POST /rpc with a bearer token. */
+export async function rpc<T>(url: string, token: string, method: string, params: unknown): Promise<T> {
+  const response = await fetch(`${url}/rpc`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const reply = (await response.json()) as {
+    result?: T;
+    error?: { message: string; data?: { code?: string } };
+  };
+  if (reply.error) throw new RpcError(reply.error.data?.code ?? 'rpc', reply.error.message);
+  return reply.result as T;
+}
+
+/** A WebSocket JSON-RPC subscriber that records every notification it receives. */
+export interface Subscriber {
+  notifications: { method: string; params: unknown }[];
+  /** Every string found anywhere in the notifications (message ids among them). */
+  strings(): Set<string>;
+  close(): void;
+}
+
+export async function subscribe(
+  url: string,
+  token: string,
+  params: { queues?: string[]; channels?: string[] },
+): Promise<Subscriber> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/rpc`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const notifications: { method: string; params: unknown }[] = [];
+  let pending: ((value: unknown) => void) | undefined;
+  socket.on('message', (data) => {
+    const frame = JSON.parse(data.toString()) as {
+      id?: unknown;
+      method?: string;
+      params?: unknown;
+      result?: unknown;
+    };
+    if (frame.method) notifications.push({ method: frame.method, params: frame.params });
+    else if (frame.id === 'sub') pending?.(frame);
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const reply = await new Promise<unknown>((resolve) => {
+    pending = resolve;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'sub', method: 'subscribe', params }));
+  });
+  if ((reply as { error?: unknown }).error) throw new Error(`subscribe failed: ${JSON.stringify(reply)}`);
+  const collect = (value: unknown, into: Set<string>) => {
+    if (typeof value === 'string') into.add(value);
+    else if (Array.isArray(value)) for (const v of value) collect(v, into);
+    else if (value && typeof value === 'object') for (const v of Object.values(value)) collect(v, into);
+  };
+  return {
+    notifications,
+    strings() {
+      const into = new Set<string>();
+      collect(notifications, into);
+      return into;
+    },
+    close: () => socket.close(),
+  };
+}
