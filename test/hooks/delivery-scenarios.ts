@@ -224,7 +224,14 @@ function agentScript(log: TurnLog, onFirstRequest: () => void) {
     }
     const call = (command: string): Reply => {
       log.commands.push(command);
-      return { toolCalls: [shellCall(req, command)] };
+      const tool = shellCall(req, command);
+      // Codex runs exec_command in a login shell by default, and /etc/profile resets PATH (and with
+      // it the temp bin dir holding `sluice`); a non-login shell keeps the session's environment.
+      // It also hands back a session id instead of the output after yield_time_ms (default 10 s);
+      // twenty `sluice message reply` processes on a loaded 2-core machine take longer than that.
+      if (tool.name === 'exec_command')
+        tool.input = { ...(tool.input as object), login: false, yield_time_ms: 30_000 };
+      return { toolCalls: [tool] };
     };
     const results = toolResults(req);
     if (results.length === 0) {
