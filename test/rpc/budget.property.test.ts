@@ -37,6 +37,7 @@ describe('every reply envelope fits its budget for hostile content (real WebSock
     await h.agent('helper');
     owner = await h.client();
     channelId = (await owner.ok('channel.create', { name: 'ops', members: ['helper'] })).id;
+    await owner.ok('subscribe', { channels: [channelId], queues: ['helper'] });
   });
   afterAll(async () => h.close());
 
@@ -128,6 +129,17 @@ describe('every reply envelope fits its budget for hostile content (real WebSock
           expect(refused.bytes).toBeLessThanOrEqual(REPLY_BYTES);
           expect(refused.id).toEqual(id);
           expect(refused.error?.code).toBe(-32010);
+
+          // Live notifications are bounded too: every message heard, each frame within budget.
+          for (const messageId of sentIds) {
+            await owner.waitFor(
+              (n) => n.method === 'channel.message' && n.params.message.messageId === messageId,
+            );
+          }
+          for (const n of owner.notifications) {
+            const limit = n.method === 'queue.changed' ? SUMMARY_BYTES : REPLY_BYTES;
+            expect(Buffer.byteLength(n.raw, 'utf8')).toBeLessThanOrEqual(limit);
+          }
         },
       ),
       { numRuns: 25 },

@@ -175,13 +175,26 @@ export class RpcConnection {
       if (!row || row.deleted_at !== null) return null;
       const [message] = await presentMessages(db, [row]);
       if (!message) return null;
-      return utf8Length(JSON.stringify(message)) <= FULL_ROW_BYTES ? message : compactMessage(message);
+      const fullLimit = Math.min(FULL_ROW_BYTES, this.#session.limits.replyBytes - 1024);
+      return utf8Length(JSON.stringify(message)) <= fullLimit ? message : compactMessage(message);
     });
     if (bounded === null) return null;
-    return notification('channel.message', {
+    const text = notification('channel.message', {
       channelId: event.channelId,
       kind: event.kind,
       message: bounded,
+    });
+    if (utf8Length(text) <= this.#session.limits.replyBytes) return text;
+    // Over the reply budget even compact (a tiny configured budget): say where to read it instead.
+    return notification('channel.message', {
+      channelId: event.channelId,
+      kind: event.kind,
+      message: {
+        messageId: bounded.messageId,
+        seq: bounded.seq,
+        bodyBytes: bounded.bodyBytes,
+        truncated: true,
+      },
     });
   }
 }
