@@ -94,7 +94,13 @@ async function bigPhoto(): Promise<Buffer> {
       .png()
       .toBuffer();
   const noise = await sharp({
-    create: { width: 9000, height: 2600, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 50 } },
+    create: {
+      width: 9000,
+      height: 2600,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 50 },
+    },
   })
     .png()
     .toBuffer();
@@ -200,8 +206,8 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
     const sentImages = (outbound[0].message.content as Block[]).filter((b) => b.type === 'image');
     const fitted = await fitImage(big, 'image/jpeg');
     expect(fitted.downscaled).toBe(true);
-    expect(sentImages[1].source.data).toBe(Buffer.from(fitted.bytes).toString('base64'));
-    expect(sentImages[1].source.data.length).toBeLessThanOrEqual(5 * 1024 * 1024);
+    expect(sentImages[1]!.source.data).toBe(Buffer.from(fitted.bytes).toString('base64'));
+    expect(sentImages[1]!.source.data.length).toBeLessThanOrEqual(5 * 1024 * 1024);
     const sentMeta = await sharp(fitted.bytes).metadata();
     expect(Math.max(sentMeta.width!, sentMeta.height!)).toBeLessThanOrEqual(8000);
     // Claude Code may shrink it further on its way to the model; what arrives is still the
@@ -217,8 +223,8 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
     );
     const documents = blocks.filter((b) => b?.type === 'document');
     expect(documents).toHaveLength(1);
-    expect(documents[0].source).toMatchObject({ type: 'base64', media_type: 'application/pdf' });
-    expect(Buffer.from(documents[0].source.data, 'base64').equals(pdf)).toBe(true);
+    expect(documents[0]!.source).toMatchObject({ type: 'base64', media_type: 'application/pdf' });
+    expect(Buffer.from(documents[0]!.source.data, 'base64').equals(pdf)).toBe(true);
 
     const zipPointer = userContent(first).texts.find(
       (t) => t.includes('passwd.zip') && t.includes('is saved at'),
