@@ -4,6 +4,7 @@ import { registerDeliveryCommands } from './commands/delivery.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerDriveCommands } from './commands/drive.js';
 import { registerMcpCommands } from './commands/mcp.js';
+import { registerMediaCommands } from './commands/media.js';
 import { registerMessageCommands } from './commands/messages.js';
 import { registerQueueCommands } from './commands/queue.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerQueueCommands(program);
   registerServeCommand(program);
   registerDriveCommands(program);
+  registerMediaCommands(program);
   registerMcpCommands(program);
   for (const sub of allCommands(program)) {
     sub.exitOverride();
