@@ -61,7 +61,14 @@ export async function ensurePrincipal(
 ): Promise<Principal> {
   const existing = await findPrincipalByName(ctx.store.db, name);
   if (existing) return existing;
-  return addPrincipal(ctx, { name, kind });
+  try {
+    return await addPrincipal(ctx, { name, kind });
+  } catch (err) {
+    // Another process added it between the check and the insert (several hosts starting at once).
+    const raced = await findPrincipalByName(ctx.store.db, name);
+    if (raced) return raced;
+    throw err;
+  }
 }
 
 export async function resolvePrincipal(ctx: HostContext, name: string): Promise<Principal> {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
+import { initHome, openHost } from '../../src/host/home.js';
 import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/connect.js';
 import {
   backoffMs,
@@ -11,6 +12,7 @@ import {
 } from '../../src/store/postgres/retry.js';
 import { decodeText, encodeText } from '../../src/store/postgres/text.js';
 import { hostileString } from '../core/arbitraries.js';
+import { tempHome } from '../support/host.js';
 import {
   backendsUnderTest,
   dropSchema,
@@ -143,6 +145,27 @@ describe.runIf(withPostgres)('PostgreSQL store', () => {
       await Promise.all(stores.map((s) => s.close()));
       await expectNoConnections(schema);
     } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('lets four hosts initialise a fresh database at once: one owner, one cursor secret', async () => {
+    const { url, schema } = freshSchemaUrl('init');
+    const { home, cleanup } = tempHome('sluice-init-');
+    try {
+      const hosts = await Promise.all([1, 2, 3, 4].map(() => openHost({ home, db: url })));
+      await Promise.all(hosts.map((h) => initHome(h)));
+      const owners = await hosts[0]!.store.db
+        .selectFrom('principals')
+        .select('id')
+        .where('name', '=', 'owner')
+        .execute();
+      expect(owners).toHaveLength(1);
+      const secrets = new Set(hosts.map((h) => Buffer.from(h.cursorSecret).toString('hex')));
+      expect(secrets.size).toBe(1);
+      await Promise.all(hosts.map((h) => h.store.close()));
+    } finally {
+      cleanup();
       await dropSchema(schema);
     }
   });
