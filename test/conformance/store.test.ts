@@ -9,7 +9,7 @@ import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue.js';
 import { channelRead, channelSearch, type PageResult } from '../../src/host/reads.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
-import { hostileString } from '../core/arbitraries.js';
+import { hostileId, hostileString } from '../core/arbitraries.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
 
 /** The inbox rows of an agent, in position order. */
@@ -326,6 +326,31 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
   });
 
   describe('hostile content', () => {
+    it('refuses archives naming hostile unknown ids (NUL, 10 KB) with one code and changes nothing', async () => {
+      const bot = await h.agent('bot');
+      const real = await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'keep me' });
+      const before = await queueSummary(h.ctx.store.db, bot);
+      await fc.assert(
+        fc.asyncProperty(hostileId, async (id) => {
+          fc.pre(id !== real.message_id);
+          const err = await archiveMessages(h.ctx, bot, [real.message_id, id]).catch((e: unknown) => e);
+          expect(isSluiceError(err) && ['not_found', 'invalid_params'].includes(err.code)).toBe(true);
+        }),
+        { numRuns: 25 },
+      );
+      expect(await queueSummary(h.ctx.store.db, bot)).toEqual(before);
+      expect(await h.ctx.store.db.selectFrom('receipts').selectAll().execute()).toEqual([]);
+    });
+
+    it('stores a 2 MB body with a 10 KB word and still finds it by an early term', async () => {
+      const bot = await h.agent('bot');
+      const body = `needle ${'😀中文\u0000"\\ '.repeat(150_000)} ${'w'.repeat(10_240)} tail`;
+      const sent = await sendMessage(h.ctx, h.owner, { to: 'bot', body });
+      expect((await readProjection(h.ctx, h.owner, sent.message_id)).body).toBe(body);
+      const found = (await channelSearch(h.ctx, bot, { query: 'needle' })).value;
+      expect(found.messages.length + (found.readContent ? 1 : 0)).toBeGreaterThan(0);
+    });
+
     it('stores and returns any body and subject exactly (NUL, lone surrogates, emoji, escapes)', async () => {
       await h.agent('bot');
       await fc.assert(
