@@ -158,6 +158,7 @@ interface PageGlobals {
   File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
   DataTransfer: new () => { items: { add(file: unknown): void } };
   ClipboardEvent: new (type: string, init: Record<string, unknown>) => unknown;
+  DragEvent: new (type: string, init: Record<string, unknown>) => unknown;
 }
 
 let home: string;
@@ -266,6 +267,9 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await nav.getByRole('link', { name: helper, exact: true }).waitFor();
     await expect.poll(() => page.getByRole('status').textContent(), POLL).toMatch(/live/);
     await shot('1-home');
+    // Keyboard focus is visible: the first link gets the focus ring.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')).toBe('solid');
     if (view.isMobile) expect(await smallTouchTargets(page)).toEqual([]);
   });
 
@@ -307,16 +311,41 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     ]);
   });
 
+  it('sends a file dropped anywhere on the timeline, shown as a download link', async () => {
+    const messages = page.getByRole('log');
+    await messages.evaluate((el) => {
+      const g = globalThis as unknown as PageGlobals;
+      const data = new g.DataTransfer();
+      data.items.add(new g.File(['name,count\nwidgets,3\n'], 'report – 2026.csv', { type: 'text/csv' }));
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        el.dispatchEvent(
+          new g.DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }) as Event,
+        );
+      }
+    });
+    const pending = page.getByRole('list', { name: 'Attachments to send' });
+    await pending.getByText('report – 2026.csv').waitFor();
+    await expect.poll(() => pending.getByText('uploading…').count(), POLL).toBe(0);
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const link = page.getByRole('link', { name: /report – 2026\.csv/ });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toMatch(/^\/media\/.+/);
+    const response = await page.request.get(new URL((await link.getAttribute('href'))!, served.origin).href);
+    expect(response.status()).toBe(200);
+    expect(await response.text()).toBe('name,count\nwidgets,3\n');
+  });
+
+  // Counts below follow from the tests above: the welcome, the screenshot and the dropped file.
   it('updates the queue summary and cards live when the CLI sends from another process', async () => {
     await openFromList(helper);
     const total = page.getByTestId('queue-total');
-    await expect.poll(() => total.textContent(), POLL).toBe('2');
-    await expect.poll(() => page.locator('.card').count(), POLL).toBe(2);
+    await expect.poll(() => total.textContent(), POLL).toBe('3');
+    await expect.poll(() => page.locator('.card').count(), POLL).toBe(3);
     await page.evaluate(() => {
       (globalThis as { notReloaded?: boolean }).notReloaded = true;
     });
     await cli(home, ['message', 'send', helper, '-m', `Live from the CLI (${view.name})`]);
-    await expect.poll(() => total.textContent(), POLL).toBe('3');
+    await expect.poll(() => total.textContent(), POLL).toBe('4');
     await page.locator('.card', { hasText: `Live from the CLI (${view.name})` }).waitFor();
     expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await shot('4-queue-live');
@@ -365,7 +394,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     const id = await cli(home, ['message', 'send', helper, '-m', `Edit me (${view.name})`]);
     await openFromList(helper);
     const total = page.getByTestId('queue-total');
-    await expect.poll(() => total.textContent(), POLL).toBe('5');
+    await expect.poll(() => total.textContent(), POLL).toBe('6');
     await page.locator('.card', { hasText: `Edit me (${view.name})` }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Edit' }).click();
@@ -380,7 +409,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await shot('8-withdraw-confirm');
     await dialog.getByRole('button', { name: 'Yes, withdraw' }).click();
     await dialog.waitFor({ state: 'hidden' });
-    await expect.poll(() => total.textContent(), POLL).toBe('4');
+    await expect.poll(() => total.textContent(), POLL).toBe('5');
     await expect.poll(() => page.locator('.card', { hasText: 'Edited ✎' }).count(), POLL).toBe(0);
     await page.getByRole('button', { name: 'Pause queue' }).click();
     await page.getByRole('button', { name: 'Resume queue' }).waitFor();
@@ -431,7 +460,7 @@ describe('when the host restarts', () => {
     await page.goto(served.loginLink);
     await page.getByRole('navigation').getByRole('link', { name: 'helper-desktop', exact: true }).click();
     const total = page.getByTestId('queue-total');
-    await expect.poll(() => total.textContent(), POLL).toBe('4');
+    await expect.poll(() => total.textContent(), POLL).toBe('5');
     const status = page.getByRole('status');
     await expect.poll(() => status.textContent(), POLL).toMatch(/live/);
     const port = Number(new URL(served.origin).port);
@@ -440,7 +469,7 @@ describe('when the host restarts', () => {
     served = await startServe(home, port);
     await expect.poll(() => status.textContent(), { ...POLL, timeout: 30_000 }).toMatch(/live/);
     await cli(home, ['message', 'send', 'helper-desktop', '-m', 'After the restart']);
-    await expect.poll(() => total.textContent(), POLL).toBe('5');
+    await expect.poll(() => total.textContent(), POLL).toBe('6');
     await page.locator('.card', { hasText: 'After the restart' }).waitFor();
     await context.close();
   });

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { type MutableRef, useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes, isImage, uploadMedia } from '../media.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import type { AttachmentRef, SentReply } from '../wire.js';
@@ -8,6 +8,8 @@ interface ComposerProps {
   channelId: string;
   channelTitle: string;
   onSent: (reply: SentReply) => void;
+  /** Set to this composer's "attach these files" so drops and pastes anywhere on the timeline land here. */
+  attach: MutableRef<((files: File[]) => void) | null>;
 }
 
 interface PendingFile {
@@ -23,7 +25,7 @@ interface PendingFile {
 let nextKey = 1;
 
 /** Files from a paste or a drop; a pasted screenshot often arrives only as an item, not in `files`. */
-function filesFrom(data: DataTransfer | null): File[] {
+export function filesFrom(data: DataTransfer | null): File[] {
   if (!data) return [];
   if (data.files.length > 0) return [...data.files];
   const files: File[] = [];
@@ -34,11 +36,10 @@ function filesFrom(data: DataTransfer | null): File[] {
   return files;
 }
 
-export function Composer({ client, channelId, channelTitle, onSent }: ComposerProps) {
+export function Composer({ client, channelId, channelTitle, onSent, attach }: ComposerProps) {
   const [text, setText] = useState('');
   const [files, setFiles] = useState<PendingFile[]>([]);
   const [sending, setSending] = useState(false);
-  const [dragging, setDragging] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const textArea = useRef<HTMLTextAreaElement>(null);
@@ -77,6 +78,8 @@ export function Composer({ client, channelId, channelTitle, onSent }: ComposerPr
     }
   };
 
+  attach.current = addFiles;
+
   const remove = (key: number) =>
     setFiles((current) => {
       const gone = current.find((f) => f.key === key);
@@ -110,29 +113,10 @@ export function Composer({ client, channelId, channelTitle, onSent }: ComposerPr
 
   return (
     <form
-      class={`composer${dragging ? ' dragging' : ''}`}
+      class="composer"
       onSubmit={(event) => {
         event.preventDefault();
         void send();
-      }}
-      onDragOver={(event) => {
-        if (!event.dataTransfer?.types.includes('Files')) return;
-        event.preventDefault();
-        setDragging(true);
-      }}
-      onDragLeave={() => setDragging(false)}
-      onDrop={(event) => {
-        setDragging(false);
-        const dropped = filesFrom(event.dataTransfer);
-        if (dropped.length === 0) return;
-        event.preventDefault();
-        addFiles(dropped);
-      }}
-      onPaste={(event) => {
-        const pasted = filesFrom(event.clipboardData);
-        if (pasted.length === 0) return;
-        event.preventDefault();
-        addFiles(pasted);
       }}
     >
       {error && (

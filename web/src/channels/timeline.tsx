@@ -4,7 +4,7 @@ import { formatBytes, isImage, mediaUrl } from '../media.js';
 import { readWholeMessage } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import type { ChannelMessageEvent, ChannelSummary, HistoryPage, TimelineMessage } from '../wire.js';
-import { Composer } from './composer.js';
+import { Composer, filesFrom } from './composer.js';
 import { mergeMessages } from './history.js';
 
 interface TimelineProps {
@@ -23,6 +23,14 @@ export function Timeline({ client, channel, title }: TimelineProps) {
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
+  const attach = useRef<((files: File[]) => void) | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const takePastedFiles = (event: ClipboardEvent) => {
+    const pasted = filesFrom(event.clipboardData);
+    if (pasted.length === 0) return;
+    event.preventDefault();
+    attach.current?.(pasted);
+  };
   // Set before a state change that should keep the view pinned to the bottom, or to the same message.
   const scrollIntent = useRef<{ kind: 'bottom' } | { kind: 'keep'; fromBottom: number } | null>(null);
 
@@ -104,13 +112,45 @@ export function Timeline({ client, channel, title }: TimelineProps) {
     if (el && loaded && olderCursor && el.scrollHeight <= el.clientHeight + LOAD_OLDER_THRESHOLD) loadOlder();
   }, [loaded, olderCursor, loadOlder]);
 
+  // A screenshot pasted while nothing in particular has focus still goes to this channel's composer.
+  useEffect(() => {
+    const onPaste = (event: ClipboardEvent) => {
+      if (event.defaultPrevented) return;
+      const target = event.target as HTMLElement | null;
+      if (target?.closest('input, textarea, [contenteditable="true"], dialog')) return;
+      takePastedFiles(event);
+    };
+    document.addEventListener('paste', onPaste);
+    return () => document.removeEventListener('paste', onPaste);
+  }, []);
+
   const onScroll = () => {
     const el = scroller.current;
     if (el && el.scrollTop < LOAD_OLDER_THRESHOLD) loadOlder();
   };
 
   return (
-    <section class="timeline" aria-labelledby="timeline-title">
+    <section
+      class={`timeline${dragging ? ' dragging' : ''}`}
+      aria-labelledby="timeline-title"
+      onDragOver={(event) => {
+        if (!event.dataTransfer?.types.includes('Files')) return;
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={(event) => {
+        if (event.relatedTarget === null || !event.currentTarget.contains(event.relatedTarget as Node))
+          setDragging(false);
+      }}
+      onDrop={(event) => {
+        setDragging(false);
+        const dropped = filesFrom(event.dataTransfer);
+        if (dropped.length === 0) return;
+        event.preventDefault();
+        attach.current?.(dropped);
+      }}
+      onPaste={(event) => takePastedFiles(event)}
+    >
       <header class="pane-header">
         <h1 id="timeline-title">{title}</h1>
         <span class="muted small">{channel.members.map((m) => m.name).join(', ')}</span>
@@ -139,6 +179,7 @@ export function Timeline({ client, channel, title }: TimelineProps) {
         channelId={channel.id}
         channelTitle={title}
         onSent={() => loadNewest(false)}
+        attach={attach}
       />
     </section>
   );
