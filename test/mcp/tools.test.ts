@@ -12,6 +12,7 @@ import {
   readAllFragments,
   type ToolCaller,
   walkPages,
+  withBudget,
 } from './support.js';
 
 const BUDGET = 12_000;
@@ -248,6 +249,32 @@ describe('the MCP tools, through the official client', () => {
     const again = await beginTurn(t.ctx, bot);
     await readAllFragments(mcp, big);
     expect((await endTurn(t.ctx, bot, again.id, { ok: true })).handled).toEqual([big]);
+  });
+
+  it('a peek (no open turn) consumes nothing, even in turn mode', async () => {
+    const id = await send('peeked');
+    expect(messageIds(await mcp.call('channel_read'))).toEqual([id]);
+    const turn = await beginTurn(t.ctx, bot);
+    expect((await endTurn(t.ctx, bot, turn.id, { ok: true })).handled).toEqual([]);
+    expect(await pendingIds(t.ctx, bot.id)).toEqual([id]);
+    await drain();
+  });
+
+  it('honours a configured output limit', async () => {
+    const small = await connectInMemory(await withBudget(t.ctx, 3_000), bot);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push(await send(`${i} ${'s'.repeat(900)}`));
+      const pages = await walkPages(small, { limit: 100 });
+      for (const page of pages) {
+        expect(page.text.length).toBeLessThanOrEqual(3_000);
+        expect(page.json.outputLimit).toBe(3_000);
+      }
+      expect(pages.flatMap(messageIds)).toEqual(ids);
+    } finally {
+      await small.close();
+    }
+    await drain();
   });
 
   it('an edit after the read leaves the message pending', async () => {
