@@ -1,0 +1,188 @@
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import fc from 'fast-check';
+import sharp from 'sharp';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import {
+  CLAUDE_IMAGE_LIMITS,
+  fitImage,
+  materializeAttachment,
+  materializedPath,
+  materializedRoot,
+  materializeMedia,
+} from '../../src/host/materialize.js';
+import { putMedia } from '../../src/host/media.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { openTestHost, type TestHost } from '../support/host.js';
+
+const SHA = 'a'.repeat(64);
+
+describe('materializedPath', () => {
+  test.each([
+    ['../../etc/passwd', 'passwd'],
+    ['..', 'file'],
+    ['.', 'file'],
+    ['a\u0000b.txt', 'ab.txt'],
+    ['..\\..\\windows\\system.ini', 'system.ini'],
+    ['/absolute/path.pdf', 'path.pdf'],
+    ['.hidden', 'hidden'],
+    ['', 'file'],
+  ])('keeps %j inside the digest folder as %j', (name, expected) => {
+    const path = materializedPath('/home/s', SHA, name);
+    expect(path).toBe(join('/home/s/materialized', SHA, expected));
+  });
+
+  test('cuts a very long name to 200 characters', () => {
+    const path = materializedPath('/home/s', SHA, `${'x'.repeat(5000)}.png`);
+    expect(relative(join('/home/s/materialized', SHA), path)).toHaveLength(200);
+  });
+
+  test('refuses anything but a sha256 digest as the folder', () => {
+    expect(() => materializedPath('/home/s', '../../etc', 'a.txt')).toThrow(/sha256/);
+    expect(() => materializedPath('/home/s', SHA.toUpperCase(), 'a.txt')).toThrow(/sha256/);
+  });
+
+  test('any name, however hostile, lands as one file directly in the digest folder', () => {
+    const hostile = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 300 }),
+      fc.constantFrom(
+        '..',
+        '../',
+        '/..',
+        '..\\..',
+        '\u0000',
+        '\ud800',
+        '😀/../😀',
+        '.'.repeat(500),
+        'a/'.repeat(100),
+      ),
+      fc
+        .array(fc.constantFrom('..', '/', '\\', '.', 'a', '\u0000', '\n', '東', '"', "'"), { maxLength: 60 })
+        .map((p) => p.join('')),
+    );
+    fc.assert(
+      fc.property(hostile, (name) => {
+        const dir = join('/home/s/materialized', SHA);
+        const rel = relative(dir, materializedPath('/home/s', SHA, name));
+        expect(rel).not.toBe('');
+        expect(rel.startsWith('..')).toBe(false);
+        expect(rel.includes('/')).toBe(false);
+        expect(rel.includes('\u0000')).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('materializeMedia', () => {
+  let h: TestHost;
+  beforeEach(async () => {
+    h = await openTestHost();
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  test('writes the blob once, readable only by this user (folders 0700, file 0600)', async () => {
+    const bytes = new TextEncoder().encode('hello attachment');
+    const ref = await putMedia(h.ctx, h.owner, bytes, '../../etc/passwd');
+    const media = await h.ctx.store.db
+      .selectFrom('media')
+      .selectAll()
+      .where('id', '=', ref.attachment_id)
+      .executeTakeFirstOrThrow();
+    const path = await materializeMedia(h.ctx, media);
+    expect(path).toBe(join(h.home, 'materialized', media.sha256, 'passwd'));
+    expect(readFileSync(path, 'utf8')).toBe('hello attachment');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(h.home, 'materialized', media.sha256)).mode & 0o777).toBe(0o700);
+    expect(statSync(materializedRoot(h.home)).mode & 0o777).toBe(0o700);
+  });
+
+  test('reuses a complete copy and rewrites a truncated one', async () => {
+    const ref = await putMedia(h.ctx, h.owner, new TextEncoder().encode('0123456789'), 'n.txt');
+    const media = await h.ctx.store.db
+      .selectFrom('media')
+      .selectAll()
+      .where('id', '=', ref.attachment_id)
+      .executeTakeFirstOrThrow();
+    const path = await materializeMedia(h.ctx, media);
+    writeFileSync(path, '01234');
+    expect(await materializeMedia(h.ctx, media)).toBe(path);
+    expect(readFileSync(path, 'utf8')).toBe('0123456789');
+  });
+
+  test('an agent materialises only attachments it may read', async () => {
+    const agent = await h.agent('bot');
+    const other = await h.agent('other');
+    const ref = await putMedia(h.ctx, h.owner, new TextEncoder().encode('secret'), 's.txt');
+    await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'see file', attachmentIds: [ref.attachment_id] });
+    await expect(materializeAttachment(h.ctx, agent, ref.attachment_id)).resolves.toMatch(/s\.txt$/);
+    await expect(materializeAttachment(h.ctx, other, ref.attachment_id)).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
+});
+
+describe('fitImage', () => {
+  const solid = (width: number, height: number) =>
+    sharp({ create: { width, height, channels: 3, background: '#336699' } });
+
+  test('returns an image within the limits untouched', async () => {
+    const png = await solid(100, 50).png().toBuffer();
+    const fitted = await fitImage(png, 'image/png');
+    expect(fitted.downscaled).toBe(false);
+    expect(Buffer.from(fitted.bytes).equals(png)).toBe(true);
+  });
+
+  test('scales a picture over 8000 px on the long side down to 8000, keeping the format', async () => {
+    const jpeg = await solid(9000, 300).jpeg().toBuffer();
+    const fitted = await fitImage(jpeg, 'image/jpeg');
+    const meta = await sharp(fitted.bytes).metadata();
+    expect(fitted).toMatchObject({ downscaled: true, mime: 'image/jpeg' });
+    expect([meta.width, meta.height]).toEqual([8000, 267]);
+  });
+
+  test('shrinks a noisy PNG until its base64 fits, and stays PNG', async () => {
+    const noisy = await sharp({
+      create: {
+        width: 1400,
+        height: 1400,
+        channels: 3,
+        background: '#000',
+        noise: { type: 'gaussian', mean: 128, sigma: 80 },
+      },
+    })
+      .png()
+      .toBuffer();
+    const limits = { maxBase64Bytes: 1024 * 1024, maxSidePx: 8000 };
+    expect(Math.ceil(noisy.length / 3) * 4).toBeGreaterThan(limits.maxBase64Bytes);
+    const fitted = await fitImage(noisy, 'image/png', limits);
+    expect(fitted.mime).toBe('image/png');
+    expect(Math.ceil(fitted.bytes.length / 3) * 4).toBeLessThanOrEqual(limits.maxBase64Bytes);
+    expect((await sharp(fitted.bytes).metadata()).format).toBe('png');
+  });
+
+  test('turns an oversized GIF into a PNG', async () => {
+    const gif = await solid(8200, 10).gif().toBuffer();
+    const fitted = await fitImage(gif, 'image/gif');
+    expect(fitted.mime).toBe('image/png');
+    expect((await sharp(fitted.bytes).metadata()).width).toBe(8000);
+  });
+
+  test('is deterministic, so a driver and a test agree on the bytes', async () => {
+    const jpeg = await solid(8500, 100).jpeg().toBuffer();
+    const [a, b] = [await fitImage(jpeg, 'image/jpeg'), await fitImage(jpeg, 'image/jpeg')];
+    expect(Buffer.from(a.bytes).equals(Buffer.from(b.bytes))).toBe(true);
+  });
+
+  test('refuses bytes that are not an image with one clear error', async () => {
+    await expect(fitImage(new TextEncoder().encode('not an image'), 'image/png')).rejects.toMatchObject({
+      code: 'invalid_params',
+    });
+  });
+
+  test('the limits are the provider’s: 5 MiB of base64, 8000 px', () => {
+    expect(CLAUDE_IMAGE_LIMITS).toEqual({ maxBase64Bytes: 5 * 1024 * 1024, maxSidePx: 8000 });
+  });
+});
