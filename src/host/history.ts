@@ -3,7 +3,8 @@ import { SluiceError } from '../core/errors.js';
 import { fitLargestPrefix } from '../core/fit.js';
 import { utf8Length } from '../core/measure.js';
 import { cutUtf8 } from '../core/preview.js';
-import type { MessageRow } from '../store/ops/messages.js';
+import { isActiveMember } from '../store/ops/channels.js';
+import { findMessageById, type MessageRow } from '../store/ops/messages.js';
 import { findPrincipalsByIds } from '../store/ops/principals.js';
 import type { InboxState, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
@@ -201,6 +202,27 @@ export async function presentMessages(db: Db, rows: readonly MessageRow[]): Prom
       receiptCount: all.length,
     };
   });
+}
+
+/**
+ * A channel event's message as live subscribers see it: the presentation record, compact when it
+ * is over `fullLimit` bytes; null when the message is gone.
+ */
+export async function presentForLive(
+  db: Db,
+  messageId: string,
+  fullLimit: number,
+): Promise<HistoryMessage | null> {
+  const row = await findMessageById(db, messageId);
+  if (!row || row.deleted_at !== null) return null;
+  const [message] = await presentMessages(db, [row]);
+  if (!message) return null;
+  return utf8Length(JSON.stringify(message)) <= fullLimit ? message : compactMessage(message);
+}
+
+/** Whether the principal is a current member of the channel (I6 recheck for live pushes). */
+export function isCurrentMember(db: Db, channelId: string, principalId: string): Promise<boolean> {
+  return isActiveMember(db, channelId, principalId);
 }
 
 function parseArray(text: string): unknown[] {

@@ -1,11 +1,9 @@
 import { utf8Length } from '../../core/measure.js';
-import { compactMessage, FULL_ROW_BYTES, presentMessages } from '../../host/history.js';
+import { FULL_ROW_BYTES, isCurrentMember, presentForLive } from '../../host/history.js';
 import { type ChannelEvent, CoalescingOutbox, type LiveHub } from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
 import { queueSummary } from '../../host/queue.js';
 import { mayReadQueue } from '../../host/queue-pages.js';
-import { isActiveMember } from '../../store/ops/channels.js';
-import { findMessageById } from '../../store/ops/messages.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
 
@@ -166,18 +164,14 @@ export class RpcConnection {
   async #renderChannel(event: ChannelEvent): Promise<string | null> {
     if (!this.#channels.has(event.channelId)) return null;
     const db = this.#session.ctx.store.db;
-    if (!(await isActiveMember(db, event.channelId, this.#session.principal.id))) {
+    if (!(await isCurrentMember(db, event.channelId, this.#session.principal.id))) {
       this.#unsubscribe([], [event.channelId]);
       return notification('subscription.ended', { channel: event.channelId, reason: 'not_member' });
     }
-    const bounded = await this.#hub.shared(`message:${event.seq}`, async () => {
-      const row = await findMessageById(db, event.messageId);
-      if (!row || row.deleted_at !== null) return null;
-      const [message] = await presentMessages(db, [row]);
-      if (!message) return null;
-      const fullLimit = Math.min(FULL_ROW_BYTES, this.#session.limits.replyBytes - 1024);
-      return utf8Length(JSON.stringify(message)) <= fullLimit ? message : compactMessage(message);
-    });
+    const fullLimit = Math.min(FULL_ROW_BYTES, this.#session.limits.replyBytes - 1024);
+    const bounded = await this.#hub.shared(`message:${event.seq}`, () =>
+      presentForLive(db, event.messageId, fullLimit),
+    );
     if (bounded === null) return null;
     const text = notification('channel.message', {
       channelId: event.channelId,
