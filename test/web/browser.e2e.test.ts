@@ -453,6 +453,57 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
   });
 });
 
+describe('when a page of cards goes stale', () => {
+  it('re-reads around the card in view and keeps paging to the end', async () => {
+    await cli(home, ['agent', 'add', 'drift']);
+    await cli(home, ['channel', 'create', 'drift', '--members', 'drift']);
+    const owner = await resolvePrincipal(hostCtx, 'owner');
+    for (let i = 0; i < 150; i++) await sendMessage(hostCtx, owner, { to: 'drift', body: `drift card ${i}` });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    // Between the page and the real host: answer the first cursor read with `stale`, as the host
+    // does when the queue changed under the cursor, and note every queue.page the page asks for.
+    const asked: Record<string, unknown>[] = [];
+    let staleSent = false;
+    await page.routeWebSocket(/\/rpc$/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((text) => {
+        const frame = JSON.parse(String(text)) as {
+          id: number;
+          method: string;
+          params: Record<string, unknown>;
+        };
+        if (frame.method === 'queue.page') asked.push(frame.params);
+        if (frame.method === 'queue.page' && frame.params.cursor && !staleSent) {
+          staleSent = true;
+          const result = { status: 'stale', generation: 'other', revision: 0, reason: 'anchor-moved' };
+          ws.send(JSON.stringify({ jsonrpc: '2.0', id: frame.id, result }));
+          return;
+        }
+        server.send(text);
+      });
+    });
+    await page.goto(served.loginLink);
+    await page.getByRole('navigation').getByRole('link', { name: 'drift', exact: true }).click();
+    const card = (n: number) => page.locator('.card-preview', { hasText: new RegExp(`^drift card ${n}$`) });
+    await card(0).waitFor();
+    const list = page.locator('.card-list');
+    for (let step = 0; step < 200 && (await card(149).count()) === 0; step++) {
+      await list.evaluate((el) => {
+        const box = el as unknown as Scrollable;
+        box.scrollTop += box.clientHeight;
+      });
+      await page.waitForTimeout(30);
+    }
+    await card(149).waitFor();
+    expect(staleSent).toBe(true);
+    const staleAt = asked.findIndex((params) => params.cursor !== undefined);
+    expect(asked[staleAt + 1]).toMatchObject({ agent: 'drift', around: expect.any(String) });
+    await page.screenshot({ path: join(ARTIFACTS, 'desktop-10-after-stale.png') });
+    await context.close();
+  });
+});
+
 describe('when the host restarts', () => {
   it('the page reconnects on its own and live updates resume', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
