@@ -154,6 +154,42 @@ describe('every reply envelope fits its budget for hostile content (real WebSock
   });
 });
 
+describe('an around page under a tight budget', () => {
+  it('drops earlier rows first so the anchor is always on the page', async () => {
+    const h = await openServedHost();
+    try {
+      await h.agent('helper');
+      const ids: string[] = [];
+      for (let i = 0; i < 9; i++)
+        ids.push(
+          (await sendMessage(h.ctx, h.owner, { to: 'helper', body: `${i} ${'é'.repeat(200)}` })).message_id,
+        );
+      const full = await readQueuePage(
+        h.ctx,
+        h.owner,
+        { agent: 'helper', around: ids[4] as string, size: 9 },
+        512 * 1024,
+      );
+      const budget = Math.floor(Buffer.byteLength(full.text, 'utf8') / 3);
+      const tight = await readQueuePage(
+        h.ctx,
+        h.owner,
+        { agent: 'helper', around: ids[4] as string, size: 9 },
+        budget,
+      );
+      expect(Buffer.byteLength(tight.text, 'utf8')).toBeLessThanOrEqual(budget);
+      if (tight.result.status !== 'page') throw new Error('expected a page');
+      const rows = tight.result.rows.map((r) => r.messageId);
+      expect(rows).toContain(ids[4]);
+      expect(rows.length).toBeLessThan(9);
+      expect(tight.result.hasMore).toEqual({ before: true, after: true });
+      expect(ids.join(',')).toContain(rows.join(','));
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('a first card that alone does not fit', () => {
   it('is sent with optional fields dropped and truncated:true, and the page still fits', async () => {
     const h = await openServedHost();

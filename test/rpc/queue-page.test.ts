@@ -194,6 +194,40 @@ describe('queue.page over the WebSocket', () => {
     expect(reply.error).toMatchObject({ code: -32010, data: { code: 'invalid_cursor' } });
   });
 
+  it('a source filter lists only that provenance, and its own cursors walk it', async () => {
+    const bot = await h.agent('bot');
+    await h.ctx.store.transaction(async (trx) => {
+      const dm = await trx
+        .selectFrom('channels')
+        .select('id')
+        .where('name', '=', 'dm:helper,owner')
+        .executeTakeFirstOrThrow();
+      await trx
+        .insertInto('memberships')
+        .values({
+          channel_id: dm.id,
+          principal_id: bot.id,
+          joined_at: new Date().toISOString(),
+          left_at: null,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    });
+    const dmId = (await page({ size: 1 })).rows[0].channelId;
+    const fromBot: string[] = [];
+    for (let i = 0; i < 5; i++)
+      fromBot.push((await sendMessage(h.ctx, bot, { to: dmId, body: `bot ${i}` })).message_id);
+    const walked: string[] = [];
+    let result = await page({ source: 'agent', size: 2 });
+    walked.push(...result.rows.map((r: Json) => r.messageId));
+    while (result.nextCursor !== null) {
+      result = await page({ source: 'agent', size: 2, cursor: result.nextCursor });
+      expect(result.rows.every((r: Json) => r.source === 'agent')).toBe(true);
+      walked.push(...result.rows.map((r: Json) => r.messageId));
+    }
+    expect(walked).toEqual(fromBot);
+  });
+
   it('refuses sizes outside 1–200 and cursor with around', async () => {
     for (const size of [0, 201, 1.5]) {
       const reply = await owner.call('queue.page', { agent: 'helper', size });
