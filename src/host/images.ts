@@ -1,9 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { SluiceError } from '../core/errors.js';
 import type { HostContext } from './context.js';
-import { readMediaBytes, sanitizeFileName } from './media.js';
+import { materializeMedia } from './materialize.js';
+import { getReadableMedia } from './media.js';
 import type { Principal } from './principals.js';
 
 /** What providers accept as inline images (Claude, OpenAI). */
@@ -86,8 +85,7 @@ export interface ImageRead {
 
 /**
  * An attachment the caller may see, as an image within `limits`. Anything else is refused with a
- * pointer to the file: its bytes are copied to a per-agent folder in the home so a model with a
- * shell can open them.
+ * pointer to the file: its materialised local copy, so a model with a shell can open it.
  */
 export async function readImageAttachment(
   ctx: HostContext,
@@ -95,27 +93,16 @@ export async function readImageAttachment(
   attachmentId: string,
   limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
 ): Promise<ImageRead> {
-  const { media, bytes } = await readMediaBytes(ctx, actor, attachmentId);
+  const media = await getReadableMedia(ctx, actor, attachmentId);
   if (!media.mime.startsWith('image/') || media.mime === 'image/svg+xml') {
-    const path = await materialiseForPointer(ctx, actor, media.id, media.name, bytes);
+    // The same copy drivers make (`<home>/materialized/<sha256>/<name>`), which `media gc` tends.
+    const path = await materializeMedia(ctx, media);
     throw new SluiceError(
       'invalid_params',
       `attachment ${media.id} (${media.name}) is ${media.mime}, not an image; its bytes are at ${path}`,
     );
   }
+  const bytes = await ctx.store.blobs.get(media.sha256);
+  if (!bytes) throw new SluiceError('not_found', 'the attachment bytes are missing');
   return { attachment_id: media.id, name: media.name, image: await fitImage(bytes, media.mime, limits) };
-}
-
-async function materialiseForPointer(
-  ctx: HostContext,
-  actor: Principal,
-  id: string,
-  name: string,
-  bytes: Uint8Array,
-): Promise<string> {
-  const dir = join(ctx.home, 'materialized', sanitizeFileName(actor.name), sanitizeFileName(id));
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, sanitizeFileName(name));
-  await writeFile(path, bytes, { mode: 0o600 });
-  return path;
 }
