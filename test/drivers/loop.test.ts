@@ -1,0 +1,250 @@
+// The shared driver loop against an in-memory client (the real clients are exercised in
+// test/e2e/drive-*.e2e.test.ts): dispatch rules, settlement and the queue controls.
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { deliveryFor } from '../../src/host/delivery.js';
+import { editMessage, sendMessage } from '../../src/host/messages.js';
+import type { Principal } from '../../src/host/principals.js';
+import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
+import { beginTurn, type TurnOutcome } from '../../src/host/turns.js';
+import { coverDelivery } from '../../src/surfaces/drivers/delivered.js';
+import {
+  ClientGoneError,
+  type DriverClient,
+  requireTurnSettlement,
+  runDriverLoop,
+  type TurnReport,
+  type TurnRequest,
+  turnStatusLine,
+} from '../../src/surfaces/drivers/loop.js';
+import { openTestHost, type TestHost } from '../support/host.js';
+import { eventually, sleep } from './drive-harness.js';
+
+/** A client whose turns end when the test says so. */
+class ScriptedClient implements DriverClient {
+  readonly name = 'fake';
+  readonly sessionKey = 'fake:1';
+  readonly requests: TurnRequest[] = [];
+  private finishers: ((o: TurnOutcome | Error) => void)[] = [];
+  private die: (why: string) => void = () => {};
+  readonly gone = new Promise<string>((resolve) => {
+    this.die = resolve;
+  });
+  /** When set, every turn ends at once with this outcome. */
+  auto: TurnOutcome | undefined;
+
+  runTurn(request: TurnRequest): Promise<TurnOutcome> {
+    this.requests.push(request);
+    if (this.auto) return Promise.resolve(this.auto);
+    return new Promise((resolve, reject) => {
+      this.finishers.push((o) => (o instanceof Error ? reject(o) : resolve(o)));
+      void this.gone.then((why) => reject(new ClientGoneError(why)));
+    });
+  }
+  finish(outcome: TurnOutcome): void {
+    this.finishers.shift()?.(outcome);
+  }
+  kill(): void {
+    this.die('fake client died');
+  }
+  async stop(): Promise<void> {}
+  ids(i: number): string[] {
+    return this.requests[i]?.delivered.map((m) => m.id) ?? [];
+  }
+}
+
+describe('the driver loop', () => {
+  let h: TestHost;
+  let bot: Principal;
+  let client: ScriptedClient;
+  let stop: AbortController;
+  let loop: Promise<void>;
+  const reports: TurnReport[] = [];
+
+  beforeEach(async () => {
+    h = await openTestHost();
+    bot = await h.agent('bot', 'turn');
+    client = new ScriptedClient();
+    stop = new AbortController();
+    reports.length = 0;
+  });
+  afterEach(async () => {
+    stop.abort();
+    client.kill();
+    await loop?.catch(() => {});
+    await h.close();
+  });
+
+  const send = async (body: string) => (await sendMessage(h.ctx, h.owner, { to: 'bot', body })).message_id;
+  const states = async () =>
+    (
+      await h.ctx.store.db
+        .selectFrom('inbox')
+        .select('state')
+        .where('agent_id', '=', bot.id)
+        .orderBy('position')
+        .execute()
+    ).map((r) => r.state);
+  const start = (limits?: { maxMessages?: number; maxBytes?: number }) => {
+    loop = runDriverLoop(h.ctx, bot, client, { limits, signal: stop.signal, onTurn: (r) => reports.push(r) });
+  };
+  const turnsStarted = (n: number) =>
+    eventually(async () => (client.requests.length >= n ? true : undefined), 5000, `${n} turn(s)`);
+
+  test('refuses an agent that settles explicitly, naming the fix in one line', async () => {
+    const explicit = await h.agent('manual');
+    await expect(runDriverLoop(h.ctx, explicit, client)).rejects.toThrow(
+      'manual settles explicitly; drivers settle by turns: run sluice agent settle manual turn (or add agents with --settlement turn)',
+    );
+    expect(() => requireTurnSettlement(bot)).not.toThrow();
+  });
+
+  test('a successful turn marks exactly the delivered ids handled', async () => {
+    const ids = [await send('one'), await send('two'), await send('three')];
+    start({ maxMessages: 2 });
+    await turnsStarted(1);
+    expect(client.ids(0)).toEqual(ids.slice(0, 2));
+    client.finish({ ok: true });
+    await turnsStarted(2);
+    expect(await states()).toEqual(['handled', 'handled', 'waiting']);
+    expect(reports[0]).toMatchObject({
+      outcome: 'ok',
+      delivered: ids.slice(0, 2),
+      handled: ids.slice(0, 2),
+      returned: [],
+    });
+    expect(client.ids(1)).toEqual(ids.slice(2));
+  });
+
+  test('a failed turn returns its ids and blocks dispatch until each is resumed, then re-delivers them first', async () => {
+    const ids = [await send('a'), await send('b')];
+    start();
+    await turnsStarted(1);
+    client.finish({ ok: false, kind: 'model_error', reason: 'scripted' });
+    await eventually(async () => ((await states()).every((s) => s === 'returned') ? true : undefined));
+    const later = await send('c');
+    await sleep(300);
+    expect(client.requests).toHaveLength(1);
+    await resumeQueue(h.ctx, h.owner, 'bot', ids[0]);
+    await sleep(300);
+    expect(client.requests).toHaveLength(1); // the second card still blocks
+    await resumeQueue(h.ctx, h.owner, 'bot', ids[1]);
+    await turnsStarted(2);
+    expect(client.ids(1)).toEqual([...ids, later]);
+    client.finish({ ok: true });
+    await eventually(async () => ((await states()).every((s) => s === 'handled') ? true : undefined));
+  });
+
+  test('pause stops dispatch after the current turn; unpausing continues', async () => {
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    await pauseQueue(h.ctx, h.owner, 'bot', 'lunch');
+    const second = await send('second');
+    client.finish({ ok: true });
+    await eventually(async () => ((await states())[0] === 'handled' ? true : undefined));
+    await sleep(300);
+    expect(client.requests).toHaveLength(1);
+    await resumeQueue(h.ctx, h.owner, 'bot');
+    await turnsStarted(2);
+    expect(client.ids(1)).toEqual([second]);
+    expect(first).not.toBe(second);
+  });
+
+  test('a client that dies mid-turn abandons the turn: nothing is consumed', async () => {
+    await send('x');
+    start();
+    await turnsStarted(1);
+    client.kill();
+    await expect(loop).rejects.toBeInstanceOf(ClientGoneError);
+    expect(await states()).toEqual(['waiting']);
+    const turns = await h.ctx.store.db.selectFrom('turns').select('state').execute();
+    expect(turns.map((t) => t.state)).toEqual(['abandoned']);
+    expect(reports[0]).toMatchObject({ outcome: 'abandoned', handled: [], returned: [] });
+  });
+
+  test('stopping the driver mid-turn abandons the turn', async () => {
+    await send('x');
+    start();
+    await turnsStarted(1);
+    stop.abort();
+    await loop;
+    expect(await states()).toEqual(['waiting']);
+    expect(reports[0]).toMatchObject({ outcome: 'abandoned', reason: 'driver stopped' });
+  });
+
+  test('a turn left open by a dead driver is abandoned at start', async () => {
+    await send('x');
+    const stale = await beginTurn(h.ctx, bot, { sessionKey: 'dead' });
+    const started: (string | null)[] = [];
+    client.auto = { ok: true };
+    loop = runDriverLoop(h.ctx, bot, client, {
+      signal: stop.signal,
+      onStart: (i) => started.push(i.abandoned),
+    });
+    await eventually(async () => ((await states())[0] === 'handled' ? true : undefined));
+    expect(started).toEqual([stale.id]);
+  });
+
+  test('an oversized head is offered once, not in a loop, until the queue changes', async () => {
+    await send('y'.repeat(20_000));
+    start();
+    await turnsStarted(1);
+    expect(client.requests[0]!.delivery.included).toEqual([]);
+    expect(client.requests[0]!.delivery.oversizedHead).not.toBeNull();
+    client.finish({ ok: true });
+    await sleep(400);
+    expect(client.requests).toHaveLength(1);
+    expect(await states()).toEqual(['waiting']);
+    await send('small');
+    await turnsStarted(2);
+  });
+
+  test('wakes for a message sent while it idles', async () => {
+    client.auto = { ok: true };
+    start();
+    await sleep(200);
+    expect(client.requests).toHaveLength(0);
+    const id = await send('hello');
+    await turnsStarted(1);
+    expect(client.ids(0)).toEqual([id]);
+  });
+});
+
+describe('coverDelivery', () => {
+  test('does not cover a message edited after the delivery was rendered: it stays pending', async () => {
+    const h = await openTestHost();
+    try {
+      const bot = await h.agent('bot', 'turn');
+      const kept = (await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'kept' })).message_id;
+      const edited = (await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'before' })).message_id;
+      await beginTurn(h.ctx, bot);
+      const delivery = await deliveryFor(h.ctx, bot);
+      await editMessage(h.ctx, h.owner, edited, { body: 'after' });
+      const delivered = await coverDelivery(h.ctx, bot, delivery);
+      expect(delivered.map((m) => m.id)).toEqual([kept]);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('turnStatusLine', () => {
+  test('says outcome, counts, the first ids and the duration in one line', () => {
+    const line = turnStatusLine(
+      'bot',
+      {
+        turnId: 't_1',
+        delivered: ['m1', 'm2', 'm3', 'm4'],
+        outcome: 'failed',
+        failureKind: 'model_error',
+        handled: [],
+        returned: ['m1', 'm2', 'm3', 'm4'],
+        durationMs: 1530,
+      },
+      new Date('2026-01-02T03:04:05Z'),
+    );
+    expect(line).toBe(
+      '03:04:05 bot t_1 failed (model_error): 4 delivered [m1 m2 m3 …], 0 handled, 4 returned, 1.5s',
+    );
+  });
+});
