@@ -9,6 +9,7 @@ import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue.js';
 import { channelRead, channelSearch, type PageResult } from '../../src/host/reads.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { listPrincipals } from '../../src/store/ops/principals.js';
 import { hostileId, hostileString } from '../core/arbitraries.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
 
@@ -104,6 +105,13 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
       });
       expect(await h.ctx.store.db.selectFrom('messages').select('seq').execute()).toEqual(before);
     });
+  });
+
+  it('lists names in byte order, whatever the database collation', async () => {
+    for (const name of ['alice', 'Bob', '9lives', 'Zed', 'bob', 'a.b', 'a-b', 'a_b']) await h.person(name);
+    const names = (await listPrincipals(h.ctx.store.db)).map((p) => p.name);
+    expect(names).toEqual([...names].sort());
+    expect(names.indexOf('Zed')).toBeLessThan(names.indexOf('alice'));
   });
 
   describe('archive', () => {

@@ -14,6 +14,9 @@ const migrations: Record<string, Migration> = {
   },
 };
 
+// Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
+// whatever collation the database was created with.
+
 /** The NOTIFY channel every host LISTENs on; the payload is the schema the write happened in. */
 export const EVENTS_CHANNEL = 'sluice_events';
 
@@ -27,11 +30,11 @@ export const SEARCH_DOCUMENT = `to_tsvector('simple'::regconfig, left(coalesce(s
 const INITIAL = [
   `create table meta (key text primary key, value text not null)`,
   `create table principals (
-     id text primary key, name text not null unique, kind text not null check (kind in ('person','agent')),
+     id text primary key, name text collate "C" not null unique, kind text not null check (kind in ('person','agent')),
      settlement text not null default 'explicit' check (settlement in ('explicit','turn')), created_at text not null)`,
   `create table tokens (token_hash text primary key, principal_id text not null references principals(id), created_at text not null)`,
   `create table channels (
-     id text primary key, name text not null unique, kind text not null check (kind in ('dm','group')),
+     id text primary key, name text collate "C" not null unique, kind text not null check (kind in ('dm','group')),
      dm_key text unique, created_at text not null, created_by text not null references principals(id))`,
   `create table memberships (
      channel_id text not null references channels(id), principal_id text not null references principals(id),
@@ -70,7 +73,7 @@ const INITIAL = [
   `create table turns (
      id text primary key, agent_id text not null references principals(id),
      state text not null check (state in ('open','succeeded','failed','abandoned')), session_key text,
-     owner text not null, started_at text not null, ended_at text, failure_kind text, reason text)`,
+     owner text not null, started_at text collate "C" not null, ended_at text, failure_kind text, reason text)`,
   `create index turns_open on turns (agent_id, state)`,
   `create table coverage (
      turn_id text not null references turns(id), message_seq bigint not null, sha256 text not null,
