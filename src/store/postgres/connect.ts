@@ -143,11 +143,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: textSafePool(pool) }) });
   let schema: string;
   try {
-    await migrate(db, config, settings.schema);
-    const row = await db
-      .selectNoFrom((eb) => eb.fn<string>('current_schema').as('schema'))
-      .executeTakeFirstOrThrow();
-    schema = row.schema;
+    schema = await migrate(db, config, settings.schema);
   } catch (err) {
     await db.destroy().catch(() => undefined);
     throw err instanceof SluiceError ? err : unreachable(settings, err);
@@ -165,8 +161,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // live feeds read "events after seq N", and with concurrent writers a lower seq could commit
       // after a higher one had been read and be skipped for ever. Reads never take the lock.
       // Inside, READ COMMITTED with the row locks the ops take (allocatePosition's UPDATE …
-      // RETURNING, findInboxEntry's FOR UPDATE) stays correct even without it; transient conflicts
-      // (deadlocks, serialization failures, lost check-then-insert races) run again with backoff.
+      // RETURNING, findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
+      // deadlock or serialization failure the server reports runs the transaction again.
       return retryTransient(() =>
         db
           .transaction()

@@ -17,8 +17,6 @@ export interface ListenerOptions {
 /** A LISTEN connection shared by every watcher of one store. */
 export interface EventListener {
   watchChanges: WatchChanges;
-  /** Resolves once the listener is connected and listening (for tests and startup ordering). */
-  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,9 +115,6 @@ export function createEventListener(options: ListenerOptions): EventListener {
         watchers.delete(watcher);
         if (watchers.size === 0) void stop();
       };
-    },
-    async ready() {
-      if (connecting) await connecting;
     },
     async close() {
       closed = true;
