@@ -10,6 +10,7 @@ import { listInbox } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
 import {
+  findTool,
   isMainAgentRequest,
   type ModelServer,
   type RecordedRequest,
@@ -206,6 +207,8 @@ function replyAndArchive(ids: readonly string[]): string {
 
 interface TurnLog {
   commands: string[];
+  /** Codex `write_stdin` polls for a command still running after its yield time. */
+  polls: number;
 }
 
 /**
@@ -242,8 +245,16 @@ function agentScript(log: TurnLog, onFirstRequest: () => void) {
       if (hasNotice(req)) return call('sluice message ls --json --include-body');
       return { text: 'Nothing in the inbox.' };
     }
-    if (ctx.mainIndex > 6) return { text: 'giving up' };
-    const last = toolJson(results.at(-1)?.text ?? '');
+    if (ctx.mainIndex > 8) return { text: 'giving up' };
+    const lastText = results.at(-1)?.text ?? '';
+    // Codex hands back a session id when a command outlives its yield time; wait for it to end.
+    const running = /Process running with session ID (\d+)/.exec(lastText);
+    if (running && findTool(req, 'write_stdin')) {
+      log.polls++;
+      const input = { session_id: Number(running[1]), chars: '', yield_time_ms: 30_000 };
+      return { toolCalls: [{ name: 'write_stdin', input }] };
+    }
+    const last = toolJson(lastText);
     if (Array.isArray(last) && last.length > 0) return call(replyAndArchive(last.map((row: any) => row.id)));
     if (last && typeof last === 'object' && typeof (last as any).message_id === 'string') {
       return call(replyAndArchive([(last as any).message_id]));
@@ -293,7 +304,7 @@ export async function runScenario(
   };
   for (let turn = 0; turn < maxTurns; turn++) {
     if ((await inboxState(home)).pending.length === 0) break;
-    const log: TurnLog = { commands: [] };
+    const log: TurnLog = { commands: [], polls: 0 };
     server.reset(
       agentScript(log, () => {
         if (scenario === 'arrival after the slice' && turn === 0) {
@@ -315,7 +326,7 @@ export async function runScenario(
     trace.requests += main.length;
     trace.requestBytes += server.modelCalls().reduce((n, r) => n + r.bytes, 0);
     trace.wallMs += run.durationMs;
-    trace.toolCalls += log.commands.length;
+    trace.toolCalls += log.commands.length + log.polls;
     trace.commands.push(log.commands);
     trace.firstRequestEnvelopes.push(first ? envelopesIn(first) : []);
     trace.firstRequestNotice.push(first ? hasNotice(first) : false);
