@@ -3,7 +3,6 @@ import { SluiceError } from '../core/errors.js';
 import { fitLargestPrefix } from '../core/fit.js';
 import { utf8Length } from '../core/measure.js';
 import { cutUtf8 } from '../core/preview.js';
-import { isActiveMember } from '../store/ops/channels.js';
 import { findMessageById, type MessageRow } from '../store/ops/messages.js';
 import { findPrincipalsByIds } from '../store/ops/principals.js';
 import type { InboxState, PrincipalKind } from '../store/schema.js';
@@ -220,9 +219,15 @@ export async function presentForLive(
   return utf8Length(JSON.stringify(message)) <= fullLimit ? message : compactMessage(message);
 }
 
-/** Whether the principal is a current member of the channel (I6 recheck for live pushes). */
-export function isCurrentMember(db: Db, channelId: string, principalId: string): Promise<boolean> {
-  return isActiveMember(db, channelId, principalId);
+/** The channel's current members (I6 recheck for live pushes, one query for all subscribers). */
+export async function currentMemberIds(db: Db, channelId: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('memberships')
+    .select('principal_id')
+    .where('channel_id', '=', channelId)
+    .where('left_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.principal_id));
 }
 
 function parseArray(text: string): unknown[] {

@@ -81,21 +81,21 @@ export async function requireQueueReader(ctx: HostContext, actor: Principal, age
   return { agent, queue, channelIds };
 }
 
-/** Whether `actor` may read `agentId`'s queue now (the rule of {@link requireQueueReader}), in one query. */
-export async function mayReadQueue(db: Db, actor: Principal, agentId: string): Promise<boolean> {
-  if (actor.id === agentId) return true;
-  if (actor.kind !== 'person') return false;
-  const row = await db
+/**
+ * Everyone who currently shares a channel with the agent (one query): with the principal's kind,
+ * the same rule as {@link requireQueueReader}, computed once for all of a queue's live subscribers.
+ */
+export async function principalsSharingWith(db: Db, agentId: string): Promise<Set<string>> {
+  const rows = await db
     .selectFrom('memberships as m1')
     .innerJoin('memberships as m2', 'm2.channel_id', 'm1.channel_id')
-    .select('m1.channel_id')
-    .where('m1.principal_id', '=', actor.id)
-    .where('m1.left_at', 'is', null)
+    .select('m1.principal_id')
+    .distinct()
     .where('m2.principal_id', '=', agentId)
     .where('m2.left_at', 'is', null)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+    .where('m1.left_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.principal_id));
 }
 
 /** Channels where both principals are current members. */

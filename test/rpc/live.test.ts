@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { removeMember } from '../../src/host/channels.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { runCli } from '../support/host.js';
 import { openServedHost, type ServedHost } from './support.js';
@@ -100,6 +101,32 @@ describe('live updates', () => {
     expect(after).toHaveLength(1);
     expect(connection.outbox.pendingSize()).toBe(0);
   }, 120_000);
+
+  it('a subscriber who leaves the channel hears that the subscriptions ended, and nothing more', async () => {
+    h = await openServedHost();
+    const host = h;
+    await host.agent('helper');
+    await host.person('guest');
+    const owner = await host.client();
+    const ops = await owner.ok('channel.create', { name: 'ops', members: ['helper', 'guest'] });
+    const guest = await host.client('guest');
+    await guest.ok('subscribe', { queues: ['helper'], channels: [ops.id] });
+    await owner.ok('message.send', { to: ops.id, body: 'before' });
+    await guest.waitFor((n) => n.method === 'channel.message' && n.params.message.body === 'before');
+
+    await removeMember(host.ctx, host.owner, ops.id, 'guest');
+    const secret = await owner.ok('message.send', { to: ops.id, body: 'after' });
+    await guest.waitFor((n) => n.method === 'subscription.ended' && n.params.channel === ops.id);
+    await guest.waitFor((n) => n.method === 'subscription.ended' && n.params.queue === 'helper');
+    await owner.ok('message.send', { to: ops.id, body: 'later' });
+    await new Promise((r) => setTimeout(r, 200));
+    const heard = guest.notifications
+      .filter((n) => n.method === 'channel.message')
+      .map((n) => n.params.message.messageId);
+    expect(heard).not.toContain(secret.message_id);
+    expect(guest.notifications.filter((n) => n.method === 'subscription.ended')).toHaveLength(2);
+    expect((await guest.call('queue.summary', { agent: 'helper' })).error?.data.code).toBe('denied');
+  });
 
   it('detaching releases what the outbox held', async () => {
     h = await openServedHost();

@@ -1,9 +1,9 @@
 import { utf8Length } from '../../core/measure.js';
-import { FULL_ROW_BYTES, isCurrentMember, presentForLive } from '../../host/history.js';
+import { currentMemberIds, FULL_ROW_BYTES, presentForLive } from '../../host/history.js';
 import { type ChannelEvent, CoalescingOutbox, type LiveHub } from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
 import { queueSummary } from '../../host/queue.js';
-import { mayReadQueue } from '../../host/queue-pages.js';
+import { principalsSharingWith } from '../../host/queue-pages.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
 
@@ -153,7 +153,9 @@ export class RpcConnection {
     if (!sub) return null;
     const db = this.#session.ctx.store.db;
     // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
-    if (!(await mayReadQueue(db, this.#session.principal, agentId))) {
+    const me = this.#session.principal;
+    const sharing = await this.#hub.shared(`readers:${agentId}`, () => principalsSharingWith(db, agentId));
+    if (me.id !== agentId && !(me.kind === 'person' && sharing.has(me.id))) {
       this.#unsubscribe([sub.name], []);
       return notification('subscription.ended', { queue: sub.name, reason: 'denied' });
     }
@@ -164,7 +166,10 @@ export class RpcConnection {
   async #renderChannel(event: ChannelEvent): Promise<string | null> {
     if (!this.#channels.has(event.channelId)) return null;
     const db = this.#session.ctx.store.db;
-    if (!(await isCurrentMember(db, event.channelId, this.#session.principal.id))) {
+    const members = await this.#hub.shared(`members:${event.channelId}`, () =>
+      currentMemberIds(db, event.channelId),
+    );
+    if (!members.has(this.#session.principal.id)) {
       this.#unsubscribe([], [event.channelId]);
       return notification('subscription.ended', { channel: event.channelId, reason: 'not_member' });
     }
