@@ -130,6 +130,18 @@ describe('JSON-RPC protocol rules', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('closes every WebSocket with 1001 going away', async () => {
+    const h = await openServedHost();
+    const client = await h.client();
+    const closed = new Promise<number>((resolve) => client.ws.once('close', (code) => resolve(code)));
+    await h.server.close();
+    expect(await closed).toBe(1001);
+    expect(h.server.connections.size).toBe(0);
+    await h.close();
+  });
+});
+
 describe('authentication and queue access', () => {
   let h: ServedHost;
   beforeAll(async () => {

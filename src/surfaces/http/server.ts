@@ -64,7 +64,14 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   const hub = await startLiveHub(ctx, { onError: (err) => app.log.error({ err }, 'live feed failed') });
   const connections = new Set<RpcConnection>();
 
-  await app.register(websocket, { options: { maxPayload: limits.maxFrameBytes } });
+  await app.register(websocket, {
+    options: { maxPayload: limits.maxFrameBytes },
+    // On shutdown, tell each client why (1001 "going away") so it can reconnect to the next host.
+    preClose(done) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down');
+      this.websocketServer.close(() => done());
+    },
+  });
 
   app.get('/healthz', async (_req, reply) => {
     await ctx.store.db.selectFrom('meta').select('key').limit(1).execute();
