@@ -174,6 +174,15 @@ async function reader(world: World, side: Side, deadline: number, receipts: stri
   }
 }
 
+/** In a proof run (SLUICE_MULTIHOST_SECONDS set) say what the load amounted to. */
+function report(label: string, acks: readonly Ack[], receipts: readonly string[]) {
+  if (!process.env.SLUICE_MULTIHOST_SECONDS) return;
+  const by = (host: string) => acks.filter((a) => a.host === host).length;
+  process.stdout.write(
+    `[multihost] ${label}: ${acks.length} acknowledged sends in ${LOAD_MS / 1000} s (A ${by('A')}, B ${by('B')}), ${receipts.length} archive receipts\n`,
+  );
+}
+
 /** Every acknowledged id exactly once in exactly the right inboxes; positions 1..n per agent. */
 async function expectConsistent(world: World, acks: readonly Ack[], receipts: readonly string[]) {
   const db = world.admin.store.db;
@@ -267,6 +276,7 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
       ),
       ...w.sides.map((side) => reader(w, side, deadline, receipts, errors)),
     ]);
+    report(`${backend} two hosts`, acks, receipts);
     expect(errors.map(String)).toEqual([]);
     // Load really ran through both hosts (rates depend on the machine; bench/postgres.ts measures them).
     for (const side of w.sides)
@@ -308,6 +318,7 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
       kill,
     ]);
     const staleTurn = await kill;
+    report(`${backend} host B killed at ${LOAD_MS * 0.0003} s`, acks, receipts);
     expect(errors.map(String)).toEqual([]);
     expect(acks.filter((a) => a.host === 'B').length).toBeGreaterThan(0);
     expect(acks.filter((a) => a.host === 'A').length).toBeGreaterThan(
