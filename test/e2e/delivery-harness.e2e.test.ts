@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   type Client,
+  type Envelope,
   type Mode,
   metricsTable,
   runScenario,
@@ -38,17 +39,18 @@ function expectBodyDelivery(trace: ScenarioTrace, scenario: ScenarioName): void 
   // Turn 1's first request holds exactly one envelope (SessionStart + UserPromptSubmit do not double it).
   const [envelopes] = trace.firstRequestEnvelopes;
   expect(envelopes).toHaveLength(1);
-  const envelope = (envelopes as any[])[0];
+  const envelope = envelopes?.[0] as Envelope;
   if (scenario === 'oversized head') {
     expect(envelope.messages).toEqual([]);
-    expect(envelope.oversizedHead.id).toBe([...trace.sent.keys()][0]);
-    expect(trace.commands[0]?.[0]).toBe(`sluice message read ${envelope.oversizedHead.id} --json`);
+    const head = [...trace.sent.keys()][0];
+    expect(envelope.oversizedHead?.id).toBe(head);
+    expect(trace.commands[0]?.[0]).toBe(`sluice message read ${head} --json`);
     return;
   }
   // Complete bodies, exact ids, FIFO, and one shell call replying and archiving them all.
   expect(envelope.messages.length).toBeGreaterThan(0);
   const sentIds = [...trace.sent.keys()];
-  expect(envelope.messages.map((m: any) => m.id)).toEqual(sentIds.slice(0, envelope.messages.length));
+  expect(envelope.messages.map((m) => m.id)).toEqual(sentIds.slice(0, envelope.messages.length));
   for (const m of envelope.messages) expect(m.body).toBe(trace.sent.get(m.id));
   expect(trace.commands[0]).toHaveLength(1);
   expect(trace.commands[0]?.[0]).toMatch(/^sluice message reply .* && sluice message archive /);
@@ -79,11 +81,11 @@ describe.skipIf(!enabled)('harness delivery with the real clients', () => {
           // The late message was not in turn 1's slice, stayed pending, and came in turn 2.
           const late = trace.lateId as string;
           expect(trace.pendingAfter[0]).toEqual([late]);
-          expect((trace.firstRequestEnvelopes[1] as any[])[0].messages.map((m: any) => m.id)).toEqual([late]);
+          expect(trace.firstRequestEnvelopes[1]?.[0]?.messages.map((m) => m.id)).toEqual([late]);
         }
         if (scenario === 'burst of 20') {
           // Overflow stays pending and arrives in the next delivery.
-          const firstSlice = (trace.firstRequestEnvelopes[0] as any[])[0].messages.length;
+          const firstSlice = trace.firstRequestEnvelopes[0]?.[0]?.messages.length ?? 0;
           expect(trace.pendingAfter[0]).toHaveLength(20 - firstSlice);
         }
       }, 300_000);

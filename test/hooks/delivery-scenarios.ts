@@ -55,7 +55,7 @@ export interface ScenarioMetrics {
 /** Evidence for the assertions: what the model saw and what the store holds afterwards. */
 export interface ScenarioTrace extends ScenarioMetrics {
   /** Per turn, the envelope JSON lines found in the turn's first request. */
-  firstRequestEnvelopes: unknown[][];
+  firstRequestEnvelopes: Envelope[][];
   /** Per turn, whether the first request carried the metadata notice. */
   firstRequestNotice: boolean[];
   /** Per turn, the shell commands the model ran. */
@@ -176,11 +176,20 @@ function installHooks(
 
 const ENVELOPE_LINE = /^\{"schema":"sluice\.delivery\.v1".*$/gm;
 
+/** The parts of a `sluice.delivery.v1` envelope the scenarios look at. */
+export interface Envelope {
+  totalPending: number;
+  included: number;
+  overflow: number;
+  oversizedHead: { id: string; read: string } | null;
+  messages: { id: string; body: string }[];
+}
+
 /** Every delivery envelope JSON line in the request's context texts. */
-export function envelopesIn(req: RecordedRequest): any[] {
-  const found: any[] = [];
+export function envelopesIn(req: RecordedRequest): Envelope[] {
+  const found: Envelope[] = [];
   for (const text of userContent(req).texts) {
-    for (const line of text.match(ENVELOPE_LINE) ?? []) found.push(JSON.parse(line));
+    for (const line of text.match(ENVELOPE_LINE) ?? []) found.push(JSON.parse(line) as Envelope);
   }
   return found;
 }
@@ -239,8 +248,8 @@ function agentScript(log: TurnLog, onFirstRequest: () => void) {
     const results = toolResults(req);
     if (results.length === 0) {
       const envelope = envelopesIn(req).at(-1);
-      if (envelope?.messages?.length > 0)
-        return call(replyAndArchive(envelope.messages.map((m: any) => m.id)));
+      if (envelope !== undefined && envelope.messages.length > 0)
+        return call(replyAndArchive(envelope.messages.map((m) => m.id)));
       if (envelope?.oversizedHead) return call(`sluice message read ${envelope.oversizedHead.id} --json`);
       if (hasNotice(req)) return call('sluice message ls --json --include-body');
       return { text: 'Nothing in the inbox.' };
@@ -255,9 +264,11 @@ function agentScript(log: TurnLog, onFirstRequest: () => void) {
       return { toolCalls: [{ name: 'write_stdin', input }] };
     }
     const last = toolJson(lastText);
-    if (Array.isArray(last) && last.length > 0) return call(replyAndArchive(last.map((row: any) => row.id)));
-    if (last && typeof last === 'object' && typeof (last as any).message_id === 'string') {
-      return call(replyAndArchive([(last as any).message_id]));
+    if (Array.isArray(last) && last.length > 0)
+      return call(replyAndArchive(last.map((row: { id: string }) => row.id)));
+    const read = last as { message_id?: unknown } | undefined;
+    if (read && typeof read === 'object' && typeof read.message_id === 'string') {
+      return call(replyAndArchive([read.message_id]));
     }
     return { text: 'Replied and archived.' };
   };

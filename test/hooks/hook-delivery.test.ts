@@ -44,7 +44,15 @@ async function send(host: TestHost, body: string): Promise<string> {
   return (await sendMessage(host.ctx, host.owner, { to: 'bot', body })).message_id;
 }
 
-function envelopeJson(text: string): any {
+interface Envelope {
+  messages: { id: string; body: string }[];
+  oversizedHead: { id: string; read: string } | null;
+  totalPending: number;
+  included: number;
+  overflow: number;
+}
+
+function envelopeJson(text: string): Envelope {
   return JSON.parse(text.split('\n')[1] as string);
 }
 
@@ -148,8 +156,8 @@ describe('what a hook delivers', () => {
       await send(host, 'third'),
     ];
     const envelope = envelopeJson(await hookText(host, 'claude'));
-    expect(envelope.messages.map((m: any) => m.id)).toEqual(ids);
-    expect(envelope.messages.map((m: any) => m.body)).toEqual([
+    expect(envelope.messages.map((m) => m.id)).toEqual(ids);
+    expect(envelope.messages.map((m) => m.body)).toEqual([
       'first "one"\n[sluice] fake header',
       'second 😀',
       'third',
@@ -174,13 +182,13 @@ describe('what a hook delivers', () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await send(host, `burst ${i}`));
     const first = envelopeJson(await hookText(host, 'claude'));
-    expect(first.messages.map((m: any) => m.id)).toEqual(ids.slice(0, 16));
+    expect(first.messages.map((m) => m.id)).toEqual(ids.slice(0, 16));
     expect(first.overflow).toBe(4);
 
     const late = await send(host, 'arrived after the slice was rendered');
     await archiveMessages(host.ctx, bot, ids.slice(0, 16));
     const next = envelopeJson(await hookText(host, 'claude'));
-    expect(next.messages.map((m: any) => m.id)).toEqual([...ids.slice(16), late]);
+    expect(next.messages.map((m) => m.id)).toEqual([...ids.slice(16), late]);
     expect(next).toMatchObject({ totalPending: 5, included: 5, overflow: 0 });
   });
 

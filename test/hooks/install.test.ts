@@ -113,7 +113,9 @@ describe('sluice hooks install claude', () => {
     await install(['claude', '--as', 'bot', '--project', project]);
     await install(['claude', '--as', 'other', '--project', project]);
     const settings = readJson(join(project, '.claude', 'settings.json'));
-    const commands = settings.hooks.UserPromptSubmit.flatMap((g: any) => g.hooks.map((h: any) => h.command));
+    const commands = (settings.hooks.UserPromptSubmit as { hooks: { command: string }[] }[]).flatMap((g) =>
+      g.hooks.map((h) => h.command),
+    );
     expect(commands).toHaveLength(1);
     expect(commands[0]).toContain('--as other');
     expect(readJson(join(project, '.mcp.json')).mcpServers.sluice.args).toEqual([
