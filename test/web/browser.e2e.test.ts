@@ -12,8 +12,10 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
 import { openHost } from '../../src/host/home.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { listInbox } from '../../src/host/inbox.js';
+import { readProjection, sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { queueSummary } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
@@ -302,11 +304,25 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
       .toBe(160);
     expect(await image.getAttribute('src')).toMatch(/^\/media\/.+/);
     await shot('3-timeline-with-image');
-    // The agent got it with the attachment, as the CLI shows.
-    const inbox = JSON.parse(await cli(home, ['message', 'ls', '--as', helper, '--json'])) as {
-      attachments: { name: string; mime: string }[];
-    }[];
-    expect(inbox.at(-1)?.attachments).toEqual([
+    // Seeing the newest message marks the channel read for the owner (presentation only).
+    const channelId = decodeURIComponent(new URL(page.url()).hash.replace('#/channel/', ''));
+    const history = async () => {
+      const response = await page.request.post(`${served.origin}/rpc`, {
+        data: { jsonrpc: '2.0', id: 1, method: 'channel.history', params: { channelId, size: 1 } },
+      });
+      return (await response.json()) as {
+        result: { messages: { seq: number }[]; readMarks: { principal: string; lastReadSeq: number }[] };
+      };
+    };
+    await expect
+      .poll(async () => {
+        const { result } = await history();
+        return result.readMarks.find((m) => m.principal === 'owner')?.lastReadSeq === result.messages[0]?.seq;
+      }, POLL)
+      .toBe(true);
+    // The agent's inbox has it with the attachment.
+    const inbox = await listInbox(hostCtx, await resolveAgent(hostCtx, helper));
+    expect(inbox.at(-1)?.projection.attachments).toEqual([
       expect.objectContaining({ name: 'screenshot.png', mime: 'image/png' }),
     ]);
   });
@@ -383,9 +399,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await banner.getByRole('button', { name: 'Resume' }).click();
     await banner.waitFor({ state: 'hidden' });
     await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(0);
-    const summary = JSON.parse(await cli(home, ['queue', 'summary', worker])) as {
-      blockingReturnedMessageId: string | null;
-    };
+    const summary = await queueSummary(hostCtx.store.db, await resolveAgent(hostCtx, worker));
     expect(summary.blockingReturnedMessageId).toBeNull();
     await shot('7-resumed');
   });
@@ -403,7 +417,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await expect
       .poll(() => dialog.getByTestId('reader-body').textContent(), POLL)
       .toBe(`Edited ✎ (${view.name})`);
-    const stored = JSON.parse(await cli(home, ['message', 'read', id, '--json'])) as { body: string };
+    const stored = await readProjection(hostCtx, await resolvePrincipal(hostCtx, 'owner'), id);
     expect(stored.body).toBe(`Edited ✎ (${view.name})`);
     await dialog.getByRole('button', { name: 'Withdraw' }).click();
     await shot('8-withdraw-confirm');
@@ -413,10 +427,11 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await expect.poll(() => page.locator('.card', { hasText: 'Edited ✎' }).count(), POLL).toBe(0);
     await page.getByRole('button', { name: 'Pause queue' }).click();
     await page.getByRole('button', { name: 'Resume queue' }).waitFor();
-    expect(JSON.parse(await cli(home, ['queue', 'summary', helper]))).toMatchObject({ paused: true });
+    const helperAgent = await resolveAgent(hostCtx, helper);
+    expect(await queueSummary(hostCtx.store.db, helperAgent)).toMatchObject({ paused: true });
     await page.getByRole('button', { name: 'Resume queue' }).click();
     await page.getByRole('button', { name: 'Pause queue' }).waitFor();
-    expect(JSON.parse(await cli(home, ['queue', 'summary', helper]))).toMatchObject({ paused: false });
+    expect(await queueSummary(hostCtx.store.db, helperAgent)).toMatchObject({ paused: false });
   });
 
   it('pages through a 300-card queue both ways while only the visible cards are in the page', async () => {

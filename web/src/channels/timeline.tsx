@@ -18,6 +18,8 @@ const LOAD_OLDER_THRESHOLD = 240;
 
 export function Timeline({ client, channel, title }: TimelineProps) {
   const [messages, setMessages] = useState<TimelineMessage[]>([]);
+  const messagesRef = useRef(messages);
+  messagesRef.current = messages;
   const [olderCursor, setOlderCursor] = useState<string | null>(null);
   const [loaded, setLoaded] = useState(false);
   const [loadingOlder, setLoadingOlder] = useState(false);
@@ -71,9 +73,14 @@ export function Timeline({ client, channel, title }: TimelineProps) {
     const offResync = client.on('channel.resync', (params) => {
       if ((params as { channelId?: string }).channelId === channel.id) loadNewest(false);
     });
+    const offEnded = client.on('subscription.ended', (params) => {
+      if ((params as { channel?: string }).channel === channel.id)
+        setError('you are no longer a member of this channel');
+    });
     const off = () => {
       offMessage();
       offResync();
+      offEnded();
     };
     return () => {
       off();
@@ -106,6 +113,20 @@ export function Timeline({ client, channel, title }: TimelineProps) {
     el.scrollTop = intent.kind === 'bottom' ? el.scrollHeight : el.scrollHeight - intent.fromBottom;
   }, [messages]);
 
+  // Reading the newest message at the bottom of a visible page marks the channel read for the
+  // people watching it (presentation only: it never touches an agent's inbox).
+  const markedSeq = useRef(0);
+  const markNewestRead = useCallback(() => {
+    const newest = messagesRef.current[messagesRef.current.length - 1];
+    if (!newest || newest.seq <= markedSeq.current || document.visibilityState !== 'visible' || !nearBottom())
+      return;
+    markedSeq.current = newest.seq;
+    client.call('message.markRead', { messageId: newest.messageId }).catch(() => {
+      markedSeq.current = 0;
+    });
+  }, [client]);
+  useEffect(markNewestRead, [messages, markNewestRead]);
+
   // A short first page may not fill the screen, so no scroll event would ever ask for more.
   useEffect(() => {
     const el = scroller.current;
@@ -127,6 +148,7 @@ export function Timeline({ client, channel, title }: TimelineProps) {
   const onScroll = () => {
     const el = scroller.current;
     if (el && el.scrollTop < LOAD_OLDER_THRESHOLD) loadOlder();
+    markNewestRead();
   };
 
   return (

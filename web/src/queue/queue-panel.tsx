@@ -39,8 +39,13 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
       const next = (params as { summary?: QueueSummary }).summary;
       if (next && next.agent === agent) setSummary(next);
     });
+    const offEnded = client.on('subscription.ended', (params) => {
+      if ((params as { queue?: string }).queue === agent)
+        setError(`you can no longer watch ${agent}'s queue`);
+    });
     return () => {
       off();
+      offEnded();
       dispose();
     };
   }, [client, agent]);
