@@ -9,7 +9,7 @@ import { addPrincipal, issueToken, type Principal } from '../../src/host/princip
 import { isDeliverable, queueSummary } from '../../src/host/queue.js';
 import { channelRead, type PageResult } from '../../src/host/reads.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
-import { tempHome } from '../support/host.js';
+import { runCli, tempHome } from '../support/host.js';
 import { type Backend, backendsUnderTest, dropSchema, freshSchemaUrl, withAdmin } from './backend.js';
 import { rpc, type ServeProcess, type Subscriber, startServe, subscribe } from './hosts.js';
 
@@ -37,6 +37,8 @@ interface Side {
 
 interface World {
   backend: Backend;
+  /** Parent folder of every process's home. */
+  home: string;
   db: string | undefined;
   schema: string | undefined;
   admin: HostContext;
@@ -104,6 +106,7 @@ async function openWorld(backend: Backend): Promise<World> {
   }
   return {
     backend,
+    home: shared.home,
     db,
     schema,
     admin,
@@ -260,7 +263,7 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     world = undefined;
   });
 
-  it('keeps every acknowledged send exactly once, positions gapless, receipts single, live feeds crossing hosts', async () => {
+  it('keeps every acknowledged send exactly once, positions gapless, receipts single, and live feeds crossing hosts and the CLI', async () => {
     world = await openWorld(backend);
     const w = world;
     const subs = await openSubscribers(w, w.sides);
@@ -284,6 +287,18 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     expect(receipts.length).toBeGreaterThan(0);
     await expectConsistent(w, acks, receipts);
     await expectSubscribersSawAll(subs, acks);
+
+    // A CLI process on the same database is one more writer every host hears about.
+    const cli = await runCli(['message', 'send', '#load', '-m', 'from the command line'], {
+      home: join(w.home, 'cli'),
+      env: { SLUICE_DB: w.db ?? '', SLUICE_AS: 'w0' },
+    });
+    expect(cli.stderr).toBe('');
+    expect(cli.code).toBe(0);
+    const cliId = /[0-9A-Z]{26}/.exec(cli.stdout)?.[0] as string;
+    expect(cliId).toBeDefined();
+    for (const sub of subs.values())
+      await expect.poll(() => sub.strings().has(cliId), { timeout: 10_000 }).toBe(true);
   }, 120_000);
 
   it('loses no acknowledged message when one host is killed mid-load, and leaves nothing that blocks the survivor', async () => {
