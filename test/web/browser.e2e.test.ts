@@ -181,6 +181,8 @@ beforeAll(async () => {
     await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
     await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `helper-${view.name}`]);
     await cli(home, ['channel', 'create', `ops-${view.name}`, '--members', `worker-${view.name}`]);
+    await cli(home, ['person', 'add', `reader-${view.name}`]);
+    await cli(home, ['channel', 'create', `long-${view.name}`, '--members', `reader-${view.name}`]);
     await cli(home, ['agent', 'add', `bulk-${view.name}`]);
     await cli(home, ['channel', 'create', `bulk-${view.name}`, '--members', `bulk-${view.name}`]);
     await cli(home, [
@@ -349,6 +351,35 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     const response = await page.request.get(new URL((await link.getAttribute('href'))!, served.origin).href);
     expect(response.status()).toBe(200);
     expect(await response.text()).toBe('name,count\nwidgets,3\n');
+  });
+
+  it('scrolls back through a long channel page by page and expands a large message', async () => {
+    const owner = await resolvePrincipal(hostCtx, 'owner');
+    const big = `BIG ${'大きな本文 🙂 '.repeat(9_000)}END`;
+    await sendMessage(hostCtx, owner, { to: `#long-${view.name}`, body: 'long message 0' });
+    await sendMessage(hostCtx, owner, { to: `#long-${view.name}`, body: big });
+    for (let i = 2; i < 130; i++)
+      await sendMessage(hostCtx, owner, { to: `#long-${view.name}`, body: `long message ${i}` });
+    await openFromList(`#long-${view.name}`);
+    const line = (n: number) => page.locator('p.body', { hasText: new RegExp(`^long message ${n}$`) });
+    await line(129).waitFor();
+    expect(await line(0).count()).toBe(0);
+    const log = page.getByRole('log');
+    for (let step = 0; step < 100 && (await line(0).count()) === 0; step++) {
+      await log.evaluate((el) => {
+        (el as unknown as Scrollable).scrollTop = 0;
+      });
+      await page.waitForTimeout(50);
+    }
+    await line(0).waitFor();
+    await page.getByText(`Beginning of #long-${view.name}`).waitFor();
+    expect(await page.locator('article.message').count()).toBe(130);
+    const bigMessage = page.locator('article.message', { hasText: 'BIG ' });
+    await bigMessage.getByRole('button', { name: /Show the whole message/ }).click();
+    await expect
+      .poll(() => bigMessage.locator('p.body').evaluate((el) => el.textContent), { ...POLL, timeout: 20_000 })
+      .toBe(big);
+    await shot('3b-long-channel');
   });
 
   // Counts below follow from the tests above: the welcome, the screenshot and the dropped file.
