@@ -280,6 +280,39 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
     });
   });
 
+  describe('budgets and cursors', () => {
+    it('walks an unread cursor chain over hostile bodies: every message once, in FIFO order, every page within budget', async () => {
+      const bot = await h.agent('bot');
+      const other = await h.agent('other');
+      const budget = h.ctx.limits.toolOutputUnits;
+      const sent: string[] = [];
+      const bodies = fc.sample(hostileString(400), { numRuns: 24, seed: 7 }).map(wellFormed);
+      bodies.push('😀'.repeat(budget), `"\\\u0000`.repeat(budget / 2));
+      for (const body of bodies) {
+        if (body.trim() === '') continue;
+        sent.push((await sendMessage(h.ctx, h.owner, { to: 'bot', body })).message_id);
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        const outcome = await channelRead(h.ctx, bot, { unread: true, limit: 7, cursor });
+        expect(outcome.text.length).toBeLessThanOrEqual(budget);
+        const value = outcome.value as PageResult;
+        seen.push(...value.messages.map((m) => m.message_id));
+        if (value.readContent) seen.push(value.readContent.message_id);
+        if (value.nextCursor === null) break;
+        cursor = value.nextCursor;
+        // A cursor is bound to its caller: another agent cannot use it.
+        if (page === 0) {
+          await expect(channelRead(h.ctx, other, { unread: true, cursor })).rejects.toMatchObject({
+            code: 'invalid_cursor',
+          });
+        }
+      }
+      expect(seen).toEqual(sent);
+    });
+  });
+
   describe('media', () => {
     it('serves uploaded bytes to channel members from any host and hides them from others', async () => {
       const bot = await h.agent('bot');
