@@ -7,12 +7,7 @@ import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { CLAUDE_ALLOWED_TOOLS, claudeArgs, claudeOutcome } from '../../src/surfaces/drivers/claude.js';
-import {
-  CODEX_CONTEXT_KEY,
-  codexAdditionalContext,
-  codexArgs,
-  codexOutcome,
-} from '../../src/surfaces/drivers/codex.js';
+import { codexArgs, codexOutcome } from '../../src/surfaces/drivers/codex.js';
 import { claudeTurnContent, codexTurnInput } from '../../src/surfaces/drivers/content.js';
 import { envelopeMessages } from '../../src/surfaces/drivers/delivered.js';
 import { findClientBinary, prepareDriver } from '../../src/surfaces/drivers/setup.js';
@@ -122,9 +117,6 @@ describe('client configuration', () => {
     expect(codex).toContain(
       `mcp_servers.sluice.env={ "SLUICE_HOME" = ${JSON.stringify(h.home)}, "SLUICE_AS" = "bot" }`,
     );
-    expect(codexAdditionalContext('ENVELOPE')).toEqual({
-      [CODEX_CONTEXT_KEY]: { value: 'ENVELOPE', kind: 'application' },
-    });
   });
 
   test('finds the client in SLUICE_CLAUDE_BIN / SLUICE_CODEX_BIN, else on PATH, else says how to fix it', () => {

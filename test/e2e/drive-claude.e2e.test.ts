@@ -13,6 +13,7 @@ import {
   type DriveHome,
   type DriverProcess,
   deliveredTurns,
+  envelopesIn,
   eventually,
   openDriveHome,
   sleep,
@@ -22,7 +23,9 @@ import { ensureClients } from './support/clients.js';
 import {
   isMainAgentRequest,
   type ModelServer,
+  shellCall,
   startModelServer,
+  toolResults,
   userContent,
 } from './support/model-server.js';
 import { claudeEnv, makeClaudeHome } from './support/run-claude.js';
@@ -356,6 +359,56 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
       .orderBy('started_at')
       .execute();
     expect(turns.map((t) => t.state)).toEqual(['abandoned', 'succeeded']);
+  }, 240_000);
+
+  test('an oversized head read whole through channel_read is handled by the turn; the model replies with `sluice message reply` without a prompt', async () => {
+    const big = `start ${'plain words '.repeat(2000)} end`;
+    server.reset((req) => {
+      if (!isMainAgentRequest(req)) return { text: 'side' };
+      const results = toolResults(req);
+      const last = results[results.length - 1];
+      const envelope = envelopesIn(req).at(-1) ?? '';
+      const id = /sluice message read ([0-9A-Za-z]+)/.exec(envelope)?.[1];
+      if (!id) throw new Error('no oversized head in the delivery');
+      if (last === undefined)
+        return { toolCalls: [{ name: 'mcp__sluice__channel_read', input: { message_id: id } }] };
+      const fragment = (() => {
+        try {
+          return JSON.parse(last.text) as { contentCursor?: string | null; complete?: boolean };
+        } catch {
+          return undefined;
+        }
+      })();
+      if (fragment?.contentCursor) {
+        return {
+          toolCalls: [
+            {
+              name: 'mcp__sluice__channel_read',
+              input: { message_id: id, content_cursor: fragment.contentCursor },
+            },
+          ],
+        };
+      }
+      if (fragment?.complete === true)
+        return { toolCalls: [shellCall(req, `sluice message reply ${id} -m "read it all"`)] };
+      return { text: 'done' };
+    });
+    const { h, start } = await setup();
+    const id = await h.send(big);
+    const d = start();
+    await d.waitForOutput(/ ok: 0 delivered/, 120_000);
+    expect(server.scriptErrors).toEqual([]);
+    const reads = mainCalls()
+      .flatMap((r) => toolResults(r))
+      .filter((t) => t.text.includes('"fragment"'));
+    expect(reads.length).toBeGreaterThan(1);
+    expect(await h.states()).toEqual([{ id, state: 'handled', failure_kind: null }]);
+    const reply = await h.ctx.store.db
+      .selectFrom('messages')
+      .select(['body', 'author_id', 'reply_to'])
+      .where('reply_to', '=', id)
+      .executeTakeFirst();
+    expect(reply).toEqual({ body: 'read it all', author_id: h.agent.id, reply_to: id });
   }, 240_000);
 
   test('a backlog of 50 messages drains in order over several turns within 16 messages / 16 KiB, none skipped or handled twice', async () => {

@@ -11,13 +11,22 @@ import {
   type DriveHome,
   type DriverProcess,
   deliveredTurns,
+  envelopeIds,
+  envelopesIn,
   eventually,
   openDriveHome,
   sleep,
   startDriver,
 } from '../drivers/drive-harness.js';
 import { ensureClients } from './support/clients.js';
-import { findText, type ModelServer, startModelServer, userContent } from './support/model-server.js';
+import {
+  findText,
+  type ModelServer,
+  shellCall,
+  startModelServer,
+  toolResults,
+  userContent,
+} from './support/model-server.js';
 import { codexEnv, makeCodexHome } from './support/run-codex.js';
 
 const enabled = process.env.SLUICE_E2E === '1';
@@ -102,6 +111,37 @@ describe.skipIf(!enabled)('sluice drive codex (real Codex app-server)', () => {
     );
     expect(db.includes(png.subarray(8, 40))).toBe(false);
     expect(db.includes(zipPayload.subarray(0, 64))).toBe(false);
+  }, 240_000);
+
+  test('the model replies with `sluice message reply` from its shell without an approval prompt', async () => {
+    server.reset((req) => {
+      const envelope = envelopesIn(req).at(-1) ?? '';
+      const id = envelopeIds(envelope)[0];
+      if (!id) throw new Error('no delivery in the request');
+      return toolResults(req).length === 0
+        ? { toolCalls: [shellCall(req, `sluice message reply ${id} -m "on it"`)] }
+        : { text: 'replied' };
+    });
+    const { h, start } = await setup();
+    const id = await h.send('please confirm');
+    const d = start();
+    await d.waitForOutput(/ ok: 1 delivered/, 120_000);
+    expect(server.scriptErrors).toEqual([]);
+    const reply = await h.ctx.store.db
+      .selectFrom('messages')
+      .select(['body', 'author_id'])
+      .where('reply_to', '=', id)
+      .executeTakeFirst();
+    expect(
+      reply,
+      toolResults(mainCalls().at(-1)!)
+        .map((t) => t.text)
+        .join('\n'),
+    ).toEqual({
+      body: 'on it',
+      author_id: h.agent.id,
+    });
+    expect(await h.states()).toEqual([{ id, state: 'handled', failure_kind: null }]);
   }, 240_000);
 
   test('a failed turn returns its ids and blocks the queue; resume re-delivers them first; a message sent mid-turn waits for the next turn', async () => {

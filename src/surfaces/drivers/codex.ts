@@ -1,24 +1,15 @@
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import type { TurnOutcome } from '../../host/turns.js';
+import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { type JsonLineChild, startJsonLineChild } from './child.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
 import type { DriverSetup } from './setup.js';
 
-/** The key the delivery travels under in `turn/start.additionalContext`. */
-export const CODEX_CONTEXT_KEY = 'sluice';
-
 /** The text input that leads a Codex turn; the envelope itself is in additionalContext. */
 export const CODEX_TURN_LEAD =
   'New messages arrived in your Sluice inbox: the <sluice> context holds the delivery with their complete bodies. Handle them, replying with `sluice message reply`.';
-
-/** `additionalContext` for `turn/start`: the envelope as trusted application context. */
-export function codexAdditionalContext(
-  envelope: string,
-): Record<string, { value: string; kind: 'application' }> {
-  return { [CODEX_CONTEXT_KEY]: { value: envelope, kind: 'application' } };
-}
 
 /** TOML literal for a `-c key=value` override (JSON strings and arrays are valid TOML). */
 function toml(value: string | string[] | Record<string, string>): string {
@@ -38,6 +29,9 @@ export function codexArgs(setup: DriverSetup): string[] {
     `mcp_servers.sluice.args=${toml(setup.mcp.args)}`,
     '-c',
     `mcp_servers.sluice.env=${toml(setup.mcp.env)}`,
+    // A login shell re-reads /etc/profile, which resets PATH and hides the `sluice` shim.
+    '-c',
+    'allow_login_shell=false',
   ];
 }
 
@@ -185,7 +179,7 @@ export async function startCodexClient(
           peer.request<{ turn: { id: string } }>('turn/start', {
             threadId,
             input,
-            additionalContext: codexAdditionalContext(request.delivery.text),
+            additionalContext: codexAdditionalContext(request.delivery),
             approvalPolicy: 'never',
             sandboxPolicy,
           }),
