@@ -23,14 +23,16 @@ const enabled = process.env.SLUICE_E2E === '1';
 const results: ScenarioMetrics[] = [];
 
 function keep(trace: ScenarioTrace): ScenarioTrace {
-  const { client, mode, scenario, turns, requests, toolCalls, requestBytes, wallMs } = trace;
-  results.push({ client, mode, scenario, turns, requests, toolCalls, requestBytes, wallMs });
+  const { client, mode, scenario, turns, requests, toolCalls, requestBytes, wallMs, firstReplyAt } = trace;
+  results.push({ client, mode, scenario, turns, requests, toolCalls, requestBytes, wallMs, firstReplyAt });
   return trace;
 }
 
 function expectAllHandled(trace: ScenarioTrace): void {
   expect(trace.exitCodes.every((c) => c === 0)).toBe(true);
-  expect(trace.pendingAfter.at(-1)).toEqual([]);
+  expect(trace.pendingAfter.at(-1), `last tool outputs: ${JSON.stringify(trace.lastToolOutputs)}`).toEqual(
+    [],
+  );
   expect(new Set(trace.archivedIds)).toEqual(new Set(trace.sent.keys()));
   for (const id of trace.sent.keys()) expect(trace.replyBodies).toContain(`Done: handled ${id}`);
 }
@@ -54,6 +56,7 @@ function expectBodyDelivery(trace: ScenarioTrace, scenario: ScenarioName): void 
   for (const m of envelope.messages) expect(m.body).toBe(trace.sent.get(m.id));
   expect(trace.commands[0]).toHaveLength(1);
   expect(trace.commands[0]?.[0]).toMatch(/^sluice message reply .* && sluice message archive /);
+  expect(trace.firstReplyAt).toBe(1);
 }
 
 describe.skipIf(!enabled)('harness delivery with the real clients', () => {
@@ -86,7 +89,8 @@ describe.skipIf(!enabled)('harness delivery with the real clients', () => {
         if (scenario === 'burst of 20') {
           // Overflow stays pending and arrives in the next delivery.
           const firstSlice = trace.firstRequestEnvelopes[0]?.[0]?.messages.length ?? 0;
-          expect(trace.pendingAfter[0]).toHaveLength(20 - firstSlice);
+          const why = `last tool outputs: ${JSON.stringify(trace.lastToolOutputs)}`;
+          expect(trace.pendingAfter[0], why).toHaveLength(20 - firstSlice);
         }
       }, 300_000);
 
@@ -95,6 +99,7 @@ describe.skipIf(!enabled)('harness delivery with the real clients', () => {
         expect(trace.firstRequestEnvelopes[0]).toEqual([]);
         expect(trace.firstRequestNotice[0]).toBe(true);
         expect(trace.commands[0]?.[0]).toBe('sluice message ls --json --include-body');
+        expect(trace.firstReplyAt).toBe(2);
         expectAllHandled(trace);
       }, 300_000);
     }

@@ -50,6 +50,8 @@ export interface ScenarioMetrics {
   requestBytes: number;
   /** Wall time of the client runs (sum over turns). */
   wallMs: number;
+  /** In turn 1: the model request (1-based) that answered with the first reply. */
+  firstReplyAt: number | null;
 }
 
 /** Evidence for the assertions: what the model saw and what the store holds afterwards. */
@@ -68,6 +70,8 @@ export interface ScenarioTrace extends ScenarioMetrics {
   archivedIds: string[];
   replyBodies: string[];
   exitCodes: (number | null)[];
+  /** Per turn, the text of the last tool result the model saw (for failure messages). */
+  lastToolOutputs: string[];
 }
 
 function bodyFor(scenario: ScenarioName, i: number): string {
@@ -218,6 +222,8 @@ interface TurnLog {
   commands: string[];
   /** Codex `write_stdin` polls for a command still running after its yield time. */
   polls: number;
+  /** 1-based number of the main request whose answer first replied to a message. */
+  firstReplyAt: number | null;
 }
 
 /**
@@ -236,6 +242,8 @@ function agentScript(log: TurnLog, onFirstRequest: () => void) {
     }
     const call = (command: string): Reply => {
       log.commands.push(command);
+      if (log.firstReplyAt === null && command.includes('sluice message reply'))
+        log.firstReplyAt = ctx.mainIndex + 1;
       const tool = shellCall(req, command);
       // Codex runs exec_command in a login shell by default, and /etc/profile resets PATH (and with
       // it the temp bin dir holding `sluice`); a non-login shell keeps the session's environment.
@@ -303,6 +311,7 @@ export async function runScenario(
     toolCalls: 0,
     requestBytes: 0,
     wallMs: 0,
+    firstReplyAt: null,
     firstRequestEnvelopes: [],
     firstRequestNotice: [],
     commands: [],
@@ -312,10 +321,11 @@ export async function runScenario(
     archivedIds: [],
     replyBodies: [],
     exitCodes: [],
+    lastToolOutputs: [],
   };
   for (let turn = 0; turn < maxTurns; turn++) {
     if ((await inboxState(home)).pending.length === 0) break;
-    const log: TurnLog = { commands: [], polls: 0 };
+    const log: TurnLog = { commands: [], polls: 0, firstReplyAt: null };
     server.reset(
       agentScript(log, () => {
         if (scenario === 'arrival after the slice' && turn === 0) {
@@ -339,6 +349,9 @@ export async function runScenario(
     trace.wallMs += run.durationMs;
     trace.toolCalls += log.commands.length + log.polls;
     trace.commands.push(log.commands);
+    if (turn === 0) trace.firstReplyAt = log.firstReplyAt;
+    const last = main.at(-1);
+    trace.lastToolOutputs.push(last ? (toolResults(last).at(-1)?.text ?? '').slice(0, 2000) : '');
     trace.firstRequestEnvelopes.push(first ? envelopesIn(first) : []);
     trace.firstRequestNotice.push(first ? hasNotice(first) : false);
     trace.pendingAfter.push((await inboxState(home)).pending);
@@ -352,12 +365,12 @@ export async function runScenario(
 /** The comparison table (markdown) for docs/delivery.md. */
 export function metricsTable(rows: readonly ScenarioMetrics[]): string {
   const lines = [
-    '| client | scenario | delivery | turns | model requests | tool calls | request bytes | wall time (ms) |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| client | scenario | delivery | first reply in request # | turns | model requests | tool calls | request bytes | wall time (ms) |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.client} | ${r.scenario} | ${r.mode} | ${r.turns} | ${r.requests} | ${r.toolCalls} | ${r.requestBytes} | ${Math.round(r.wallMs)} |`,
+      `| ${r.client} | ${r.scenario} | ${r.mode} | ${r.firstReplyAt ?? '-'} | ${r.turns} | ${r.requests} | ${r.toolCalls} | ${r.requestBytes} | ${Math.round(r.wallMs)} |`,
     );
   }
   return lines.join('\n');
