@@ -1,0 +1,54 @@
+// `sluice drive` and `sluice agent settle` refusals: one line, an exit code, nothing changed.
+// Runs the built CLI (npm run build first).
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { runCli, tempHome } from '../support/host.js';
+
+describe('sluice drive (refusals)', () => {
+  let home: string;
+  let cleanup: () => void;
+  beforeEach(async () => {
+    ({ home, cleanup } = tempHome());
+    expect((await runCli(['init'], { home })).code).toBe(0);
+    expect((await runCli(['agent', 'add', 'bot'], { home })).code).toBe(0);
+  });
+  afterEach(() => cleanup());
+
+  test('an explicit agent is refused with the command that fixes it; agent settle switches it', async () => {
+    const refused = await runCli(['drive', 'claude', '--as', 'bot'], { home });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      'sluice: invalid_params: bot settles explicitly; drivers settle by turns: run sluice agent settle bot turn (or add agents with --settlement turn)\n',
+    );
+    const settled = await runCli(['agent', 'settle', 'bot', 'turn'], { home });
+    expect(settled).toMatchObject({ code: 0, stdout: 'bot settles by turns\n' });
+    const missing = await runCli(['drive', 'claude', '--as', 'bot'], {
+      home,
+      env: { PATH: '/nonexistent', SLUICE_CLAUDE_BIN: '' },
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(
+      'sluice: not_found: claude is not on PATH: install @anthropic-ai/claude-code or set SLUICE_CLAUDE_BIN\n',
+    );
+  });
+
+  test('bad options and principals get one line each', async () => {
+    await runCli(['agent', 'settle', 'bot', 'turn'], { home });
+    const cases: [string[], number, RegExp][] = [
+      [
+        ['drive', 'codex', '--as', 'bot', '--sandbox', 'none'],
+        1,
+        /--sandbox must be workspace-write or danger-full-access/,
+      ],
+      [['drive', 'claude', '--as', 'bot', '--max-messages', '0'], 1, /--max-messages must be from 1 to 1000/],
+      [['drive', 'claude', '--as', 'owner'], 1, /owner is a person/],
+      [['drive', 'claude', '--as', 'ghost'], 2, /no principal named "ghost"/],
+      [['agent', 'settle', 'bot', 'sometimes'], 1, /mode must be turn or explicit/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await runCli(args, { home, env: { PATH: '/nonexistent' } });
+      expect(r.code, args.join(' ')).toBe(code);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});
