@@ -96,34 +96,42 @@ export async function openConformanceHost(backend: Backend, label = 'conf'): Pro
   const pgTarget = backend === 'postgres' ? freshSchemaUrl(label) : undefined;
   const db = pgTarget?.url;
   const open = () => openHost({ home, db, durability: 'normal', pollMs: 10 });
-  const ctx = await open();
   const siblings: HostContext[] = [];
-  await initHome(ctx);
-  const owner = await resolvePrincipal(ctx, 'owner');
+  let ctx: HostContext | undefined;
+  // Closes everything; the temp home and the schema go even when closing fails or leaked.
+  const release = async () => {
+    try {
+      for (const s of siblings) await s.store.close();
+      await ctx?.store.close();
+      if (pgTarget) await expectNoConnections(pgTarget.schema);
+    } finally {
+      cleanup();
+      if (pgTarget) await dropSchema(pgTarget.schema);
+    }
+  };
+  let owner: Principal;
+  try {
+    ctx = await open();
+    await initHome(ctx);
+    owner = await resolvePrincipal(ctx, 'owner');
+  } catch (err) {
+    await release().catch(() => undefined);
+    throw err;
+  }
+  const host = ctx;
   return {
     backend,
-    ctx,
+    ctx: host,
     home,
     db,
     owner,
-    agent: (name, settlement = 'explicit') => addPrincipal(ctx, { name, kind: 'agent', settlement }),
-    person: (name) => addPrincipal(ctx, { name, kind: 'person' }),
+    agent: (name, settlement = 'explicit') => addPrincipal(host, { name, kind: 'agent', settlement }),
+    person: (name) => addPrincipal(host, { name, kind: 'person' }),
     async sibling() {
       const other = await open();
       siblings.push(other);
       return other;
     },
-    async close() {
-      for (const s of siblings) await s.store.close();
-      await ctx.store.close();
-      cleanup();
-      if (pgTarget) {
-        try {
-          await expectNoConnections(pgTarget.schema);
-        } finally {
-          await dropSchema(pgTarget.schema);
-        }
-      }
-    },
+    close: release,
   };
 }

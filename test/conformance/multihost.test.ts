@@ -52,6 +52,15 @@ interface World {
 
 async function openWorld(backend: Backend): Promise<World> {
   const cleanups: (() => Promise<void> | void)[] = [];
+  try {
+    return await buildWorld(backend, cleanups);
+  } catch (err) {
+    await closeWorld({ cleanups } as World).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function buildWorld(backend: Backend, cleanups: (() => Promise<void> | void)[]): Promise<World> {
   const shared = tempHome('sluice-multihost-');
   cleanups.push(shared.cleanup);
   let db: string | undefined;
@@ -119,8 +128,17 @@ async function openWorld(backend: Backend): Promise<World> {
   };
 }
 
+/** Runs every cleanup even when one fails (a schema must never outlive its test), then reports. */
 async function closeWorld(world: World): Promise<void> {
-  for (const cleanup of [...world.cleanups].reverse()) await cleanup();
+  const failures: unknown[] = [];
+  for (const cleanup of [...world.cleanups].reverse()) {
+    try {
+      await cleanup();
+    } catch (err) {
+      failures.push(err);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
 }
 
 /** Sends until the deadline, recording every acknowledged id; errors only count while the host lives. */
