@@ -2,6 +2,7 @@
 // test/e2e/drive-*.e2e.test.ts): dispatch rules, settlement and the queue controls.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { deliveryFor } from '../../src/host/delivery.js';
+import { archiveMessages } from '../../src/host/inbox.js';
 import { editMessage, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
@@ -197,6 +198,17 @@ describe('the driver loop', () => {
     expect(await states()).toEqual(['waiting']);
     await send('small');
     await turnsStarted(2);
+  });
+
+  test('a model that archives what it was delivered does not stall the rest of the backlog', async () => {
+    const ids = [await send('one'), await send('two'), await send('three')];
+    start({ maxMessages: 2 });
+    await turnsStarted(1);
+    await archiveMessages(h.ctx, bot, client.ids(0));
+    client.finish({ ok: true });
+    await turnsStarted(2);
+    expect(reports[0]).toMatchObject({ delivered: ids.slice(0, 2), handled: [] });
+    expect(client.ids(1)).toEqual(ids.slice(2));
   });
 
   test('wakes for a message sent while it idles', async () => {

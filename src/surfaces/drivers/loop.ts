@@ -108,8 +108,9 @@ function abortPromise(signal: AbortSignal | undefined): Promise<'aborted'> {
  * Runs the agent's inbox through `client`, one turn at a time, until aborted or the client dies.
  * When the queue is deliverable (not paused, no blocking returned card) and has pending
  * messages, it opens a turn, renders a bounded delivery, records complete coverage of what it
- * carries, runs the turn and settles it by the client's outcome. A turn that consumed nothing
- * waits for the queue to change before the next dispatch, so an undeliverable head never spins.
+ * carries, runs the turn and settles it by the client's outcome. A turn that neither carried nor
+ * consumed anything waits for the queue to change before the next dispatch, so an undeliverable
+ * head never spins.
  */
 export async function runDriverLoop(
   ctx: HostContext,
@@ -143,7 +144,9 @@ export async function runDriverLoop(
       }
       const report = await runOneTurn(ctx, agent, client, options, aborted);
       if (report === 'aborted') return;
-      if (report === 'empty' || report.handled.length === 0) {
+      // No progress (nothing carried whole, nothing consumed): wait for the queue to change. A
+      // turn that carried messages made progress even if the model archived them itself.
+      if (report === 'empty' || (report.delivered.length === 0 && report.handled.length === 0)) {
         quietRevision = (await queueSummary(ctx.store.db, agent)).revision;
       } else {
         quietRevision = null;
