@@ -73,8 +73,10 @@ async function buildWorld(backend: Backend, cleanups: (() => Promise<void> | voi
   } else {
     db = join(shared.home, 'shared.db');
   }
+  // PostgreSQL hosts stand for separate machines (a home each; attachment bytes live in the
+  // database). SQLite hosts share a machine, so they share the home its blobs live in.
   const home = (name: string) => {
-    const dir = join(shared.home, name);
+    const dir = backend === 'postgres' ? join(shared.home, name) : join(shared.home, 'shared-home');
     mkdirSync(dir, { recursive: true });
     return dir;
   };
@@ -281,7 +283,7 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     world = undefined;
   });
 
-  it('keeps every acknowledged send exactly once, positions gapless, receipts single, and live feeds crossing hosts and the CLI', async () => {
+  it('keeps every acknowledged send exactly once, positions gapless, receipts single, live feeds crossing hosts and the CLI, attachments served by either host', async () => {
     world = await openWorld(backend);
     const w = world;
     const subs = await openSubscribers(w, w.sides);
@@ -305,6 +307,30 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     expect(receipts.length).toBeGreaterThan(0);
     await expectConsistent(w, acks, receipts);
     await expectSubscribersSawAll(subs, acks);
+
+    // An attachment uploaded through one host downloads through the other.
+    const [hostA, hostB] = w.sides as [Side, Side];
+    const bytes = new Uint8Array(200_000).map((_, i) => (i * 31 + 7) % 256);
+    const upload = await fetch(`${hostA.serve.url}/media`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${w.writerTokens[0]}`,
+        'x-filename': encodeURIComponent('spec 中文.bin'),
+      },
+      body: bytes,
+    });
+    expect(upload.status).toBe(201);
+    const ref = (await upload.json()) as { attachment_id: string };
+    await rpc(hostA.serve.url, w.writerTokens[0] as string, 'message.send', {
+      to: '#load',
+      body: 'see attached',
+      attachments: [ref.attachment_id],
+    });
+    const download = await fetch(`${hostB.serve.url}/media/${ref.attachment_id}`, {
+      headers: { authorization: `Bearer ${w.writerTokens[5]}` },
+    });
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
 
     // A CLI process on the same database is one more writer every host hears about.
     const cli = await runCli(['message', 'send', '#load', '-m', 'from the command line'], {
