@@ -12,12 +12,19 @@ export interface HostLimits {
   maxUploadBytes: number;
   /** MCP tool result budget, UTF-16 units. */
   toolOutputUnits: number;
+  /**
+   * MCP tool result ceiling in UTF-8 bytes (0: none). Codex cuts tool results at about 12,000
+   * bytes including its own header (docs/e2e-clients.md), so a result within 12,000 UTF-16 units
+   * can still arrive cut there; every result also stays within this many bytes.
+   */
+  toolOutputBytes: number;
 }
 
 export const DEFAULT_LIMITS: HostLimits = {
   maxBodyBytes: 8 * 1024 * 1024,
   maxUploadBytes: 64 * 1024 * 1024,
   toolOutputUnits: 12_000,
+  toolOutputBytes: 11_900,
 };
 
 /** Everything a host service needs: the store, the clock, randomness and local change listeners. */

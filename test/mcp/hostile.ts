@@ -97,6 +97,14 @@ export async function sweepChannel(
   const note = (r: ToolText) => {
     seen.push(r);
     expect(r.text.length).toBeLessThanOrEqual(budget);
+    // The UTF-8 cap (for Codex) holds unless the result carries one of the hostile 10 KB ids,
+    // which leave no room under it (Sluice never generates such ids); then units alone bound it.
+    const mentionsHugeId = ids.some(
+      (id) => id.length > 1000 && r.text.includes(JSON.stringify(id).slice(1, -1)),
+    );
+    if (!mentionsHugeId && ctx.limits.toolOutputBytes > 0) {
+      expect(Buffer.byteLength(r.text), r.text.slice(0, 300)).toBeLessThanOrEqual(ctx.limits.toolOutputBytes);
+    }
     return r;
   };
   // Stored ids are what SQLite kept (a lone surrogate becomes U+FFFD), so compare with the store.

@@ -15,6 +15,7 @@ import {
   errorTextFor,
   inboxStatus,
   MAX_PAGE_LIMIT,
+  toolBudgets,
 } from '../../host/reads.js';
 
 /** Options for {@link buildMcpServer}. */
@@ -203,7 +204,7 @@ export function buildMcpServer(
         const fit = fitJsonPage({
           arrayKey: 'receipts',
           items: receipts,
-          budgets: { utf16: budget },
+          budgets: toolBudgets(ctx),
           rest: (count) => ({ archived: receipts.length, omitted: receipts.length - count }),
         });
         return text(fit.text);
@@ -252,7 +253,7 @@ export function buildMcpServer(
     if (!parsed.success) return fail('invalid_params', describeIssues(parsed.error.issues));
     try {
       const result = await tool.run(parsed.data as Record<string, unknown>);
-      return withinBudget(result, budget)
+      return withinBudget(ctx, result)
         ? result
         : fail('too_large', 'the result does not fit the output limit');
     } catch (err) {
@@ -264,9 +265,13 @@ export function buildMcpServer(
   return server;
 }
 
-/** Every text block of a result fits the budget (image blocks have their own limit). */
-function withinBudget(result: CallToolResult, budget: number): boolean {
-  return result.content.every((block) => block.type !== 'text' || block.text.length <= budget);
+/**
+ * Every text block fits the UTF-16 budget (image blocks have their own limit). The UTF-8 cap is
+ * met by the reads themselves, which fall back to units alone only for ids no cap can hold.
+ */
+function withinBudget(ctx: HostContext, result: CallToolResult): boolean {
+  const units = ctx.limits.toolOutputUnits;
+  return result.content.every((block) => block.type !== 'text' || block.text.length <= units);
 }
 
 /** One line naming what is wrong with the arguments; hostile names are cut, never echoed whole. */
