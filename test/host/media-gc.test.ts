@@ -7,6 +7,7 @@ import { materializeMedia } from '../../src/host/materialize.js';
 import { putMedia } from '../../src/host/media.js';
 import { collectMediaGarbage, parseAge } from '../../src/host/media-gc.js';
 import { sendMessage } from '../../src/host/messages.js';
+import { backendsUnderTest, dropSchema, freshSchemaUrl } from '../conformance/backend.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -111,7 +112,9 @@ describe('collectMediaGarbage', () => {
     expect(existsSync(root) ? readdirSync(root) : []).toEqual([]);
     expect(await blobShas(h.ctx)).toEqual(new Set([await shaOf(h.ctx, used.attachment_id)]));
   });
+});
 
+describe.each(backendsUnderTest())('media gc on %s', (backend) => {
   test('never deletes a blob that a message references, over random reference sets', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -127,7 +130,9 @@ describe('collectMediaGarbage', () => {
         ),
         fc.nat({ max: 3 }),
         async (uploads, messageCount) => {
-          const t = await openTestHost();
+          const { url, schema } =
+            backend === 'postgres' ? freshSchemaUrl('mediagc') : { url: undefined, schema: '' };
+          const t = await openTestHost({ db: url });
           try {
             await t.agent('bot');
             const refs = [];
@@ -154,6 +159,7 @@ describe('collectMediaGarbage', () => {
               expect(await t.ctx.store.blobs.get(await shaOf(t.ctx, id))).not.toBeNull();
           } finally {
             await t.close();
+            if (schema !== '') await dropSchema(schema);
           }
         },
       ),
