@@ -179,4 +179,29 @@ describe.skipIf(!enabled)('sluice drive codex (real Codex app-server)', () => {
     );
     expect(deliveredTurns(mainCalls())).toEqual([ids, [during]]);
   }, 240_000);
+  test('killing the driver mid-turn consumes nothing; a restart abandons the turn and re-delivers the same ids in order', async () => {
+    let hold = true;
+    server.reset(() => (hold ? { text: 'late', delayMs: 60_000 } : { text: 'done' }));
+    const { h, start } = await setup();
+    const ids = [await h.send('first'), await h.send('second')];
+    const first = start();
+    await eventually(
+      async () => (mainCalls().length > 0 ? true : undefined),
+      120_000,
+      'the first model call',
+    );
+    expect(deliveredTurns(mainCalls())).toEqual([ids]);
+    first.killDriver();
+    await first.exited;
+    first.killTree();
+    expect((await h.states()).map((s) => s.state)).toEqual(['waiting', 'waiting']);
+
+    hold = false;
+    server.reset();
+    const second = start();
+    await second.waitForOutput(/abandoned stale turn/, 60_000);
+    await second.waitForOutput(/ ok: 2 delivered/, 120_000);
+    expect(deliveredTurns(mainCalls())).toEqual([ids]);
+    expect((await h.states()).map((s) => s.state)).toEqual(['handled', 'handled']);
+  }, 240_000);
 });
