@@ -362,16 +362,36 @@ export async function runScenario(
   return trace;
 }
 
-/** The comparison table (markdown) for docs/delivery.md. */
+/** The comparison table for docs/delivery.md, padded the way the repository's formatter lays it out. */
 export function metricsTable(rows: readonly ScenarioMetrics[]): string {
-  const lines = [
-    '| client | scenario | delivery | first reply in request # | turns | model requests | tool calls | request bytes | wall time (ms) |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  const header = [
+    'client',
+    'scenario',
+    'delivery',
+    'first reply in request #',
+    'turns',
+    'model requests',
+    'tool calls',
+    'request bytes',
+    'wall time (ms)',
   ];
-  for (const r of rows) {
-    lines.push(
-      `| ${r.client} | ${r.scenario} | ${r.mode} | ${r.firstReplyAt ?? '-'} | ${r.turns} | ${r.requests} | ${r.toolCalls} | ${r.requestBytes} | ${Math.round(r.wallMs)} |`,
-    );
-  }
-  return lines.join('\n');
+  const numeric = header.map((_, i) => i >= 3);
+  const body = rows.map((r) => [
+    r.client,
+    r.scenario,
+    r.mode,
+    String(r.firstReplyAt ?? '-'),
+    String(r.turns),
+    String(r.requests),
+    String(r.toolCalls),
+    String(r.requestBytes),
+    String(Math.round(r.wallMs)),
+  ]);
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...body.map((cells) => (cells[i] as string).length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (numeric[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (numeric[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
+  return [line(header), rule, ...body.map(line)].join('\n');
 }
