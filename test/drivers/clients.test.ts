@@ -196,6 +196,19 @@ describe('turn content', () => {
     expect(new Uint8Array(readFileSync(path))).toEqual(zip);
   });
 
+  test('an image that cannot be read becomes a line saying so, not a failed turn', async () => {
+    const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer();
+    const broken = png.subarray(0, 33); // a PNG header and nothing after it
+    const delivered = await deliveredWith([{ bytes: broken, name: 'broken.png' }]);
+    const blocks = await claudeTurnContent(h.ctx, bot, 'ENVELOPE', delivered);
+    expect(blocks).toHaveLength(2);
+    expect((blocks[1] as { text: string }).text).toMatch(
+      /"broken\.png" \(image\/png, 33 bytes\) from message \S+ could not be attached: the attachment is not a readable image$/,
+    );
+  });
+
   test('Codex gets one text item with pointers and a localImage item per image', async () => {
     const png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } })
       .png()

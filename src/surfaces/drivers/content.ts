@@ -1,4 +1,4 @@
-import { SluiceError } from '../../core/errors.js';
+import { isSluiceError, SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import { CLAUDE_IMAGE_TYPES, fitImage, materializeMedia } from '../../host/materialize.js';
 import { getReadableMedia, type Media } from '../../host/media.js';
@@ -52,38 +52,58 @@ export async function claudeTurnContent(
   const blocks: ClaudeBlock[] = [{ type: 'text', text: envelope }];
   for (const message of delivered) {
     for (const ref of message.attachments) {
-      const media = await getReadableMedia(ctx, agent, ref.attachment_id);
-      if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
-        const fitted = await fitImage(await bytesOf(ctx, media), media.mime);
-        const note = fitted.downscaled ? ' (downscaled to fit the model limits; the original is larger)' : '';
-        blocks.push({ type: 'text', text: `${attachmentLabel(media, message.id)}${note}:` });
-        blocks.push({
-          type: 'image',
-          source: {
-            type: 'base64',
-            media_type: fitted.mime,
-            data: Buffer.from(fitted.bytes).toString('base64'),
-          },
-        });
-        continue;
-      }
-      if (media.mime === 'application/pdf' && Math.ceil(media.size / 3) * 4 <= MAX_INLINE_PDF_BASE64) {
-        blocks.push({ type: 'text', text: `${attachmentLabel(media, message.id)}:` });
-        blocks.push({
-          type: 'document',
-          source: {
-            type: 'base64',
-            media_type: 'application/pdf',
-            data: Buffer.from(await bytesOf(ctx, media)).toString('base64'),
-          },
-          title: media.name,
-        });
-        continue;
-      }
-      blocks.push({ type: 'text', text: pointer(media, message.id, await materializeMedia(ctx, media)) });
+      blocks.push(...(await attachmentBlocks(ctx, agent, ref.attachment_id, message.id)));
     }
   }
   return blocks;
+}
+
+/**
+ * One attachment for Claude. An attachment that cannot be attached (unreadable image, missing
+ * bytes, no longer accessible) becomes a line saying so rather than failing the whole turn: the
+ * message itself was still delivered whole.
+ */
+async function attachmentBlocks(
+  ctx: HostContext,
+  agent: Principal,
+  attachmentId: string,
+  messageId: string,
+): Promise<ClaudeBlock[]> {
+  let media: Media | undefined;
+  try {
+    media = await getReadableMedia(ctx, agent, attachmentId);
+    if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
+      const fitted = await fitImage(await bytesOf(ctx, media), media.mime);
+      const note = fitted.downscaled ? ' (downscaled to fit the model limits; the original is larger)' : '';
+      const data = Buffer.from(fitted.bytes).toString('base64');
+      return [
+        { type: 'text', text: `${attachmentLabel(media, messageId)}${note}:` },
+        { type: 'image', source: { type: 'base64', media_type: fitted.mime, data } },
+      ];
+    }
+    if (media.mime === 'application/pdf' && Math.ceil(media.size / 3) * 4 <= MAX_INLINE_PDF_BASE64) {
+      const data = Buffer.from(await bytesOf(ctx, media)).toString('base64');
+      return [
+        { type: 'text', text: `${attachmentLabel(media, messageId)}:` },
+        {
+          type: 'document',
+          source: { type: 'base64', media_type: 'application/pdf', data },
+          title: media.name,
+        },
+      ];
+    }
+    return [{ type: 'text', text: pointer(media, messageId, await materializeMedia(ctx, media)) }];
+  } catch (err) {
+    if (!isSluiceError(err)) throw err;
+    return [{ type: 'text', text: unavailable(attachmentId, media, messageId, err.message) }];
+  }
+}
+
+function unavailable(attachmentId: string, media: Media | undefined, messageId: string, why: string): string {
+  const label = media
+    ? attachmentLabel(media, messageId)
+    : `Attachment ${attachmentId} from message ${messageId}`;
+  return `${label} could not be attached: ${why}`;
 }
 
 /**
@@ -100,13 +120,21 @@ export async function codexTurnInput(
   const images: CodexInputItem[] = [];
   for (const message of delivered) {
     for (const ref of message.attachments) {
-      const media = await getReadableMedia(ctx, agent, ref.attachment_id);
-      const path = await materializeMedia(ctx, media);
-      if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
-        lines.push(`${attachmentLabel(media, message.id)} is attached below as an image (saved at ${path}).`);
-        images.push({ type: 'localImage', path });
-      } else {
-        lines.push(pointer(media, message.id, path));
+      let media: Media | undefined;
+      try {
+        media = await getReadableMedia(ctx, agent, ref.attachment_id);
+        const path = await materializeMedia(ctx, media);
+        if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
+          lines.push(
+            `${attachmentLabel(media, message.id)} is attached below as an image (saved at ${path}).`,
+          );
+          images.push({ type: 'localImage', path });
+        } else {
+          lines.push(pointer(media, message.id, path));
+        }
+      } catch (err) {
+        if (!isSluiceError(err)) throw err;
+        lines.push(unavailable(ref.attachment_id, media, message.id, err.message));
       }
     }
   }
