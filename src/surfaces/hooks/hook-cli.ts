@@ -9,7 +9,7 @@ import { SluiceError } from '../../core/errors.js';
 import { HOOK_EVENT_NAMES, HOOK_LIMITS, hookOutput } from './adapters.js';
 import { type HookArgs, parseHookArgs } from './hook-args.js';
 import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
-import { alreadyDelivered, rememberDelivery } from './session-memory.js';
+import { alreadyDelivered, forgetOldSessions, rememberDelivery } from './session-memory.js';
 import { openPendingReader } from './sqlite-pending.js';
 
 /** Where a hook finds its store and agent: the same rules as the CLI (DESIGN.md §4). */
@@ -110,6 +110,7 @@ export async function runHook(
     input.sessionId === null
       ? null
       : { home: where.home, client: args.client, agent: where.agent, sessionId: input.sessionId };
+  if (args.event === 'session-start') forgetOldSessions(where.home);
   if (session !== null && alreadyDelivered(session, text, input.source)) return '';
   if (session !== null) rememberDelivery(session, text);
   return hookOutput(args.event, text);

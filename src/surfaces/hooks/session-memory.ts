@@ -4,7 +4,7 @@
 // counts) instead of doubling the request. This is a cache beside the store, never inbox state:
 // losing it only means one repeated delivery.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** SessionStart sources after which the model no longer holds earlier context. */
@@ -46,5 +46,34 @@ export function rememberDelivery(key: SessionKey, text: string): void {
     renameSync(temp, path);
   } catch {
     // The memory only saves bytes; the delivery itself already happened.
+  }
+}
+
+/** Sessions older than this are forgotten (the memory only saves a repeated delivery). */
+export const SESSION_MEMORY_MAX_AGE_MS = 14 * 24 * 3600_000;
+
+/**
+ * Removes session records not touched for `maxAgeMs`, so the folder does not grow with every
+ * session ever started. Called once per session start; failures are ignored.
+ */
+export function forgetOldSessions(
+  home: string,
+  now = Date.now(),
+  maxAgeMs = SESSION_MEMORY_MAX_AGE_MS,
+): void {
+  const dir = join(home, 'hook-sessions');
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    try {
+      const path = join(dir, name);
+      if (now - statSync(path).mtimeMs > maxAgeMs) rmSync(path, { force: true });
+    } catch {
+      // Another hook may have replaced or removed it meanwhile.
+    }
   }
 }
