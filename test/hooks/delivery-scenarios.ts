@@ -88,12 +88,12 @@ function countFor(scenario: ScenarioName): number {
   return 2;
 }
 
-interface Home {
+export interface Home {
   home: string;
   binDir: string;
 }
 
-async function seedHome(): Promise<Home> {
+export async function seedHome(): Promise<Home> {
   const root = mkdtempSync(join(tmpdir(), 'sluice-delivery-e2e-'));
   const home = join(root, 'sluice');
   const binDir = join(root, 'bin');
@@ -112,7 +112,7 @@ async function seedHome(): Promise<Home> {
   return { home, binDir };
 }
 
-async function send(home: string, bodies: readonly string[]): Promise<string[]> {
+export async function send(home: string, bodies: readonly string[]): Promise<string[]> {
   const ctx = await openHost({ home, durability: 'normal' });
   try {
     const alice = await resolvePrincipal(ctx, SENDER);
@@ -132,7 +132,7 @@ function sendFromCli(home: string, body: string): string {
   }).trim();
 }
 
-async function inboxState(home: string): Promise<{ pending: string[]; archived: string[] }> {
+export async function inboxState(home: string): Promise<{ pending: string[]; archived: string[] }> {
   const ctx = await openHost({ home, durability: 'normal' });
   try {
     const agent = await resolvePrincipal(ctx, AGENT);
@@ -146,7 +146,7 @@ async function inboxState(home: string): Promise<{ pending: string[]; archived: 
   }
 }
 
-async function repliesFromAgent(home: string): Promise<string[]> {
+export async function repliesFromAgent(home: string): Promise<string[]> {
   const ctx = await openHost({ home, durability: 'normal' });
   try {
     const rows = await ctx.store.db
@@ -218,7 +218,7 @@ function replyAndArchive(ids: readonly string[]): string {
   return [...replies, `sluice message archive ${ids.join(' ')}`].join(' && ');
 }
 
-interface TurnLog {
+export interface TurnLog {
   commands: string[];
   /** Codex `write_stdin` polls for a command still running after its yield time. */
   polls: number;
@@ -232,7 +232,7 @@ interface TurnLog {
  * list bodies first, then reply and archive them. `onFirstRequest` runs when a turn's first
  * request arrives (before the model answers).
  */
-function agentScript(log: TurnLog, onFirstRequest: () => void) {
+export function agentScript(log: TurnLog, onFirstRequest: () => void) {
   let seenFirst = false;
   return (req: RecordedRequest, ctx: { mainIndex: number }): Reply => {
     if (!isMainAgentRequest(req)) return { text: 'ok' };
