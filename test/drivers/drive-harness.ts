@@ -2,7 +2,7 @@
 // own process group so a test can SIGKILL it, or its whole tree), and readers for what the
 // scripted model server received.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HostContext } from '../../src/host/context.js';
@@ -51,7 +51,10 @@ export async function openDriveHome(agentName = 'bot'): Promise<DriveHome> {
         .execute();
       return rows.map((r) => ({ id: r.message_id, state: r.state, failure_kind: r.failure_kind }));
     },
-    close: () => ctx.store.close(),
+    async close() {
+      await ctx.store.close();
+      rmSync(home, { recursive: true, force: true });
+    },
   };
 }
 

@@ -2,7 +2,7 @@
 // server (test/e2e/support). Opt-in like the other real-client suites:
 //   npm run build && SLUICE_E2E=1 npx vitest run test/e2e/drive-claude.e2e.test.ts
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
@@ -155,6 +155,7 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
   async function setup(): Promise<{ h: DriveHome; start: (extra?: string[]) => DriverProcess }> {
     const h = await openDriveHome();
     const claudeHome = makeClaudeHome();
+    cleanups.push(() => rmSync(claudeHome.root, { recursive: true, force: true }));
     const tee = teeClaude(claudeHome.root, claudeBin);
     stdinLog = tee.log;
     const env = claudeEnv(server, claudeHome, {

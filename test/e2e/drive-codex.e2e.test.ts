@@ -2,7 +2,7 @@
 // server (test/e2e/support). Opt-in like the other real-client suites:
 //   npm run build && SLUICE_E2E=1 npx vitest run test/e2e/drive-codex.e2e.test.ts
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -50,6 +50,7 @@ describe.skipIf(!enabled)('sluice drive codex (real Codex app-server)', () => {
   async function setup(): Promise<{ h: DriveHome; start: () => DriverProcess }> {
     const h = await openDriveHome();
     const codexHome = makeCodexHome({ server });
+    cleanups.push(() => rmSync(codexHome.root, { recursive: true, force: true }));
     const env = codexEnv(codexHome, { SLUICE_HOME: h.home, SLUICE_CODEX_BIN: codexBin });
     cleanups.push(() => h.close());
     const start = () => {
