@@ -47,7 +47,7 @@ export function openPendingReader(path: string): PendingReader | null {
     return new PendingReader(db);
   } catch (err) {
     db.close();
-    throw err;
+    throw new SluiceError('unavailable', `cannot read the sluice store ${path}: ${(err as Error).message}`);
   }
 }
 
