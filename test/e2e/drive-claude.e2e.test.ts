@@ -363,7 +363,7 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
   }, 240_000);
 
   test('an oversized head read whole through channel_read is handled by the turn; the model replies with `sluice message reply` without a prompt', async () => {
-    const big = `start ${'plain words '.repeat(2000)} end`;
+    const big = `start ${'plain words 長い本文 '.repeat(1500)} end`;
     server.reset((req) => {
       if (!isMainAgentRequest(req)) return { text: 'side' };
       const results = toolResults(req);
