@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
 import { initHome, openHost } from '../../src/host/home.js';
 import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/connect.js';
+import { SchemaTablesIntrospector } from '../../src/store/postgres/migrations.js';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -146,6 +147,34 @@ describe.runIf(withPostgres)('PostgreSQL store', () => {
       await expectNoConnections(schema);
     } finally {
       await dropSchema(schema);
+    }
+  });
+
+  it('opens while other schemas on the same database are being created and dropped', async () => {
+    const mine = freshSchemaUrl('churn');
+    let churning = true;
+    const churn = (async () => {
+      for (let i = 0; churning; i++) {
+        const name = `${mine.schema}_x${i}`;
+        await withAdmin(async (c) => {
+          await c.query(`create schema "${name}"`);
+          await c.query(`create table "${name}".t (id serial primary key, v text)`);
+          await c.query(`drop schema "${name}" cascade`);
+        });
+      }
+    })();
+    try {
+      for (let i = 0; i < 4; i++) {
+        const store = await openPostgresStore({ url: mine.url });
+        const tables = await new SchemaTablesIntrospector(store.db as never).getTables();
+        expect(tables.every((t) => t.schema === mine.schema)).toBe(true);
+        expect(tables.map((t) => t.name)).toContain('kysely_migration');
+        await store.close();
+      }
+    } finally {
+      churning = false;
+      await churn;
+      await dropSchema(mine.schema);
     }
   });
 

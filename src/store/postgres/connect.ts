@@ -4,7 +4,7 @@ import { SluiceError } from '../../core/errors.js';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
 import { createDatabaseBlobStore } from './blobs.js';
-import { postgresMigrations } from './migrations.js';
+import { postgresMigrations, SchemaTablesIntrospector } from './migrations.js';
 import { retryTransient } from './retry.js';
 import { postgresSearchIndex } from './search.js';
 import { textSafePool } from './text.js';
@@ -22,6 +22,13 @@ export interface PostgresStoreOptions {
 }
 
 export const DEFAULT_POOL_SIZE = 10;
+
+/** PostgresDialect whose introspector stays inside the current schema (see migrations.ts). */
+class SchemaScopedPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>) {
+    return new SchemaTablesIntrospector(db);
+  }
+}
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** First key of the two-key advisory lock that serialises migrations (the second is the schema). */
 const MIGRATION_LOCK_CLASS = 0x51c3;
@@ -140,7 +147,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: textSafePool(pool) }) });
+  const db = new Kysely<Database>({
+    dialect: new SchemaScopedPostgresDialect({ pool: textSafePool(pool) }),
+  });
   let schema: string;
   try {
     schema = await migrate(db, config, settings.schema);

@@ -1,4 +1,14 @@
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import {
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  PostgresIntrospector,
+  type SchemaMetadata,
+  sql,
+  type TableMetadata,
+} from 'kysely';
 
 /**
  * Numbered, append-only, with the same names as src/store/sqlite/migrations.ts so both backends
@@ -102,3 +112,37 @@ export const postgresMigrations: MigrationProvider = {
     return migrations;
   },
 };
+
+/**
+ * Kysely's Migrator asks the introspector whether its tables exist, and PostgreSQL's stock
+ * introspector reads every column of every table in every schema. On a shared database that is
+ * slow, and it fails outright when another schema is being dropped at that moment (its catalog
+ * functions raise "schema does not exist"). This one lists only the tables of the current schema
+ * (names, no columns: all the Migrator needs).
+ */
+export class SchemaTablesIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<unknown>;
+  readonly #stock: PostgresIntrospector;
+  constructor(db: Kysely<unknown>) {
+    this.#db = db;
+    this.#stock = new PostgresIntrospector(db);
+  }
+  getSchemas(): Promise<SchemaMetadata[]> {
+    return this.#stock.getSchemas();
+  }
+  async getTables(): Promise<TableMetadata[]> {
+    const rows = await sql<{ name: string; schema: string; kind: string }>`
+      select c.relname as name, n.nspname as schema, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'p', 'v', 'm')`.execute(this.#db);
+    return rows.rows.map((r) => ({
+      name: r.name,
+      schema: r.schema,
+      isView: r.kind === 'v' || r.kind === 'm',
+      columns: [],
+    }));
+  }
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() };
+  }
+}
