@@ -1,12 +1,14 @@
 // What a hook delivers, against a real store: within the client's cap for any content, FIFO with
 // exact ids, an oversized head as a pointer, overflow and late arrivals left for the next
 // delivery, identical to the host's deliveryFor, and never a change of state.
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type DeliveryCandidate, renderDelivery } from '../../src/core/envelope.js';
 import { utf8Length } from '../../src/core/measure.js';
 import { deliveryFor, metadataNoticeFor } from '../../src/host/delivery.js';
 import { archiveMessages, listInbox } from '../../src/host/inbox.js';
+import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { queueSummary } from '../../src/host/queue.js';
@@ -190,6 +192,21 @@ describe('what a hook delivers', () => {
     const next = envelopeJson(await hookText(host, 'claude'));
     expect(next.messages.map((m) => m.id)).toEqual([...ids.slice(16), late]);
     expect(next).toMatchObject({ totalPending: 5, included: 5, overflow: 0 });
+  });
+
+  test('attachments come with the path of the agent’s local copy', async () => {
+    const { host } = await hostWithAgent();
+    const bytes = new TextEncoder().encode('quarterly numbers\n');
+    const media = await putMedia(host.ctx, host.owner, bytes, 'numbers.txt');
+    await sendMessage(host.ctx, host.owner, {
+      to: 'bot',
+      body: 'see attached',
+      attachmentIds: [media.attachment_id],
+    });
+    const envelope = JSON.parse((await hookText(host, 'claude')).split('\n')[1] as string);
+    const [attachment] = envelope.messages[0].attachments;
+    expect(attachment).toMatchObject({ attachment_id: media.attachment_id, name: 'numbers.txt' });
+    expect(readFileSync(attachment.path, 'utf8')).toBe('quarterly numbers\n');
   });
 
   test('nothing pending delivers nothing', async () => {

@@ -45,6 +45,10 @@ export async function renderHookContext(args: HookArgs, where: HookEnvironment):
       try {
         const maxMessages = limits.maxMessages ?? 16;
         const slice = reader.pendingSlice(where.agent, args.metadata ? 1 : maxMessages + 1);
+        // Attachments are handed over as local copies (DESIGN.md §6), which the host writes:
+        // only then does the hook pay for the full host graph.
+        const withFiles = slice.candidates.slice(0, maxMessages).some((c) => c.attachments.length > 0);
+        if (withFiles && !args.metadata) return await renderThroughHost(args, where, limits);
         if (args.metadata) {
           const oldest = slice.candidates[0];
           return renderMetadataNotice({
@@ -67,22 +71,30 @@ export async function renderHookContext(args: HookArgs, where: HookEnvironment):
   return renderThroughHost(args, where, limits);
 }
 
-/** PostgreSQL, or a SQLite schema newer than the fast reader: the full host services. */
+/**
+ * PostgreSQL, a SQLite schema newer than the direct reader, or attachments to materialise: the
+ * full host services.
+ */
 async function renderThroughHost(
   args: HookArgs,
   where: HookEnvironment,
   limits: Partial<DeliveryLimits>,
 ): Promise<string> {
-  const [{ openHost }, { resolvePrincipal }, { deliveryFor, metadataNoticeFor }] = await Promise.all([
-    import('../../host/home.js'),
-    import('../../host/principals.js'),
-    import('../../host/delivery.js'),
-  ]);
+  const [{ openHost }, { resolvePrincipal }, { deliveryFor, metadataNoticeFor }, { materializeAttachment }] =
+    await Promise.all([
+      import('../../host/home.js'),
+      import('../../host/principals.js'),
+      import('../../host/delivery.js'),
+      import('../../host/materialize.js'),
+    ]);
   const host = await openHost({ home: where.home, db: where.db });
   try {
     const agent = await resolvePrincipal(host, where.agent);
     if (args.metadata) return await metadataNoticeFor(host, agent);
-    return (await deliveryFor(host, agent, { limits })).text;
+    // A copy that cannot be written leaves that attachment without a path, not the delivery out.
+    const attachmentPath = (a: { attachment_id: string }) =>
+      materializeAttachment(host, agent, a.attachment_id).catch(() => undefined);
+    return (await deliveryFor(host, agent, { limits, attachmentPath })).text;
   } finally {
     await host.store.close();
   }
