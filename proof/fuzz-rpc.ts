@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { createChannel } from '../src/host/channels.js';
-import type { HostContext } from '../src/host/context.js';
+import type { HostContext, HostLimits } from '../src/host/context.js';
 import { initHome, openHost } from '../src/host/home.js';
 import { sendMessage } from '../src/host/messages.js';
 import { addPrincipal, issueToken, type Principal, resolvePrincipal } from '../src/host/principals.js';
@@ -15,6 +15,8 @@ import { stateSnapshot } from './state-snapshot.js';
 /** A seeded host behind a real server on 127.0.0.1, for the network fuzzers. */
 export interface FuzzHost {
   ctx: HostContext;
+  /** A folder of its own holding only `home`, so a fuzzer can prove nothing is written beside it. */
+  sandbox: string;
   home: string;
   server: HostServer;
   owner: Principal;
@@ -28,9 +30,10 @@ export interface FuzzHost {
 }
 
 /** Opens a fresh home with an owner, an agent `bot`, a person `alice` and a few messages. */
-export async function openFuzzHost(): Promise<FuzzHost> {
-  const home = mkdtempSync(join(tmpdir(), 'sluice-fuzz-'));
-  const ctx = await openHost({ home, durability: 'normal', pollMs: 10 });
+export async function openFuzzHost(options: { limits?: Partial<HostLimits> } = {}): Promise<FuzzHost> {
+  const sandbox = mkdtempSync(join(tmpdir(), 'sluice-fuzz-'));
+  const home = join(sandbox, 'home');
+  const ctx = await openHost({ home, durability: 'normal', pollMs: 10, limits: options.limits });
   await initHome(ctx);
   const owner = await resolvePrincipal(ctx, 'owner');
   const bot = await addPrincipal(ctx, { name: 'bot', kind: 'agent' });
@@ -43,6 +46,7 @@ export async function openFuzzHost(): Promise<FuzzHost> {
   const server = await startHostServer({ ctx, port: 0, webRoot: '/nonexistent-web-root' });
   return {
     ctx,
+    sandbox,
     home,
     server,
     owner,
@@ -54,7 +58,7 @@ export async function openFuzzHost(): Promise<FuzzHost> {
     async close() {
       await server.close();
       await ctx.store.close();
-      rmSync(home, { recursive: true, force: true });
+      rmSync(sandbox, { recursive: true, force: true });
     },
   };
 }
