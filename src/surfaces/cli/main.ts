@@ -1,8 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerChannelCommands } from './commands/channels.js';
 import { registerDeliveryCommands } from './commands/delivery.js';
-import { registerHooksCommands } from './commands/hooks.js';
 import { registerDriveCommands } from './commands/drive.js';
+import { registerHooksCommands } from './commands/hooks.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerMediaCommands } from './commands/media.js';
 import { registerMessageCommands } from './commands/messages.js';
