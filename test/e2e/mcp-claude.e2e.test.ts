@@ -92,7 +92,10 @@ describe.skipIf(!enabled)('claude with sluice mcp', () => {
     const page2 = JSON.parse(received[1]!.text);
     expect(page1.omitted).toBeGreaterThan(0);
     expect(page1.messages.length + page1.omitted).toBe(40);
-    expect(received[0]!.text.length).toBeGreaterThan(BUDGET * 0.9);
+    // Cut by whichever budget binds: 12,000 UTF-16 units or the 11,900-byte ceiling (docs/mcp.md).
+    const fill = Math.max(received[0]!.text.length / BUDGET, Buffer.byteLength(received[0]!.text) / 11_900);
+    expect(fill).toBeGreaterThan(0.9);
+    expect(Buffer.byteLength(received[0]!.text)).toBeLessThanOrEqual(11_900);
     expect(page2.messages[0].body.startsWith(`${page1.messages.length}: `)).toBe(true);
 
     // The tools the model was offered are the contract's, with descriptions that teach paging.
