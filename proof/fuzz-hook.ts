@@ -102,14 +102,12 @@ const hookInputs: fc.Arbitrary<{ kind: string; bytes: Uint8Array }> = fc.oneof(
       { maxKeys: 5 },
     )
     .map((o) => ({ kind: 'wrong types', bytes: utf8(JSON.stringify(o)) })),
-  fc
-    .constantFrom('session_id', 'cwd', 'hook_event_name', 'prompt')
-    .chain((key) =>
-      hostileValue.map((v) => ({
-        kind: `wrong ${key}`,
-        bytes: utf8(JSON.stringify(validInput('hi', { [key]: v }))),
-      })),
-    ),
+  fc.constantFrom('session_id', 'cwd', 'hook_event_name', 'prompt').chain((key) =>
+    hostileValue.map((v) => ({
+      kind: `wrong ${key}`,
+      bytes: utf8(JSON.stringify(validInput('hi', { [key]: v }))),
+    })),
+  ),
   fc.uint8Array({ minLength: 1, maxLength: 2_000 }).map((bytes) => ({ kind: 'binary', bytes })),
   fc.constantFrom(
     { kind: 'huge prompt', bytes: utf8(JSON.stringify(validInput('p'.repeat(300 * 1024)))) },

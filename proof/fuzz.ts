@@ -24,12 +24,12 @@ async function cli(runs: number, s: number): Promise<FuzzReport> {
 
 /** Surface, input count, and the campaign (hooks spawn a process per input: fewer of them). */
 const CAMPAIGNS: [string, number, (runs: number, seed: number) => Promise<FuzzReport>][] = [
-  ['rpc websocket', 3_000, fuzzRpcWebSocket],
-  ['rpc http post', 2_000, fuzzRpcPost],
-  ['mcp tools', 5_000, fuzzMcp],
-  ['uploads', 1_000, fuzzUpload],
+  ['rpc websocket', 10_000, fuzzRpcWebSocket],
+  ['rpc http post', 5_000, fuzzRpcPost],
+  ['mcp tools', 20_000, fuzzMcp],
+  ['uploads', 3_000, fuzzUpload],
   ['hook stdin', 300, fuzzHook],
-  ['cli argv', 1_000, cli],
+  ['cli argv', 3_000, cli],
 ];
 
 process.stdout.write(`bad-input campaign, seed ${seed}, scale ${scale}\n`);
