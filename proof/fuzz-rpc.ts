@@ -431,7 +431,9 @@ export async function fuzzRpcPost(runs: number, seed: number): Promise<FuzzRepor
   const host = await openFuzzHost();
   const failures: FuzzFailure[] = [];
   let inputs = 0;
-  const token = await host.token('owner');
+  // As the agent: the WebSocket campaign runs as the owner (a person), so both kinds of caller
+  // are fuzzed.
+  const token = await host.token('bot');
   const post = (body: string) =>
     fetch(`${host.server.url}/rpc`, {
       method: 'POST',
