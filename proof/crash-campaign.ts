@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { initHome, openHost } from '../src/host/home.js';
 import { addPrincipal } from '../src/host/principals.js';
@@ -25,7 +25,12 @@ export interface CampaignReport {
   violations: string[];
 }
 
-const WORKER = join(import.meta.dirname, 'crash-worker.js');
+// The worker always runs compiled (from dist/), also when this module is loaded from source by tests.
+const WORKER = join(
+  import.meta.dirname,
+  basename(dirname(import.meta.dirname)) === 'dist' ? '.' : '../dist/proof',
+  'crash-worker.js',
+);
 
 function runWorker(
   home: string,

@@ -35,5 +35,7 @@ test('a file that is not a database is refused as unavailable', async () => {
   cleanups.push(cleanup);
   const path = join(home, 'not.db');
   (await import('node:fs')).writeFileSync(path, 'this is not sqlite');
-  expect(() => openPendingReader(path)).toThrow(/^cannot read the sluice store .*not\.db: file is not a database$/);
+  expect(() => openPendingReader(path)).toThrow(
+    /^cannot read the sluice store .*not\.db: file is not a database$/,
+  );
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCrashCampaign } from '../../dist/proof/crash-campaign.js';
+import { runCrashCampaign } from '../../proof/crash-campaign.js';
 import { tempHome } from '../support/host.js';
 
 // A bounded run of `npm run proof:crash` (the workers run from dist/, built by `npm test`).

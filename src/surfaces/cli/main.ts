@@ -22,7 +22,8 @@ export function buildProgram(): Command {
     .option('--durability <mode>', 'SQLite durability: full (default) or normal')
     .exitOverride()
     .configureOutput({
-      writeErr: (text) => process.stderr.write(text.startsWith('error:') ? `sluice: ${text.split('\n')[0]}\n` : text),
+      writeErr: (text) =>
+        process.stderr.write(text.startsWith('error:') ? `sluice: ${text.split('\n')[0]}\n` : text),
     });
   registerStartCommand(program);
   registerSetupCommands(program);
