@@ -142,7 +142,10 @@ async function fillRatios(): Promise<{ min: number; mean: number; pages: number 
     do {
       const { text, value } = await channelRead(ctx, agent, { limit: 100, ...(cursor ? { cursor } : {}) });
       const page = value as PageResult;
-      if (page.omitted > 0) fills.push(text.length / budget);
+      // Fill against whichever budget binds: the UTF-16 units or the UTF-8 byte ceiling (docs/mcp.md).
+      const bytes = ctx.limits.toolOutputBytes;
+      if (page.omitted > 0)
+        fills.push(Math.max(text.length / budget, bytes > 0 ? Buffer.byteLength(text) / bytes : 0));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     return {
@@ -183,7 +186,7 @@ export async function benchMcp(): Promise<BenchResult[]> {
       ratio: fill.min,
       target: `>= ${FILL_TARGET}`,
       ok: fill.min >= FILL_TARGET,
-      detail: `min ${fill.min.toFixed(3)}, mean ${fill.mean.toFixed(3)} over ${fill.pages} pages (limit 100, budget 12,000 units)`,
+      detail: `min ${fill.min.toFixed(3)}, mean ${fill.mean.toFixed(3)} over ${fill.pages} pages (limit 100, budgets 12,000 UTF-16 units and 11,900 UTF-8 bytes)`,
     },
   ];
 }
