@@ -174,6 +174,94 @@ const requestObject = fc.record(
   { requiredKeys: ['jsonrpc', 'method'] },
 );
 
+/** The real fields of each method (docs/rpc.md), so targeted requests get past the field check. */
+const METHOD_FIELDS: Record<string, string[]> = {
+  'host.hello': ['client', 'protocol'],
+  'queue.summary': ['agent'],
+  'queue.page': ['agent', 'source', 'cursor', 'around', 'size'],
+  'queue.read': ['agent', 'messageId', 'cursor'],
+  'queue.pause': ['agent', 'reason'],
+  'queue.resume': ['agent', 'messageId'],
+  'queue.withdraw': ['agent', 'messageId'],
+  'queue.edit': ['agent', 'messageId', 'body'],
+  'channel.list': [],
+  'channel.create': ['name', 'members'],
+  'channel.addMember': ['channelId', 'member'],
+  'channel.history': ['channelId', 'cursor', 'size'],
+  'message.send': ['to', 'body', 'subject', 'reply_to', 'attachments'],
+  'message.edit': ['messageId', 'body', 'subject'],
+  'message.read': ['messageId', 'cursor'],
+  'message.markRead': ['messageId'],
+  subscribe: ['queues', 'channels'],
+  unsubscribe: ['queues', 'channels'],
+};
+
+/** Ids of the seeded host that targeted requests use as plausible values. */
+export interface KnownIds {
+  channels: string[];
+  messages: string[];
+}
+
+/** A plausible value for each field: real names and ids, so a request passes the schema. */
+function plausibleFor(field: string, known: KnownIds): fc.Arbitrary<unknown> {
+  const channel = fc.constantFrom('c_nope', ...known.channels);
+  const message = fc.constantFrom('m_nope', ...known.messages);
+  const principal = fc.constantFrom('bot', 'bot', 'bot', 'alice', 'owner', 'nobody');
+  switch (field) {
+    case 'agent':
+    case 'member':
+      return principal;
+    case 'source':
+      return fc.constantFrom('person', 'agent', 'unknown');
+    case 'size':
+      return fc.integer({ min: 1, max: 200 });
+    case 'messageId':
+    case 'around':
+    case 'reply_to':
+      return message;
+    case 'channelId':
+      return channel;
+    case 'to':
+      return fc.oneof(principal, channel, fc.constantFrom('#room', '#nope'));
+    case 'members':
+    case 'queues':
+      return fc.array(principal, { maxLength: 2 });
+    case 'channels':
+      return fc.array(channel, { maxLength: 2 });
+    case 'attachments':
+      return fc.constantFrom([], ['a_nope']);
+    case 'name':
+      return fc.nat({ max: 50 }).map((n) => `room-${n}`);
+    default:
+      return hostileString;
+  }
+}
+
+/**
+ * A request with the method's own fields, each usually a plausible value (real names and ids of
+ * the seeded host) and sometimes a hostile one, so the campaign reaches the host code behind the
+ * schemas as well as the schemas.
+ */
+function targetedRequest(known: KnownIds): fc.Arbitrary<unknown> {
+  return fc.constantFrom(...Object.keys(METHOD_FIELDS)).chain((method) => {
+    const fields = METHOD_FIELDS[method] as string[];
+    const entries = fields.map((field) =>
+      fc.oneof(
+        { weight: 6, arbitrary: plausibleFor(field, known).map((v) => [field, v] as const) },
+        { weight: 1, arbitrary: hostileValue.map((v) => [field, v] as const) },
+        // Cursors are left out most of the time: a plausible cursor does not exist.
+        { weight: field === 'cursor' ? 8 : 1, arbitrary: fc.constant(undefined) },
+      ),
+    );
+    return fc.tuple(fc.integer({ min: 1, max: 1_000_000 }), ...entries).map(([id, ...pairs]) => ({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: Object.fromEntries(pairs.filter((p) => p !== undefined)),
+    }));
+  });
+}
+
 const DEEP = 10_000;
 
 /** A frame to send: JSON text (or bytes for a binary frame) and what kind of input it is. */
@@ -190,13 +278,19 @@ export function oversizedFrame(bytes: number): string {
 }
 
 /** Every kind of bad frame the campaign sends, over WebSocket and POST alike. */
-export function rpcInputs(maxFrameBytes: number, binary: boolean): fc.Arbitrary<RpcInput> {
+export function rpcInputs(
+  maxFrameBytes: number,
+  binary: boolean,
+  known: KnownIds = { channels: [], messages: [] },
+): fc.Arbitrary<RpcInput> {
   const request = requestObject.map((r) => ({ kind: 'request', text: JSON.stringify(r) }));
+  const targeted = targetedRequest(known).map((r) => ({ kind: 'targeted', text: JSON.stringify(r) }));
   const kinds: fc.Arbitrary<RpcInput>[] = [
     // Well-formed frames with wrong params are the richest inputs: weight them up.
     request,
-    request,
-    request,
+    targeted,
+    targeted,
+    targeted,
     fc.tuple(requestObject, fc.nat()).map(([r, cut]) => {
       const text = JSON.stringify(r);
       return { kind: 'truncated', text: text.slice(0, cut % Math.max(1, text.length)) };
@@ -389,34 +483,40 @@ export async function fuzzRpcWebSocket(runs: number, seed: number): Promise<Fuzz
   let socket = await ProbeSocket.open(host.server.url, token);
   try {
     await fc.assert(
-      fc.asyncProperty(rpcInputs(host.server.limits.maxFrameBytes, true), async (input) => {
-        inputs++;
-        const label = `${input.kind}: ${(input.binary ? `<${input.binary.length} binary bytes>` : input.text).slice(0, 200)}`;
-        const before = await stateSnapshot(host.ctx);
-        const r = await socket.exchange(input);
-        if (r.hung) failures.push({ input: label, problem: 'no host.hello answer after the input (hang)' });
-        if (input.kind === 'oversized') {
-          if (r.closeCode !== 1009)
-            failures.push({ input: label, problem: `close code ${r.closeCode}, not 1009` });
-        } else if (r.closeCode !== undefined) {
-          failures.push({ input: label, problem: `socket closed with ${r.closeCode}` });
-        }
-        if (r.closeCode !== undefined || r.hung) {
-          socket.close();
-          socket = await ProbeSocket.open(host.server.url, token);
-        }
-        if (input.kind !== 'oversized') {
-          const owed = !input.binary && isNotification(input.text) ? [0, 1] : [1];
-          if (!r.hung && !owed.includes(r.replies.length))
-            failures.push({ input: label, problem: `${r.replies.length} replies` });
-        }
-        for (const raw of r.replies) {
-          for (const problem of replyProblems(raw)) failures.push({ input: label, problem });
-        }
-        const refused = input.kind === 'oversized' || r.replies.some(hasError);
-        if (refused && (await stateSnapshot(host.ctx)) !== before)
-          failures.push({ input: label, problem: 'state changed on a rejected input' });
-      }),
+      fc.asyncProperty(
+        rpcInputs(host.server.limits.maxFrameBytes, true, {
+          channels: [host.roomId],
+          messages: host.messageIds,
+        }),
+        async (input) => {
+          inputs++;
+          const label = `${input.kind}: ${(input.binary ? `<${input.binary.length} binary bytes>` : input.text).slice(0, 200)}`;
+          const before = await stateSnapshot(host.ctx);
+          const r = await socket.exchange(input);
+          if (r.hung) failures.push({ input: label, problem: 'no host.hello answer after the input (hang)' });
+          if (input.kind === 'oversized') {
+            if (r.closeCode !== 1009)
+              failures.push({ input: label, problem: `close code ${r.closeCode}, not 1009` });
+          } else if (r.closeCode !== undefined) {
+            failures.push({ input: label, problem: `socket closed with ${r.closeCode}` });
+          }
+          if (r.closeCode !== undefined || r.hung) {
+            socket.close();
+            socket = await ProbeSocket.open(host.server.url, token);
+          }
+          if (input.kind !== 'oversized') {
+            const owed = !input.binary && isNotification(input.text) ? [0, 1] : [1];
+            if (!r.hung && !owed.includes(r.replies.length))
+              failures.push({ input: label, problem: `${r.replies.length} replies` });
+          }
+          for (const raw of r.replies) {
+            for (const problem of replyProblems(raw)) failures.push({ input: label, problem });
+          }
+          const refused = input.kind === 'oversized' || r.replies.some(hasError);
+          if (refused && (await stateSnapshot(host.ctx)) !== before)
+            failures.push({ input: label, problem: 'state changed on a rejected input' });
+        },
+      ),
       { numRuns: runs, seed },
     );
   } finally {
@@ -443,47 +543,53 @@ export async function fuzzRpcPost(runs: number, seed: number): Promise<FuzzRepor
     });
   try {
     await fc.assert(
-      fc.asyncProperty(rpcInputs(host.server.limits.maxFrameBytes, false), async (input) => {
-        inputs++;
-        const label = `${input.kind}: ${input.text.slice(0, 200)}`;
-        const before = await stateSnapshot(host.ctx);
-        let refused = false;
-        try {
-          const res = await post(input.text);
-          const body = await res.text();
-          if (input.kind === 'oversized') {
-            refused = true;
-            if (res.status !== 413) failures.push({ input: label, problem: `HTTP ${res.status}, not 413` });
-            try {
-              JSON.parse(body);
-            } catch {
-              failures.push({ input: label, problem: `413 body is not JSON: ${body.slice(0, 100)}` });
+      fc.asyncProperty(
+        rpcInputs(host.server.limits.maxFrameBytes, false, {
+          channels: [host.roomId],
+          messages: host.messageIds,
+        }),
+        async (input) => {
+          inputs++;
+          const label = `${input.kind}: ${input.text.slice(0, 200)}`;
+          const before = await stateSnapshot(host.ctx);
+          let refused = false;
+          try {
+            const res = await post(input.text);
+            const body = await res.text();
+            if (input.kind === 'oversized') {
+              refused = true;
+              if (res.status !== 413) failures.push({ input: label, problem: `HTTP ${res.status}, not 413` });
+              try {
+                JSON.parse(body);
+              } catch {
+                failures.push({ input: label, problem: `413 body is not JSON: ${body.slice(0, 100)}` });
+              }
+            } else if (res.status === 204) {
+              if (!isNotification(input.text)) failures.push({ input: label, problem: '204 for a request' });
+            } else if (res.status === 200) {
+              for (const problem of replyProblems(body)) failures.push({ input: label, problem });
+              refused = hasError(body);
+            } else {
+              failures.push({ input: label, problem: `HTTP ${res.status}: ${body.slice(0, 200)}` });
             }
-          } else if (res.status === 204) {
-            if (!isNotification(input.text)) failures.push({ input: label, problem: '204 for a request' });
-          } else if (res.status === 200) {
-            for (const problem of replyProblems(body)) failures.push({ input: label, problem });
-            refused = hasError(body);
-          } else {
-            failures.push({ input: label, problem: `HTTP ${res.status}: ${body.slice(0, 200)}` });
+          } catch (err) {
+            failures.push({ input: label, problem: `request failed or hung: ${(err as Error).message}` });
           }
-        } catch (err) {
-          failures.push({ input: label, problem: `request failed or hung: ${(err as Error).message}` });
-        }
-        try {
-          const hello = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'host.hello' }));
-          const answer = (await hello.json()) as Record<string, unknown>;
-          if (hello.status !== 200 || !('result' in answer))
-            failures.push({ input: label, problem: 'host.hello failed after the input' });
-        } catch (err) {
-          failures.push({
-            input: label,
-            problem: `host.hello hung after the input: ${(err as Error).message}`,
-          });
-        }
-        if (refused && (await stateSnapshot(host.ctx)) !== before)
-          failures.push({ input: label, problem: 'state changed on a rejected input' });
-      }),
+          try {
+            const hello = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'host.hello' }));
+            const answer = (await hello.json()) as Record<string, unknown>;
+            if (hello.status !== 200 || !('result' in answer))
+              failures.push({ input: label, problem: 'host.hello failed after the input' });
+          } catch (err) {
+            failures.push({
+              input: label,
+              problem: `host.hello hung after the input: ${(err as Error).message}`,
+            });
+          }
+          if (refused && (await stateSnapshot(host.ctx)) !== before)
+            failures.push({ input: label, problem: 'state changed on a rejected input' });
+        },
+      ),
       { numRuns: runs, seed },
     );
   } finally {

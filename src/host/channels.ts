@@ -54,10 +54,15 @@ export async function createChannel(
   return channel;
 }
 
+/** The two principals of a DM in their stable order, and the channel's unique key. */
+function dmPair(a: Principal, b: Principal): { first: Principal; second: Principal; dmKey: string } {
+  const [first, second] = [a, b].sort((x, y) => (x.name < y.name ? -1 : 1)) as [Principal, Principal];
+  return { first, second, dmKey: `${first.id},${second.id}` };
+}
+
 /** The one DM channel between two principals, created on first use. */
 export async function ensureDmChannel(ctx: HostContext, a: Principal, b: Principal): Promise<Channel> {
-  const [first, second] = [a, b].sort((x, y) => (x.name < y.name ? -1 : 1)) as [Principal, Principal];
-  const dmKey = `${first.id},${second.id}`;
+  const { first, second, dmKey } = dmPair(a, b);
   const existing = await findChannelByDmKey(ctx.store.db, dmKey);
   if (existing) return existing;
   const at = nowIso(ctx);
@@ -99,6 +104,27 @@ export async function resolveTarget(ctx: HostContext, actor: Principal, target: 
   }
   const other = await resolvePrincipal(ctx, target);
   return ensureDmChannel(ctx, actor, other);
+}
+
+/**
+ * Like `resolveTarget`, but creates nothing: a principal whose DM with the actor does not exist
+ * yet gives `undefined`. Lets a send refuse bad input before creating the DM.
+ */
+export async function peekTarget(
+  ctx: HostContext,
+  actor: Principal,
+  target: string,
+): Promise<Channel | undefined> {
+  if (
+    typeof target !== 'string' ||
+    target.length === 0 ||
+    target.startsWith('#') ||
+    target.startsWith('c_')
+  ) {
+    return resolveTarget(ctx, actor, target);
+  }
+  const other = await resolvePrincipal(ctx, target);
+  return findChannelByDmKey(ctx.store.db, dmPair(actor, other).dmKey);
 }
 
 export async function getChannel(ctx: HostContext, actor: Principal, channelId: string): Promise<Channel> {

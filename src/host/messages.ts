@@ -16,7 +16,7 @@ import { findPrincipalsByIds } from '../store/ops/principals.js';
 import { allocatePosition, applyQueueDelta } from '../store/ops/queues.js';
 import type { MessageSource, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
-import { type Channel, requireMember, resolveTarget } from './channels.js';
+import { type Channel, peekTarget, requireMember, resolveTarget } from './channels.js';
 import { announceCommit, type HostContext, newMessageId, nowIso } from './context.js';
 import type { Principal } from './principals.js';
 import {
@@ -83,8 +83,22 @@ export async function sendMessage(
   input: SendInput,
 ): Promise<SentMessage> {
   validateSend(ctx, input);
-  const channel = await resolveTarget(ctx, actor, input.to);
+  // A principal target's DM is created on first use: refuse what can be refused before creating
+  // it, so a refused send changes nothing (found by the bad-input campaign, proof/fuzz-rpc.ts).
+  const existing = await peekTarget(ctx, actor, input.to);
+  if (!existing) await refuseBeforeNewDm(ctx, actor, input);
+  const channel = existing ?? (await resolveTarget(ctx, actor, input.to));
   return sendToChannel(ctx, actor, channel, input);
+}
+
+/** The refusals of sendToChannel that need no channel; a DM about to be created holds no reply_to. */
+async function refuseBeforeNewDm(ctx: HostContext, actor: Principal, input: SendInput): Promise<void> {
+  const attachments = await resolveAttachments(ctx, actor, input.attachmentIds ?? []);
+  if (captionFor(input.body, attachments).trim() === '') {
+    throw new SluiceError('invalid_params', 'message body is empty');
+  }
+  if (input.replyTo !== undefined)
+    throw new SluiceError('not_found', 'reply_to names no message in this channel');
 }
 
 export async function sendToChannel(

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { fuzzRpcPost, fuzzRpcWebSocket, replyProblems } from '../../proof/fuzz-rpc.js';
+import { stateSnapshot } from '../../proof/state-snapshot.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { openServedHost, type ServedHost } from '../rpc/support.js';
 
 describe('JSON-RPC bad-input fuzzing against a real server', () => {
   it('answers every WebSocket frame with a well-formed reply or a 1009 close, stays up, and changes nothing on refusal', {
@@ -42,5 +45,37 @@ describe('the reply checker the campaign relies on', () => {
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"two\\nlines","data":{"code":"invalid_params"}}}',
       ),
     ).not.toEqual([]);
+  });
+});
+
+describe('regressions found by the campaign', () => {
+  let h: ServedHost | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  // message.send to a principal created the DM channel before refusing a bad attachment,
+  // reply_to or empty body: a refused send left a channel, two memberships and an event behind.
+  it.each([
+    ['an unknown attachment', { attachments: ['a_nope'] }, 'not_found'],
+    ['a reply_to from another channel', { reply_to: 'PARENT' }, 'not_found'],
+    ['an empty body', { body: '' }, 'invalid_params'],
+  ])('a send to a principal with no DM yet refused for %s changes nothing', async (_what, extra, code) => {
+    h = await openServedHost();
+    const alice = await h.person('alice');
+    await h.agent('bot');
+    const parent = await sendMessage(h.ctx, alice, { to: 'owner', body: 'elsewhere' });
+    const params = { to: 'bot', body: 'hi', ...extra };
+    if ('reply_to' in params) params.reply_to = parent.message_id;
+    const client = await h.client('alice');
+    const before = await stateSnapshot(h.ctx);
+    const reply = await client.call('message.send', params);
+    expect(reply.error?.data.code).toBe(code);
+    expect(await stateSnapshot(h.ctx)).toBe(before);
+    // The same send without the bad part still creates the DM and delivers.
+    const ok = await client.ok('message.send', { to: 'bot', body: 'hi' });
+    expect(ok.message_id).toEqual(expect.any(String));
+    expect(await stateSnapshot(h.ctx)).not.toBe(before);
   });
 });
