@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,10 @@ export interface LoadOptions {
   durationMs: number;
   /** Clients per room (each room is a channel with one agent). */
   roomSize?: number;
+  /** `postgres://…` to run on PostgreSQL (a fresh schema, dropped afterwards); SQLite otherwise. */
+  db?: string;
+  /** CLI processes sending in a loop (`sluice message send`) alongside the WebSocket clients. */
+  cliWriters?: number;
 }
 
 export interface LoadReport {
@@ -30,6 +35,49 @@ export interface LoadReport {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Messages the CLI writers had acknowledged (printed ids), included in `sent`. */
+  cliSent: number;
+  /** Resident set size of the host process at the start and at its peak, MiB. */
+  rssStartMiB: number;
+  rssPeakMiB: number;
+}
+
+const SLUICE_BIN = join(import.meta.dirname, '../../bin/sluice.js');
+
+/** Runs `sluice message send` in a loop until the deadline; returns the ids it printed. */
+async function cliWriter(
+  env: NodeJS.ProcessEnv,
+  room: string,
+  deadline: number,
+  index: number,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let n = 0; performance.now() < deadline; n++) {
+    const id = await new Promise<string>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [SLUICE_BIN, 'message', 'send', room, '-m', `cli ${index} message ${n}`],
+        {
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+      });
+      child.on('error', reject);
+      child.on('close', (code) =>
+        code === 0 ? resolve(out.trim()) : reject(new Error(`cli writer: ${err.trim()}`)),
+      );
+    });
+    ids.push(id);
+  }
+  return ids;
 }
 
 interface Pending {
@@ -91,7 +139,14 @@ function percentile(sorted: readonly number[], p: number): number {
 export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const roomSize = options.roomSize ?? 20;
   const home = mkdtempSync(join(tmpdir(), 'sluice-load-'));
-  const ctx = await openHost({ home, durability: 'normal', pollMs: 20 });
+  const schema = `load_${process.pid}_${Date.now()}`;
+  const db = options.db ? `${options.db}${options.db.includes('?') ? '&' : '?'}schema=${schema}` : undefined;
+  const ctx = await openHost({ home, db, durability: 'normal', pollMs: 20 });
+  const rssStart = process.memoryUsage().rss;
+  let rssPeak = rssStart;
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  }, 250);
   await initHome(ctx);
   const owner = await resolvePrincipal(ctx, 'owner');
   const server = await startHostServer({ ctx, port: 0, mcp: false, webRoot: join(home, 'no-web') });
@@ -133,6 +188,19 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
 
     const deadline = performance.now() + options.durationMs;
     let requests = 0;
+    const cliEnv = {
+      ...process.env,
+      SLUICE_HOME: home,
+      SLUICE_AS: 'owner',
+      ...(db ? { SLUICE_DB: db } : {}),
+    };
+    const writers = Array.from({ length: options.cliWriters ?? 0 }, (_, w) =>
+      cliWriter(cliEnv, roomIds[w % roomIds.length] as string, deadline, w).catch((err: Error) => {
+        errors += 1;
+        process.stderr.write(`${err.message}\n`);
+        return [] as string[];
+      }),
+    );
     await Promise.all(
       clients.map(async ({ client, room, agent }, index) => {
         for (let n = 0; performance.now() < deadline; n++) {
@@ -149,12 +217,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
         }
       }),
     );
+    const cliIds = await Promise.all(writers);
     const durationMs = options.durationMs;
 
     // Every acknowledged message is stored, and heard by every subscriber of its room.
     const byRoom = new Map<string, string[]>();
     for (const { client, room } of clients)
       byRoom.set(room, [...(byRoom.get(room) ?? []), ...client.acknowledged]);
+    cliIds.forEach((ids, w) => {
+      const room = roomIds[w % roomIds.length] as string;
+      byRoom.set(room, [...(byRoom.get(room) ?? []), ...ids]);
+    });
     const allIds = [...byRoom.values()].flat();
     let stored = 0;
     for (let i = 0; i < allIds.length; i += 500) {
@@ -189,10 +262,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       p50Ms: percentile(sorted, 50),
       p99Ms: percentile(sorted, 99),
       maxMs: sorted[sorted.length - 1] ?? 0,
+      cliSent: cliIds.flat().length,
+      rssStartMiB: rssStart / 2 ** 20,
+      rssPeakMiB: rssPeak / 2 ** 20,
     };
   } finally {
+    clearInterval(sampler);
     for (const { client } of clients) client.ws.close();
     await server.close();
+    if (db) await ctx.store.db.schema.dropSchema(schema).ifExists().cascade().execute();
     await ctx.store.close();
     rmSync(home, { recursive: true, force: true });
   }

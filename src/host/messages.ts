@@ -1,7 +1,7 @@
 import { SluiceError } from '../core/errors.js';
 import { utf8Length } from '../core/measure.js';
 import { findChannelById, listActiveMembers } from '../store/ops/channels.js';
-import { appendEvent } from '../store/ops/events.js';
+import { appendEvent, appendEvents, type EventKind } from '../store/ops/events.js';
 import { insertInboxEntry } from '../store/ops/inbox.js';
 import { findMediaByIds, linkMessageMedia } from '../store/ops/media.js';
 import {
@@ -13,7 +13,7 @@ import {
   updateMessageContent,
 } from '../store/ops/messages.js';
 import { findPrincipalsByIds } from '../store/ops/principals.js';
-import { allocatePosition, applyQueueDelta } from '../store/ops/queues.js';
+import { allocateWaitingPosition, applyQueueDelta } from '../store/ops/queues.js';
 import type { MessageSource, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { type Channel, peekTarget, requireMember, resolveTarget } from './channels.js';
@@ -144,9 +144,16 @@ export async function sendToChannel(
       attachments.map((a) => a.attachment_id),
     );
     const source = sourceOf(actor.kind);
+    const events: {
+      kind: EventKind;
+      agent_id?: string;
+      channel_id?: string;
+      message_id: string;
+      created_at: string;
+    }[] = [];
     for (const member of await listActiveMembers(trx, channel.id)) {
       if (member.kind !== 'agent' || member.id === actor.id) continue;
-      const position = await allocatePosition(trx, member.id);
+      const position = await allocateWaitingPosition(trx, member.id, source);
       await insertInboxEntry(trx, {
         agent_id: member.id,
         position,
@@ -161,15 +168,10 @@ export async function sendToChannel(
         returned_reason: null,
         failure_kind: null,
       });
-      await applyQueueDelta(trx, member.id, { waiting: 1, pending: 1, source });
-      await appendEvent(trx, { kind: 'queue.changed', agent_id: member.id, message_id: id, created_at: at });
+      events.push({ kind: 'queue.changed', agent_id: member.id, message_id: id, created_at: at });
     }
-    await appendEvent(trx, {
-      kind: 'message.created',
-      channel_id: channel.id,
-      message_id: id,
-      created_at: at,
-    });
+    events.push({ kind: 'message.created', channel_id: channel.id, message_id: id, created_at: at });
+    await appendEvents(trx, events);
     return { message_id: id, channel_id: channel.id, seq };
   });
   announceCommit(ctx);

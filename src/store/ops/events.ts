@@ -34,6 +34,26 @@ export async function appendEvent(
     .execute();
 }
 
+/** Appends several events in one statement (a send's per-queue events and its channel event). */
+export async function appendEvents(
+  db: Db,
+  events: readonly Parameters<typeof appendEvent>[1][],
+): Promise<void> {
+  if (events.length === 0) return;
+  await db
+    .insertInto('events')
+    .values(
+      events.map((event) => ({
+        kind: event.kind,
+        agent_id: event.agent_id ?? null,
+        channel_id: event.channel_id ?? null,
+        message_id: event.message_id ?? null,
+        created_at: event.created_at,
+      })),
+    )
+    .execute();
+}
+
 export async function listEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
   return db
     .selectFrom('events')

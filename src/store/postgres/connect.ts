@@ -169,7 +169,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // one at a time, as SQLite's single writer does. This is what keeps the event log honest:
       // live feeds read "events after seq N", and with concurrent writers a lower seq could commit
       // after a higher one had been read and be skipped for ever. Reads never take the lock.
-      // Inside, READ COMMITTED with the row locks the ops take (allocatePosition's UPDATE …
+      // Inside, READ COMMITTED with the row locks the ops take (allocateWaitingPosition's UPDATE …
       // RETURNING, findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
       // deadlock or serialization failure the server reports runs the transaction again.
       return retryTransient(() =>
