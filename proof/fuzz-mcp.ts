@@ -88,6 +88,60 @@ const searchString = fc.oneof(
   fc.constantFrom('"', '""', 'NEAR(a b)', '*', 'a OR b', 'AND', '-x', '^', 'col:val', '(', '\u0000*'),
 );
 
+/** Each tool's real arguments, so targeted calls get past the strict schema into the host. */
+const TOOL_ARGS: Record<string, string[]> = {
+  channel_read: ['channel_id', 'unread', 'limit', 'message_id'],
+  channel_search: ['query', 'channel_id', 'limit'],
+  channel_read_image: ['attachment_id'],
+  message_send: ['to', 'body', 'subject', 'reply_to'],
+  message_reply: ['message_id', 'body', 'subject', 'archive'],
+  message_archive: ['message_ids'],
+  inbox_status: [],
+};
+
+/** A plausible value for each argument: real names and ids of the seeded host. */
+function plausibleArg(name: string, ids: fc.Arbitrary<string>): fc.Arbitrary<unknown> {
+  switch (name) {
+    case 'channel_id':
+    case 'message_id':
+    case 'reply_to':
+    case 'attachment_id':
+      return ids;
+    case 'message_ids':
+      return fc.array(ids, { minLength: 1, maxLength: 3 });
+    case 'unread':
+    case 'archive':
+      return fc.boolean();
+    case 'limit':
+      return fc.integer({ min: 1, max: 100 });
+    case 'to':
+      return fc.constantFrom('alice', 'eve', 'bot', 'owner', '#room', '#private', 'nobody');
+    case 'query':
+      return searchString;
+    default:
+      return hostileString;
+  }
+}
+
+/** A call with the tool's own arguments, each usually plausible and sometimes hostile. */
+function targetedCall(ids: fc.Arbitrary<string>) {
+  return fc.constantFrom(...Object.keys(TOOL_ARGS)).chain((name) => {
+    const entries = (TOOL_ARGS[name] as string[]).map((arg) =>
+      fc.oneof(
+        { weight: 6, arbitrary: plausibleArg(arg, ids).map((v) => [arg, v] as const) },
+        { weight: 1, arbitrary: hostileValue.map((v) => [arg, v] as const) },
+        { weight: 2, arbitrary: fc.constant(undefined) },
+      ),
+    );
+    return fc.tuple(...entries).map((pairs) => ({
+      kind: 'targeted',
+      name,
+      args: Object.fromEntries(pairs.filter((p) => p !== undefined)) as Record<string, unknown>,
+      expectCode: undefined as string | undefined,
+    }));
+  });
+}
+
 /** Cursors the campaign tampers with, taken from real reads by `bot` and `eve`. */
 interface CursorKit {
   /** bot's history cursor of #room (limit 1). */
@@ -269,7 +323,7 @@ export async function fuzzMcp(runs: number, seed: number): Promise<FuzzReport> {
       return { kind: `cursor ${a.how}`, name, args, expectCode: 'invalid_cursor' as string | undefined };
     });
     await fc.assert(
-      fc.asyncProperty(fc.oneof(randomCall, attack), async (input) => {
+      fc.asyncProperty(fc.oneof(randomCall, targetedCall(ids), targetedCall(ids), attack), async (input) => {
         inputs++;
         const label = `${input.kind}: ${input.name} ${JSON.stringify(input.args).slice(0, 240)}`;
         const before = await stateSnapshot(ctx);
