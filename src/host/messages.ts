@@ -1,7 +1,7 @@
 import { SluiceError } from '../core/errors.js';
 import { utf8Length } from '../core/measure.js';
 import { findChannelById, listActiveMembers } from '../store/ops/channels.js';
-import { appendEvent, appendEvents, type EventKind } from '../store/ops/events.js';
+import { appendEvent, appendEvents, type NewEvent } from '../store/ops/events.js';
 import { insertInboxEntry } from '../store/ops/inbox.js';
 import { findMediaByIds, linkMessageMedia } from '../store/ops/media.js';
 import {

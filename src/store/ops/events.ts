@@ -12,33 +12,20 @@ export type EventKind =
   | 'channel.members'
   | 'turn.changed';
 
-export async function appendEvent(
-  db: Db,
-  event: {
-    kind: EventKind;
-    agent_id?: string | null;
-    channel_id?: string | null;
-    message_id?: string | null;
-    created_at: string;
-  },
-): Promise<void> {
-  await db
-    .insertInto('events')
-    .values({
-      kind: event.kind,
-      agent_id: event.agent_id ?? null,
-      channel_id: event.channel_id ?? null,
-      message_id: event.message_id ?? null,
-      created_at: event.created_at,
-    })
-    .execute();
+export interface NewEvent {
+  kind: EventKind;
+  agent_id?: string | null;
+  channel_id?: string | null;
+  message_id?: string | null;
+  created_at: string;
+}
+
+export async function appendEvent(db: Db, event: NewEvent): Promise<void> {
+  await appendEvents(db, [event]);
 }
 
 /** Appends several events in one statement (a send's per-queue events and its channel event). */
-export async function appendEvents(
-  db: Db,
-  events: readonly Parameters<typeof appendEvent>[1][],
-): Promise<void> {
+export async function appendEvents(db: Db, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await db
     .insertInto('events')
