@@ -144,13 +144,7 @@ export async function sendToChannel(
       attachments.map((a) => a.attachment_id),
     );
     const source = sourceOf(actor.kind);
-    const events: {
-      kind: EventKind;
-      agent_id?: string;
-      channel_id?: string;
-      message_id: string;
-      created_at: string;
-    }[] = [];
+    const events: NewEvent[] = [];
     for (const member of await listActiveMembers(trx, channel.id)) {
       if (member.kind !== 'agent' || member.id === actor.id) continue;
       const position = await allocateWaitingPosition(trx, member.id, source);
