@@ -11,6 +11,7 @@ import { getChannel } from './channels.js';
 import type { HostContext } from './context.js';
 import { getMessageRow } from './messages.js';
 import type { Principal } from './principals.js';
+import { type AttachmentRef, parseJsonArray } from './projection.js';
 import { PREVIEW_BYTES, type Rendered, renderBodyPart } from './queue-pages.js';
 import { listReadMarks } from './read-marks.js';
 
@@ -34,7 +35,7 @@ export interface HistoryMessage {
   /** True when `body` is a preview: read the whole text with message.read. */
   truncated: boolean;
   bodyBytes: number;
-  attachments: unknown[];
+  attachments: AttachmentRef[];
   actions?: unknown[];
   revision: number;
   editedAt: string | null;
@@ -193,8 +194,8 @@ export async function presentMessages(db: Db, rows: readonly MessageRow[]): Prom
       body: row.body,
       truncated: false,
       bodyBytes: Number(row.body_bytes),
-      attachments: parseArray(row.attachments),
-      actions: parseArray(row.actions),
+      attachments: parseJsonArray(row.attachments) as AttachmentRef[],
+      actions: parseJsonArray(row.actions),
       revision: Number(row.revision),
       editedAt: row.edited_at,
       receipts: all.slice(0, MAX_RECEIPTS),
@@ -228,15 +229,6 @@ export async function currentMemberIds(db: Db, channelId: string): Promise<Set<s
     .where('left_at', 'is', null)
     .execute();
   return new Set(rows.map((r) => r.principal_id));
-}
-
-function parseArray(text: string): unknown[] {
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value : [];
-  } catch {
-    return [];
-  }
 }
 
 export type MessageReadResult =

@@ -73,7 +73,8 @@ export function projectMessage(
   return ordered;
 }
 
-function parseJsonArray(text: string): unknown[] {
+/** A stored JSON array column (attachments, actions); anything malformed reads as empty. */
+export function parseJsonArray(text: string): unknown[] {
   try {
     const value = JSON.parse(text);
     return Array.isArray(value) ? value : [];

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/history.js';
+import type { QueueSummary } from '../../src/host/queue.js';
+import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
+import type * as Wire from '../../web/src/wire.js';
+
+// web/src/wire.ts restates the JSON-RPC shapes the page reads (it builds without the host's
+// Node-typed modules). These assignments are checked by `npm run typecheck`: if a host result
+// stops matching what the page expects, the build of this file fails instead of the page at run time.
+type Assignable<From, To> = From extends To ? true : false;
+const checks = {
+  summary: true satisfies Assignable<QueueSummary, Wire.QueueSummary>,
+  card: true satisfies Assignable<QueueCard, Wire.QueueRow>,
+  page: true satisfies Assignable<QueuePageResult, Wire.QueuePageReply>,
+  read: true satisfies Assignable<QueueReadResult, Wire.QueueReadReply>,
+  timeline: true satisfies Assignable<HistoryMessage, Wire.TimelineMessage>,
+  history: true satisfies Assignable<HistoryPage, Wire.HistoryPage>,
+  messageRead: true satisfies Assignable<MessageReadResult, Wire.MessageReadReply>,
+};
+
+describe('the web page wire types', () => {
+  it('accept every host result shape they restate (checked at compile time)', () => {
+    expect(Object.values(checks).every(Boolean)).toBe(true);
+  });
+});
