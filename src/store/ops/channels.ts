@@ -21,11 +21,6 @@ export async function findChannelByDmKey(db: Db, dmKey: string): Promise<Channel
   return db.selectFrom('channels').selectAll().where('dm_key', '=', dmKey).executeTakeFirst();
 }
 
-export async function findChannelsByIds(db: Db, ids: readonly string[]): Promise<ChannelRow[]> {
-  if (ids.length === 0) return [];
-  return db.selectFrom('channels').selectAll().where('id', 'in', ids).execute();
-}
-
 /** Adds a member, or re-admits one who left (a fresh join time). */
 export async function upsertMembership(
   db: Db,

@@ -14,10 +14,6 @@ export async function findMessageById(db: Db, id: string): Promise<MessageRow | 
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findMessageBySeq(db: Db, seq: number): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('seq', '=', seq).executeTakeFirst();
-}
-
 /** Messages by seq, in the order of `seqs`. */
 export async function findMessagesBySeqs(db: Db, seqs: readonly number[]): Promise<MessageRow[]> {
   if (seqs.length === 0) return [];
