@@ -129,7 +129,13 @@ export async function ensureClients(): Promise<ClientPaths> {
   if (isInstalled(CLIENTS_DIR)) return clientPaths();
   await acquireLock();
   try {
-    if (!isInstalled(CLIENTS_DIR)) await npmInstall();
+    if (!isInstalled(CLIENTS_DIR)) {
+      // A fresh machine downloads ~800 MB here; say so rather than look hung.
+      process.stderr.write(
+        `[sluice tests] installing claude ${CLAUDE_CODE_VERSION} and codex ${CODEX_VERSION} into ${CLIENTS_DIR} (~800 MB, once)\n`,
+      );
+      await npmInstall();
+    }
     if (!isInstalled(CLIENTS_DIR))
       throw new Error(`agent clients still missing after install in ${CLIENTS_DIR}`);
   } finally {
