@@ -1,6 +1,5 @@
 import { chmod, mkdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import sharp from 'sharp';
 import { SluiceError } from '../core/errors.js';
 import type { HostContext } from './context.js';
 import { getReadableMedia, type Media, sanitizeFileName } from './media.js';
@@ -76,85 +75,4 @@ export async function materializeAttachment(
 ): Promise<string> {
   const media = await getReadableMedia(ctx, agent, attachmentId);
   return materializeMedia(ctx, media);
-}
-
-/** Image formats Claude takes inline. */
-export const CLAUDE_IMAGE_TYPES: ReadonlySet<string> = new Set([
-  'image/jpeg',
-  'image/png',
-  'image/gif',
-  'image/webp',
-]);
-
-/**
- * Provider limits for an inline image. The API measures the base64 text (5 MiB), so the decoded
- * bytes may be at most three quarters of that; the long side at most 8000 px.
- */
-export const CLAUDE_IMAGE_LIMITS = Object.freeze({ maxBase64Bytes: 5 * 1024 * 1024, maxSidePx: 8000 });
-
-export interface FittedImage {
-  bytes: Uint8Array;
-  mime: string;
-  /** True when the bytes are a re-encoded, downscaled copy. */
-  downscaled: boolean;
-}
-
-function base64Length(bytes: number): number {
-  return Math.ceil(bytes / 3) * 4;
-}
-
-/**
- * The image as is when it is within the limits, else a downscaled copy. The source is decoded
- * once, capped to the pixel limit, then re-encoded: first at a lower quality, then smaller, each
- * step sized from how far the last one overshot, until the base64 fits. JPEG and WebP keep their
- * format; PNG stays PNG (lossless); GIF becomes PNG (first frame). Deterministic for one input.
- */
-export async function fitImage(
-  bytes: Uint8Array,
-  mime: string,
-  limits: { maxBase64Bytes: number; maxSidePx: number } = CLAUDE_IMAGE_LIMITS,
-): Promise<FittedImage> {
-  let meta: sharp.Metadata;
-  try {
-    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  } catch {
-    throw new SluiceError('invalid_params', 'the attachment is not a readable image');
-  }
-  const longSide = Math.max(meta.width ?? 0, meta.height ?? 0);
-  if (base64Length(bytes.length) <= limits.maxBase64Bytes && longSide <= limits.maxSidePx) {
-    return { bytes, mime, downscaled: false };
-  }
-  const format: 'jpeg' | 'png' | 'webp' =
-    mime === 'image/jpeg' ? 'jpeg' : mime === 'image/webp' ? 'webp' : 'png';
-  const cap = Math.min(longSide, limits.maxSidePx);
-  // Decode (and orient) once; every attempt below resizes these pixels, not the source file.
-  const decoded = await sharp(bytes, { limitInputPixels: false })
-    .rotate()
-    .resize({ width: cap, height: cap, fit: 'inside', withoutEnlargement: true })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const { width, height, channels } = decoded.info;
-  let side = Math.max(width, height);
-  let quality = format === 'png' ? 100 : 85;
-  for (let attempt = 0; attempt < 12 && side >= 1; attempt++) {
-    let pipeline = sharp(decoded.data, { raw: { width, height, channels } });
-    if (side < Math.max(width, height))
-      pipeline = pipeline.resize({ width: side, height: side, fit: 'inside' });
-    const out =
-      format === 'jpeg'
-        ? await pipeline.jpeg({ quality }).toBuffer()
-        : format === 'webp'
-          ? await pipeline.webp({ quality }).toBuffer()
-          : await pipeline.png({ compressionLevel: 9 }).toBuffer();
-    const size = base64Length(out.length);
-    if (size <= limits.maxBase64Bytes)
-      return { bytes: new Uint8Array(out), mime: `image/${format}`, downscaled: true };
-    if (format !== 'png' && quality > 70) {
-      quality = 70;
-      continue;
-    }
-    // Encoded size grows roughly with the pixel count, i.e. with the square of the side.
-    side = Math.floor(side * Math.min(0.9, Math.sqrt(limits.maxBase64Bytes / size) * 0.95));
-  }
-  throw new SluiceError('too_large', 'the image could not be reduced to the provider limits');
 }

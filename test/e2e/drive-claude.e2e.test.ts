@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { fitImage } from '../../src/host/materialize.js';
+import { CLAUDE_IMAGE_LIMITS, fitImage } from '../../src/host/image-fit.js';
 import { resumeQueue } from '../../src/host/queue.js';
 import {
   type DriveHome,
@@ -208,11 +208,11 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     const sentImages = (outbound[0].message.content as Block[]).filter((b) => b.type === 'image');
-    const fitted = await fitImage(big, 'image/jpeg');
+    const fitted = await fitImage(big, 'image/jpeg', CLAUDE_IMAGE_LIMITS);
     expect(fitted.downscaled).toBe(true);
-    expect(sentImages[1]!.source.data).toBe(Buffer.from(fitted.bytes).toString('base64'));
+    expect(sentImages[1]!.source.data).toBe(fitted.data.toString('base64'));
     expect(sentImages[1]!.source.data.length).toBeLessThanOrEqual(5 * 1024 * 1024);
-    const sentMeta = await sharp(fitted.bytes).metadata();
+    const sentMeta = await sharp(fitted.data).metadata();
     expect(Math.max(sentMeta.width!, sentMeta.height!)).toBeLessThanOrEqual(8000);
     // Claude Code may shrink it further on its way to the model; what arrives is still the
     // uploaded picture (same proportions, same content at thumbnail scale).

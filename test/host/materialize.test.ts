@@ -1,11 +1,8 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
-import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
-  CLAUDE_IMAGE_LIMITS,
-  fitImage,
   materializeAttachment,
   materializedPath,
   materializedRoot,
@@ -121,68 +118,5 @@ describe('materializeMedia', () => {
     await expect(materializeAttachment(h.ctx, other, ref.attachment_id)).rejects.toMatchObject({
       code: 'not_found',
     });
-  });
-});
-
-describe('fitImage', () => {
-  const solid = (width: number, height: number) =>
-    sharp({ create: { width, height, channels: 3, background: '#336699' } });
-
-  test('returns an image within the limits untouched', async () => {
-    const png = await solid(100, 50).png().toBuffer();
-    const fitted = await fitImage(png, 'image/png');
-    expect(fitted.downscaled).toBe(false);
-    expect(Buffer.from(fitted.bytes).equals(png)).toBe(true);
-  });
-
-  test('scales a picture over 8000 px on the long side down to 8000, keeping the format', async () => {
-    const jpeg = await solid(9000, 300).jpeg().toBuffer();
-    const fitted = await fitImage(jpeg, 'image/jpeg');
-    const meta = await sharp(fitted.bytes).metadata();
-    expect(fitted).toMatchObject({ downscaled: true, mime: 'image/jpeg' });
-    expect([meta.width, meta.height]).toEqual([8000, 267]);
-  });
-
-  test('shrinks a noisy PNG until its base64 fits, and stays PNG', async () => {
-    const noisy = await sharp({
-      create: {
-        width: 1400,
-        height: 1400,
-        channels: 3,
-        background: '#000',
-        noise: { type: 'gaussian', mean: 128, sigma: 80 },
-      },
-    })
-      .png()
-      .toBuffer();
-    const limits = { maxBase64Bytes: 1024 * 1024, maxSidePx: 8000 };
-    expect(Math.ceil(noisy.length / 3) * 4).toBeGreaterThan(limits.maxBase64Bytes);
-    const fitted = await fitImage(noisy, 'image/png', limits);
-    expect(fitted.mime).toBe('image/png');
-    expect(Math.ceil(fitted.bytes.length / 3) * 4).toBeLessThanOrEqual(limits.maxBase64Bytes);
-    expect((await sharp(fitted.bytes).metadata()).format).toBe('png');
-  });
-
-  test('turns an oversized GIF into a PNG', async () => {
-    const gif = await solid(8200, 10).gif().toBuffer();
-    const fitted = await fitImage(gif, 'image/gif');
-    expect(fitted.mime).toBe('image/png');
-    expect((await sharp(fitted.bytes).metadata()).width).toBe(8000);
-  });
-
-  test('is deterministic, so a driver and a test agree on the bytes', async () => {
-    const jpeg = await solid(8500, 100).jpeg().toBuffer();
-    const [a, b] = [await fitImage(jpeg, 'image/jpeg'), await fitImage(jpeg, 'image/jpeg')];
-    expect(Buffer.from(a.bytes).equals(Buffer.from(b.bytes))).toBe(true);
-  });
-
-  test('refuses bytes that are not an image with one clear error', async () => {
-    await expect(fitImage(new TextEncoder().encode('not an image'), 'image/png')).rejects.toMatchObject({
-      code: 'invalid_params',
-    });
-  });
-
-  test('the limits are the provider’s: 5 MiB of base64, 8000 px', () => {
-    expect(CLAUDE_IMAGE_LIMITS).toEqual({ maxBase64Bytes: 5 * 1024 * 1024, maxSidePx: 8000 });
   });
 });

@@ -6,6 +6,7 @@ import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { openTestHost, type TestHost } from '../support/host.js';
+import { pixelBombPng, truncatedPng } from '../support/poison-images.js';
 import { connectInMemory, type ToolCaller } from './support.js';
 
 interface ImageResult {
@@ -104,6 +105,22 @@ describe('channel_read_image', () => {
     const path = /its bytes are at (.+)$/.exec(error.message)?.[1] as string;
     expect(existsSync(path)).toBe(true);
     expect(readFileSync(path, 'utf8')).toBe('just text\n');
+  });
+
+  it('refuses a truncated PNG and a pixel bomb in one line each, without decoding the bomb', async () => {
+    const broken = await read(await post(truncatedPng(), 'broken.png'));
+    expect(broken.isError).toBe(true);
+    expect(JSON.parse(broken.text).error).toMatchObject({ code: 'invalid_params' });
+    expect(JSON.parse(broken.text).error.message).toMatch(/^the image could not be decoded/);
+    const started = performance.now();
+    const bomb = await read(await post(pixelBombPng(), 'bomb.png'));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(bomb.isError).toBe(true);
+    expect(JSON.parse(bomb.text).error).toEqual({
+      code: 'too_large',
+      message: 'the image is larger than 100 megapixels and is not decoded',
+    });
+    expect(bomb.image).toBeUndefined();
   });
 
   it('refuses an attachment the caller cannot see', async () => {

@@ -1,6 +1,7 @@
 import { isSluiceError, SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
-import { CLAUDE_IMAGE_TYPES, fitImage, materializeMedia } from '../../host/materialize.js';
+import { CLAUDE_IMAGE_LIMITS, checkImage, fitImage, isInlineImage } from '../../host/image-fit.js';
+import { materializeMedia } from '../../host/materialize.js';
 import { getReadableMedia, type Media } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
 import type { DeliveredMessage } from './delivered.js';
@@ -59,9 +60,10 @@ export async function claudeTurnContent(
 }
 
 /**
- * One attachment for Claude. An attachment that cannot be attached (unreadable image, missing
- * bytes, no longer accessible) becomes a line saying so rather than failing the whole turn: the
- * message itself was still delivered whole.
+ * One attachment for Claude. An attachment that cannot be attached (an image that does not decode
+ * within the pixel and time limits, missing bytes, no longer accessible, a disk error: anything)
+ * becomes a line saying so rather than failing the whole turn: the message itself was still
+ * delivered whole, and a sender must not be able to stop the agent with one bad file.
  */
 async function attachmentBlocks(
   ctx: HostContext,
@@ -72,10 +74,10 @@ async function attachmentBlocks(
   let media: Media | undefined;
   try {
     media = await getReadableMedia(ctx, agent, attachmentId);
-    if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
-      const fitted = await fitImage(await bytesOf(ctx, media), media.mime);
+    if (isInlineImage(media.mime)) {
+      const fitted = await fitImage(await bytesOf(ctx, media), media.mime, CLAUDE_IMAGE_LIMITS);
       const note = fitted.downscaled ? ' (downscaled to fit the model limits; the original is larger)' : '';
-      const data = Buffer.from(fitted.bytes).toString('base64');
+      const data = fitted.data.toString('base64');
       return [
         { type: 'text', text: `${attachmentLabel(media, messageId)}${note}:` },
         { type: 'image', source: { type: 'base64', media_type: fitted.mime, data } },
@@ -94,21 +96,34 @@ async function attachmentBlocks(
     }
     return [{ type: 'text', text: pointer(media, messageId, await materializeMedia(ctx, media)) }];
   } catch (err) {
-    if (!isSluiceError(err)) throw err;
-    return [{ type: 'text', text: unavailable(attachmentId, media, messageId, err.message) }];
+    return [{ type: 'text', text: unavailable(attachmentId, media, messageId, err) }];
   }
 }
 
-function unavailable(attachmentId: string, media: Media | undefined, messageId: string, why: string): string {
+/** Why an attachment failed, in one short line a model can read. */
+function failureReason(err: unknown): string {
+  if (isSluiceError(err)) return err.message;
+  const message = err instanceof Error ? err.message : String(err);
+  return (message.split('\n')[0] ?? '').slice(0, 200) || 'an unexpected error';
+}
+
+function unavailable(
+  attachmentId: string,
+  media: Media | undefined,
+  messageId: string,
+  err: unknown,
+): string {
   const label = media
     ? attachmentLabel(media, messageId)
     : `Attachment ${attachmentId} from message ${messageId}`;
-  return `${label} could not be attached: ${why}`;
+  return `${label} could not be attached: ${failureReason(err)}`;
 }
 
 /**
  * The input items of a Codex turn: one text item (the lead text, then a pointer line per
- * non-image attachment), then a `localImage` item per image with its materialised path.
+ * non-image attachment), then a `localImage` item per image with its materialised path. Codex
+ * reads that file itself, so each image is first decoded here within the same pixel and time
+ * limits; one that fails (or any other failure) becomes a "could not be attached" line.
  */
 export async function codexTurnInput(
   ctx: HostContext,
@@ -124,7 +139,8 @@ export async function codexTurnInput(
       try {
         media = await getReadableMedia(ctx, agent, ref.attachment_id);
         const path = await materializeMedia(ctx, media);
-        if (CLAUDE_IMAGE_TYPES.has(media.mime)) {
+        if (isInlineImage(media.mime)) {
+          await checkImage(await bytesOf(ctx, media));
           lines.push(
             `${attachmentLabel(media, message.id)} is attached below as an image (saved at ${path}).`,
           );
@@ -133,8 +149,7 @@ export async function codexTurnInput(
           lines.push(pointer(media, message.id, path));
         }
       } catch (err) {
-        if (!isSluiceError(err)) throw err;
-        lines.push(unavailable(ref.attachment_id, media, message.id, err.message));
+        lines.push(unavailable(ref.attachment_id, media, message.id, err));
       }
     }
   }
