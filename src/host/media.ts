@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { SluiceError } from '../core/errors.js';
 import { isActiveMember } from '../store/ops/channels.js';
 import { channelsReferencingMedia, findMedia, insertMedia, type MediaRow } from '../store/ops/media.js';
@@ -30,12 +33,12 @@ export async function sniffMime(bytes: Uint8Array): Promise<string> {
   return looksLikeText(bytes) ? 'text/plain' : 'application/octet-stream';
 }
 
-function looksLikeText(bytes: Uint8Array): boolean {
-  const sample = bytes.subarray(0, 4096);
+function looksLikeText(bytes: Uint8Array, cut = false): boolean {
+  const sample = bytes.subarray(0, HEAD_BYTES);
   if (sample.includes(0)) return false;
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(
-      sample.length < bytes.length ? trimPartial(sample) : sample,
+      cut || sample.length < bytes.length ? trimPartial(sample) : sample,
     );
     return true;
   } catch {
@@ -82,6 +85,80 @@ export async function putMedia(
   return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
 }
 
+/** Bytes kept from the start of an upload for text detection (file-type reads the file itself). */
+const HEAD_BYTES = 4096;
+
+/** Where uploads are written while they arrive: inside the home, private to its owner. */
+export function uploadTempDir(ctx: HostContext): string {
+  return join(ctx.home, 'tmp');
+}
+
+/**
+ * Stores an upload as it arrives: written to a private temp file in the home while hashed
+ * (SHA-256) and counted, refused with `too_large` the moment it passes the limit, MIME sniffed
+ * from its first bytes, then moved into the content-addressed store. A refused, failed or aborted
+ * upload leaves nothing behind. Memory stays at one chunk whatever the size.
+ */
+export async function putMediaStream(
+  ctx: HostContext,
+  actor: Principal,
+  source: AsyncIterable<Uint8Array>,
+  name: unknown,
+): Promise<{ attachment_id: string; name: string; mime: string; size: number }> {
+  const cap = ctx.limits.maxUploadBytes;
+  const dir = uploadTempDir(ctx);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = join(dir, `upload-${Buffer.from(ctx.random(12)).toString('hex')}.part`);
+  const file = await open(temp, 'wx', 0o600);
+  let moved = false;
+  try {
+    const hash = createHash('sha256');
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    let size = 0;
+    for await (const chunk of source) {
+      size += chunk.byteLength;
+      if (size > cap) throw new SluiceError('too_large', `upload is over the ${cap}-byte limit`);
+      hash.update(chunk);
+      if (headBytes < HEAD_BYTES) {
+        const part = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
+        head.push(part);
+        headBytes += part.length;
+      }
+      await file.write(chunk);
+    }
+    await file.close();
+    if (size === 0) throw new SluiceError('invalid_params', 'the upload is empty');
+    const sha256 = hash.digest('hex');
+    const mime = await sniffFileMime(temp, Buffer.concat(head), size);
+    const row: Media = {
+      id: newId(ctx, 'a'),
+      sha256,
+      name: sanitizeFileName(name),
+      mime,
+      size,
+      created_at: nowIso(ctx),
+      created_by: actor.id,
+    };
+    // Bytes first: a metadata row never points at a blob that is not there.
+    moved = true;
+    await ctx.store.blobs.putFile(sha256, temp);
+    await insertMedia(ctx.store.db, row);
+    return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
+  } finally {
+    await file.close().catch(() => {});
+    if (!moved) await rm(temp, { force: true });
+  }
+}
+
+/** MIME type of a file from its own bytes: file-type reads what it needs, else text or binary. */
+async function sniffFileMime(path: string, head: Uint8Array, size: number): Promise<string> {
+  const { fileTypeFromFile } = await import('file-type');
+  const detected = await fileTypeFromFile(path);
+  if (detected) return detected.mime;
+  return looksLikeText(head, size > head.length) ? 'text/plain' : 'application/octet-stream';
+}
+
 /**
  * Media the actor may read: the uploader, or a current member of a channel with a message that
  * references it. Anything else is `not_found` (no probing for ids).
@@ -105,4 +182,24 @@ export async function readMediaBytes(
   const bytes = await ctx.store.blobs.get(media.sha256);
   if (!bytes) throw new SluiceError('not_found', 'the attachment bytes are missing');
   return { media, bytes };
+}
+
+/**
+ * A readable attachment's bytes as a stream (a bounded slice at a time), the whole or one
+ * inclusive range; the caller has already resolved the range against `media.size`.
+ */
+export async function openMediaStream(
+  ctx: HostContext,
+  actor: Principal,
+  mediaId: string,
+): Promise<{ media: Media; open: (range?: { start: number; end: number }) => Promise<Readable> }> {
+  const media = await getReadableMedia(ctx, actor, mediaId);
+  return {
+    media,
+    async open(range) {
+      const stream = await ctx.store.blobs.openRead(media.sha256, range);
+      if (!stream) throw new SluiceError('not_found', 'the attachment bytes are missing');
+      return stream;
+    },
+  };
 }

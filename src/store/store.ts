@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -10,6 +11,16 @@ export type Durability = 'full' | 'normal';
 export interface BlobStore {
   put(sha256: string, bytes: Uint8Array): Promise<void>;
   get(sha256: string): Promise<Uint8Array | null>;
+  /**
+   * Moves a finished file (written in the home, its digest computed while writing) into the
+   * store. The store owns `path` afterwards: it is renamed into place or removed, on failure too.
+   */
+  putFile(sha256: string, path: string): Promise<void>;
+  /**
+   * The bytes `[range.start, range.end]` (inclusive; default all) as a stream that reads a bounded
+   * slice at a time, or null when the blob is absent.
+   */
+  openRead(sha256: string, range?: { start: number; end: number }): Promise<Readable | null>;
   has(sha256: string): Promise<boolean>;
   delete(sha256: string): Promise<boolean>;
   /** Every stored blob with its size and modification time (ms since epoch). */

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobStore } from '../store.js';
 
@@ -7,6 +7,15 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 function assertSha(sha256: string): void {
   // Blob names become paths: only a well-formed digest may reach the file system.
   if (!SHA256_HEX.test(sha256)) throw new Error(`not a sha256 digest: ${sha256.slice(0, 80)}`);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Blobs as files `<dir>/<sha[0:2]>/<sha>`, written to a temp name and renamed (atomic). */
@@ -26,6 +35,43 @@ export function createFileBlobStore(dir: string): BlobStore {
       const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
       await writeFile(temp, bytes, { flush: true });
       await rename(temp, target);
+    },
+    async putFile(sha256, path) {
+      try {
+        assertSha(sha256);
+        const target = pathOf(sha256);
+        await mkdir(join(dir, sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
+        if (await exists(target)) return;
+        // Durable before it is visible under its name: a metadata row may point at it next.
+        const handle = await open(path, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        try {
+          await rename(path, target);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+          // The temp folder is on another file system: copy to a temp name beside the target.
+          const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
+          await copyFile(path, temp);
+          await rename(temp, target);
+        }
+      } finally {
+        await rm(path, { force: true });
+      }
+    },
+    async openRead(sha256, range) {
+      assertSha(sha256);
+      let handle: Awaited<ReturnType<typeof open>>;
+      try {
+        handle = await open(pathOf(sha256), 'r');
+      } catch {
+        return null;
+      }
+      // The stream owns the handle and closes it at the end, on error and on destroy.
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
     },
     async get(sha256) {
       assertSha(sha256);

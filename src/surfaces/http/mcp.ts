@@ -15,7 +15,7 @@ export async function registerMcpRoute(
   options: { maxBodyBytes: number; onInternalError?: (err: unknown) => void },
 ): Promise<void> {
   await app.register(async (scope) => {
-    scope.addHook('preValidation', requireAuth(ctx));
+    scope.addHook('onRequest', requireAuth(ctx));
     scope.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',

@@ -1,10 +1,13 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
-import { putMedia, readMediaBytes } from '../../host/media.js';
+import { openMediaStream, putMediaStream } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
 import { requireAuth } from './auth.js';
+import type { HttpLimits } from './limits.js';
+import { PrincipalGate } from './principal-gate.js';
+import { resolveRange } from './range.js';
 import { httpError } from './status.js';
 
 /** `X-Filename` is percent-encoded UTF-8 (headers are Latin-1); a raw value is taken as it is. */
@@ -18,71 +21,121 @@ function fileNameOf(header: unknown): string {
   }
 }
 
-/** Reads a request stream, refusing it as soon as it passes `cap` bytes. */
-async function readCapped(stream: Readable, cap: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    const buf = chunk as Buffer;
-    total += buf.length;
-    if (total > cap) {
-      stream.resume();
-      throw new SluiceError('too_large', `upload is over the ${cap}-byte limit`);
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The request's chunks, without destroying the request when the reader stops early (an upload
+ * over the limit): the socket must survive long enough to carry the 413.
+ */
+async function* chunksOf(stream: Readable): AsyncGenerator<Uint8Array> {
+  for await (const chunk of stream.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
+}
+
+function busy(reply: FastifyReply, what: string, max: number) {
+  return reply
+    .code(429)
+    .header('retry-after', '1')
+    .send({
+      error: { code: 'busy', message: `at most ${max} ${what} at once per principal; retry when one ends` },
+    });
 }
 
 /**
- * `POST /media` (raw bytes, `X-Filename`) → `{attachment_id, name, mime, size}`, MIME sniffed from
- * the bytes; `GET /media/<id>` for the uploader and members of a channel that references it.
+ * `POST /media` (raw bytes, `X-Filename`) → `{attachment_id, name, mime, size}`, streamed to a
+ * temp file while hashed, MIME sniffed from the bytes; `GET /media/<id>` streams the bytes (with
+ * `Range` and an ETag from the digest) to the uploader and members of a channel that references
+ * it. Both are capped per principal.
  */
-export async function registerMediaRoutes(app: FastifyInstance, ctx: HostContext): Promise<void> {
+export async function registerMediaRoutes(
+  app: FastifyInstance,
+  ctx: HostContext,
+  limits: Pick<HttpLimits, 'maxUploadsPerPrincipal' | 'maxDownloadsPerPrincipal'>,
+): Promise<void> {
+  const uploads = new PrincipalGate(limits.maxUploadsPerPrincipal);
+  const downloads = new PrincipalGate(limits.maxDownloadsPerPrincipal);
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // Raw bytes of any type: the handler streams them, so the size cap applies while reading.
     scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
-    scope.addHook('preValidation', requireAuth(ctx));
+    // onRequest: the token is checked before a single body byte is read.
+    scope.addHook('onRequest', requireAuth(ctx));
 
     scope.post('/media', async (req, reply) => {
+      const principal = req.principal as Principal;
       const cap = ctx.limits.maxUploadBytes;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
+      if (Number.isFinite(declared) && declared > cap) {
+        const { status, body } = httpError(
+          new SluiceError('too_large', `upload is ${declared} bytes; the limit is ${cap}`),
+        );
+        return reply.code(status).send(body);
+      }
+      const release = uploads.tryEnter(principal.id);
+      if (!release) return busy(reply, 'uploads', uploads.max);
       try {
-        if (Number.isFinite(declared) && declared > cap) {
-          throw new SluiceError('too_large', `upload is ${declared} bytes; the limit is ${cap}`);
-        }
         const stream = (req.body ?? req.raw) as Readable;
-        const bytes = await readCapped(stream, cap);
-        const ref = await putMedia(
+        const ref = await putMediaStream(
           ctx,
-          req.principal as Principal,
-          bytes,
+          principal,
+          chunksOf(stream),
           fileNameOf(req.headers['x-filename']),
         );
         return reply.code(201).send(ref);
       } catch (err) {
         const { status, body } = httpError(err);
-        if (status === 413) reply.header('connection', 'close');
         return reply.code(status).send(body);
+      } finally {
+        release();
       }
     });
 
     scope.get('/media/:id', async (req, reply) => {
       const { id } = req.params as { id: string };
+      const principal = req.principal as Principal;
       try {
-        const { media, bytes } = await readMediaBytes(ctx, req.principal as Principal, id);
+        const { media, open } = await openMediaStream(ctx, principal, id);
+        const etag = `"${media.sha256}"`;
         const inline = /^image\/(png|jpeg|gif|webp)$/.test(media.mime);
-        return reply
-          .type(media.mime)
+        reply
           .header('x-content-type-options', 'nosniff')
           .header('content-security-policy', 'sandbox')
           .header('cache-control', 'private, max-age=3600')
+          .header('etag', etag)
+          .header('accept-ranges', 'bytes');
+        if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+        // If-Range names the version a partial download started from; another version gets all.
+        const ifRange = req.headers['if-range'];
+        const rangeHeader = ifRange === undefined || ifRange === etag ? req.headers.range : undefined;
+        const range = resolveRange(rangeHeader, media.size);
+        if (range === 'unsatisfiable') {
+          return reply
+            .code(416)
+            .header('content-range', `bytes */${media.size}`)
+            .send({
+              error: { code: 'invalid_params', message: `the range is past the end (${media.size} bytes)` },
+            });
+        }
+        const release = downloads.tryEnter(principal.id);
+        if (!release) return busy(reply, 'downloads', downloads.max);
+        // Released when the response ends or its connection goes away, read or not.
+        reply.raw.once('close', release);
+        let stream: Readable;
+        try {
+          stream = await open(range === 'full' ? undefined : range);
+        } catch (err) {
+          release();
+          throw err;
+        }
+        reply
+          .type(media.mime)
           .header(
             'content-disposition',
             `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(media.name)}`,
-          )
-          .send(Buffer.from(bytes));
+          );
+        if (range === 'full') return reply.header('content-length', media.size).send(stream);
+        return reply
+          .code(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
+          .header('content-length', range.end - range.start + 1)
+          .send(stream);
       } catch (err) {
         const { status, body } = httpError(err);
         return reply.code(status).send(body);

@@ -8,6 +8,7 @@ import { RpcConnection } from '../rpc/connection.js';
 import { type DispatchObserver, handleRpcText } from '../rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
 import { requireAuth, sessionCookie } from './auth.js';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits, installRequestLimits, nodeServerOptions } from './limits.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
 import { packageRoot, registerStaticPage } from './static.js';
@@ -18,6 +19,8 @@ export interface HostServerOptions {
   /** 0 picks a free port. */
   port?: number;
   limits?: Partial<RpcLimits>;
+  /** Timeouts, the connection cap and per-principal transfer caps (docs/security.md). */
+  httpLimits?: Partial<HttpLimits>;
   /** Fastify's logger (pino): false in tests, options or true in `sluice serve`. */
   logger?: FastifyServerOptions['logger'];
   /** Folder of the built web page; default web/dist in the package. */
@@ -48,11 +51,17 @@ const LOGIN_FAILED = `<!doctype html><meta charset="utf-8"><title>Sluice</title>
 export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
   const { ctx } = options;
   const limits: RpcLimits = { ...DEFAULT_RPC_LIMITS, ...options.limits };
+  const httpLimits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.httpLimits };
   const app = Fastify({
     logger: options.logger ?? false,
+    http: nodeServerOptions(httpLimits),
+    requestTimeout: httpLimits.requestTimeoutMs,
+    keepAliveTimeout: httpLimits.keepAliveTimeoutMs,
+    connectionTimeout: httpLimits.socketIdleTimeoutMs,
     bodyLimit: limits.maxFrameBytes,
     forceCloseConnections: true,
   });
+  installRequestLimits(app, httpLimits);
   app.decorateRequest('principal', null);
   const observer: DispatchObserver = {
     onError: (method, err) => {
@@ -97,7 +106,8 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
       { parseAs: 'string', bodyLimit: limits.maxFrameBytes },
       (_req, body, done) => done(null, body),
     );
-    scope.addHook('preValidation', requireAuth(ctx));
+    // onRequest: nobody unauthenticated gets a body read (or buffered) on their behalf.
+    scope.addHook('onRequest', requireAuth(ctx));
     scope.route({
       method: 'GET',
       url: '/rpc',
@@ -149,7 +159,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     });
   });
 
-  await registerMediaRoutes(app, ctx);
+  await registerMediaRoutes(app, ctx, httpLimits);
   if (options.mcp !== false) {
     await registerMcpRoute(app, ctx, {
       maxBodyBytes: limits.maxFrameBytes,

@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Limits the HTTP server enforces before doing work for a request; each is a named setting
+ * (`startHostServer({ httpLimits })`, `SLUICE_HTTP_LIMITS` for `sluice serve`) with this default.
+ */
+export interface HttpLimits {
+  /** Time a client has to send the complete request headers (slow loris), ms. */
+  headersTimeoutMs: number;
+  /** Time a client has to send the complete request, headers and body, ms. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests, ms. */
+  keepAliveTimeoutMs: number;
+  /** A connection with no bytes moving either way for this long is closed (unread downloads), ms. */
+  socketIdleTimeoutMs: number;
+  /** Open connections at once (WebSockets included); further ones are closed on accept. */
+  maxConnections: number;
+  /** Uploads one principal may have in progress at once; more answer 429. */
+  maxUploadsPerPrincipal: number;
+  /** Downloads one principal may have in progress at once; more answer 429. */
+  maxDownloadsPerPrincipal: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  // A 64 MiB upload at 1 MB/s still fits.
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 5_000,
+  socketIdleTimeoutMs: 60_000,
+  maxConnections: 256,
+  maxUploadsPerPrincipal: 4,
+  // A browser opens up to 6 connections per origin; two tabs of images stay under this.
+  maxDownloadsPerPrincipal: 16,
+};
+
+const LIMIT_NAMES = Object.keys(DEFAULT_HTTP_LIMITS) as (keyof HttpLimits)[];
+
+/**
+ * Settings from text such as `maxConnections=64,headersTimeoutMs=5000` (the `SLUICE_HTTP_LIMITS`
+ * environment variable). Unknown names and values that are not positive integers are refused.
+ */
+export function parseHttpLimits(text: string | undefined): Partial<HttpLimits> {
+  const out: Partial<HttpLimits> = {};
+  if (text === undefined || text.trim() === '') return out;
+  for (const part of text.split(',')) {
+    const [rawName, rawValue] = part.split('=');
+    const name = rawName?.trim() as keyof HttpLimits;
+    const value = Number(rawValue?.trim());
+    if (!LIMIT_NAMES.includes(name)) {
+      throw new RangeError(`unknown HTTP limit "${rawName?.trim()}" (known: ${LIMIT_NAMES.join(', ')})`);
+    }
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new RangeError(`HTTP limit ${name} must be a positive integer, not "${rawValue?.trim()}"`);
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Node's http.createServer options for these limits (Fastify passes them through as `http`). */
+export function nodeServerOptions(limits: HttpLimits) {
+  return {
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    requestTimeout: limits.requestTimeoutMs,
+    // Node checks the two timeouts above on this interval (30 s by default, far too coarse).
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+  };
+}
+
+/** True when the request announces a body (a length above zero, or chunked). */
+export function declaresBody(req: FastifyRequest): boolean {
+  const length = req.headers['content-length'];
+  if (length !== undefined && length !== '0') return true;
+  return req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Hooks that keep the server from reading what it will not use: a body sent to an unknown route
+ * is refused unread (413), and any error answered while a body is still unread closes the
+ * connection instead of draining it. The server-wide socket limits are set here too.
+ */
+export function installRequestLimits(app: FastifyInstance, limits: HttpLimits): void {
+  app.server.maxConnections = limits.maxConnections;
+  app.server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.is404 && declaresBody(req)) {
+      return reply
+        .code(413)
+        .header('connection', 'close')
+        .send({ error: { code: 'too_large', message: 'this route accepts no request body' } });
+    }
+  });
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (reply.statusCode >= 400 && declaresBody(req) && !req.raw.complete) {
+      reply.header('connection', 'close');
+    }
+    return payload;
+  });
+}

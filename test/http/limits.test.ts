@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
+import { openTestHost, type TestHost } from '../support/host.js';
+import { headersOnly, openRaw } from './support/raw-socket.js';
+
+const FOUR_MIB = 4 * 1024 * 1024;
+
+describe('limits before work (sluice serve on a real port)', () => {
+  let h: TestHost;
+  let server: HostServer;
+  let token: string;
+
+  beforeAll(async () => {
+    h = await openTestHost();
+    const { issueToken } = await import('../../src/host/principals.js');
+    token = await issueToken(h.ctx, 'owner');
+    server = await startHostServer({
+      ctx: h.ctx,
+      port: 0,
+      webRoot: '/nonexistent-web-root',
+      httpLimits: {
+        headersTimeoutMs: 400,
+        requestTimeoutMs: 800,
+        keepAliveTimeoutMs: 300,
+        maxConnections: 40,
+      },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await h.close();
+  });
+
+  for (const path of ['/rpc', '/mcp', '/media']) {
+    it(`answers an unauthenticated POST ${path} with 401 before reading its declared 4 MiB body`, async () => {
+      const raw = await openRaw(server.url);
+      raw.write(
+        headersOnly('POST', path, { 'content-type': 'application/json', 'content-length': FOUR_MIB }),
+      );
+      const text = await raw.waitFor('\r\n\r\n');
+      expect(text).toMatch(/^HTTP\/1\.1 401 /);
+      // The unread body is never drained: the connection closes.
+      await raw.closed;
+    });
+  }
+
+  it('refuses a body on an unknown route without reading it (413, connection closed)', async () => {
+    const raw = await openRaw(server.url);
+    raw.write(
+      headersOnly('POST', '/no-such-route', { 'content-type': 'text/plain', 'content-length': FOUR_MIB }),
+    );
+    const text = await raw.closed;
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('closes a connection whose headers never finish (slow loris) after the header timeout', async () => {
+    const raw = await openRaw(server.url);
+    const started = Date.now();
+    raw.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ');
+    await raw.closed;
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('closes a request whose body stalls after the request timeout, even with a valid token', async () => {
+    const raw = await openRaw(server.url);
+    raw.write(
+      headersOnly('POST', '/rpc', {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': 1000,
+      }),
+    );
+    raw.write('{"jsonrpc":');
+    const text = await raw.closed;
+    expect(text === '' || /^HTTP\/1\.1 408 /.test(text)).toBe(true);
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+    const raw = await openRaw(server.url);
+    raw.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    await raw.waitFor('"status":"ok"');
+    await raw.closed;
+  });
+
+  it('accepts no more than the connection cap at once', async () => {
+    const conns = await Promise.all(Array.from({ length: 40 }, () => openRaw(server.url)));
+    try {
+      const extra = await openRaw(server.url);
+      extra.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+      expect(await extra.closed).toBe('');
+    } finally {
+      for (const c of conns) c.destroy();
+    }
+  });
+});
