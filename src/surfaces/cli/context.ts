@@ -4,6 +4,7 @@ import type { HostContext } from '../../host/context.js';
 import { OWNER_NAME, openHost } from '../../host/home.js';
 import { type Principal, resolvePrincipal } from '../../host/principals.js';
 import type { Durability } from '../../store/store.js';
+import { type AgentLock, agentLockFrom, enforceAgentLock } from './agent-lock.js';
 import { reportError } from './io.js';
 
 export interface GlobalOptions {
@@ -19,6 +20,15 @@ export interface CommandContext {
   /** The acting principal: `--as`, else `$SLUICE_AS`, else the `owner` person. */
   actor(): Promise<Principal>;
   actorName: string;
+  /** The agent lock this process runs under (the model's shell), or undefined for a person's CLI. */
+  lock: AgentLock | undefined;
+}
+
+/** `message send` for the `send` subcommand of `message`: the words a user typed, root excluded. */
+function commandPath(command: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
 }
 
 function durabilityOf(value: string | undefined): Durability {
@@ -39,24 +49,29 @@ export function action<A extends unknown[]>(
     const global = command.optsWithGlobals() as GlobalOptions;
     let host: HostContext | undefined;
     try {
+      // Under an agent lock, identity and store come from the lock alone; overrides are refused
+      // before anything is opened (DESIGN.md §8 I8).
+      const lock = agentLockFrom();
+      const locked = lock ? enforceAgentLock(lock, { command: commandPath(command), ...global }) : undefined;
       host = await openHost({
-        home: global.home,
-        db: global.db,
+        home: locked ? locked.home : global.home,
+        db: locked ? locked.db : global.db,
         durability: durabilityOf(global.durability),
       });
-      const actorName = global.as ?? (process.env.SLUICE_AS || OWNER_NAME);
+      const actorName = locked ? locked.as : (global.as ?? (process.env.SLUICE_AS || OWNER_NAME));
       const opened = host;
       await run(
         {
           host: opened,
-          global,
+          global: locked ? { ...global, as: locked.as, home: locked.home, db: locked.db } : global,
           actorName,
           actor: () => resolvePrincipal(opened, actorName),
+          lock,
         },
         ...args,
       );
     } catch (err) {
-      process.exitCode = reportError(err);
+      process.exitCode = reportError(err, host?.home ?? global.home);
     } finally {
       await host?.store.close();
     }

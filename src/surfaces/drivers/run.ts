@@ -40,7 +40,7 @@ export function driveLogPath(home: string, agent: string): string {
 export async function drive(ctx: HostContext, agent: Principal, options: DriveOptions): Promise<void> {
   requireTurnSettlement(agent);
   const bin = findClientBinary(options.client);
-  const setup = await prepareDriver(ctx, agent, { db: options.db });
+  const setup = await prepareDriver(ctx, agent, { db: options.db, cwd: options.cwd });
   const logPath = driveLogPath(ctx.home, agent.name);
   mkdirSync(join(ctx.home, 'logs'), { recursive: true, mode: 0o700 });
   const log = pino(

@@ -4,6 +4,7 @@ import { delimiter, join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
+import { AGENT_LOCK_ENV, encodeAgentLock } from '../cli/agent-lock.js';
 
 /** Which client a driver runs, and the environment variable that may name its binary. */
 const CLIENT_ENV = { claude: 'SLUICE_CLAUDE_BIN', codex: 'SLUICE_CODEX_BIN' } as const;
@@ -43,18 +44,19 @@ export interface DriverSetup {
   mcpConfigPath: string;
   /** How to start `sluice mcp --as AGENT`. */
   mcp: { command: string; args: string[]; env: Record<string, string> };
-  /** The client's environment: SLUICE_HOME/SLUICE_AS set, the `sluice` shim first on PATH. */
+  /** The client's environment: SLUICE_HOME/SLUICE_AS and the agent lock set, the `sluice` shim first on PATH. */
   env: NodeJS.ProcessEnv;
 }
 
 /**
- * Writes `<home>/drivers/<agent>/bin/sluice` (a shim running this very CLI, so `sluice message …`
- * in the model's shell acts on this home as this agent) and the MCP config, and builds the env.
+ * Writes `<home>/drivers/<agent>/bin/sluice` (a shim running this very CLI under the agent lock, so
+ * `sluice message …` in the model's shell acts on this home as this agent and nothing else) and the
+ * MCP config, and builds the env.
  */
 export async function prepareDriver(
   ctx: HostContext,
   agent: Principal,
-  options: { db?: string | undefined; entry?: string | undefined } = {},
+  options: { db?: string | undefined; entry?: string | undefined; cwd?: string | undefined } = {},
 ): Promise<DriverSetup> {
   const entry = options.entry ?? realpathSync(process.argv[1] ?? '');
   const dir = join(ctx.home, 'drivers', agent.name);
@@ -63,17 +65,31 @@ export async function prepareDriver(
   await chmod(dir, 0o700);
   const sluiceEnv: Record<string, string> = { SLUICE_HOME: ctx.home, SLUICE_AS: agent.name };
   if (options.db !== undefined) sluiceEnv.SLUICE_DB = options.db;
-  const shim = join(bin, 'sluice');
-  await writeFile(shim, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(entry)} "$@"\n`, {
-    mode: 0o700,
+  // The lock (DESIGN.md §8 I8): whatever the model's shell inherits or prefixes, the shim sets it
+  // again, so `sluice …` acts as this agent on this store and attaches only from the session's cwd.
+  const lock = encodeAgentLock({
+    agent: agent.name,
+    home: ctx.home,
+    db: options.db,
+    attachRoots: options.cwd !== undefined ? [options.cwd] : [],
   });
+  const lockedEnv: Record<string, string> = { ...sluiceEnv, [AGENT_LOCK_ENV]: lock };
+  const exports = Object.entries(lockedEnv)
+    .map(([k, v]) => `${k}=${shellQuote(v)}; export ${k}`)
+    .join('\n');
+  const shim = join(bin, 'sluice');
+  await writeFile(
+    shim,
+    `#!/bin/sh\n${exports}\nexec ${shellQuote(process.execPath)} ${shellQuote(entry)} "$@"\n`,
+    { mode: 0o700 },
+  );
   await chmod(shim, 0o700);
   const mcp = { command: process.execPath, args: [entry, 'mcp', '--as', agent.name], env: sluiceEnv };
   const mcpConfigPath = join(dir, 'mcp.json');
   await writeFile(mcpConfigPath, JSON.stringify({ mcpServers: { sluice: mcp } }, null, 2), { mode: 0o600 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    ...sluiceEnv,
+    ...lockedEnv,
     PATH: [bin, process.env.PATH ?? ''].filter((p) => p !== '').join(delimiter),
   };
   return { dir, mcpConfigPath, mcp, env };

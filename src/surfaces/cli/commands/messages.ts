@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
@@ -8,6 +7,7 @@ import { putMedia } from '../../../host/media.js';
 import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
 import type { Principal } from '../../../host/principals.js';
 import { findChannelById } from '../../../store/ops/channels.js';
+import { type AgentLock, readAttachment } from '../agent-lock.js';
 import { action } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
 
@@ -21,15 +21,16 @@ async function bodyFrom(host: HostContext, message: string | undefined): Promise
   return message;
 }
 
-async function uploadAll(host: HostContext, actor: Principal, files: readonly string[]): Promise<string[]> {
+async function uploadAll(
+  host: HostContext,
+  actor: Principal,
+  files: readonly string[],
+  lock: AgentLock | undefined,
+): Promise<string[]> {
   const ids: string[] = [];
   for (const file of files) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(file);
-    } catch {
-      throw new SluiceError('not_found', `cannot read attachment ${file}`);
-    }
+    // Under an agent lock only the folders the user chose are readable (DESIGN.md §8 I8).
+    const bytes = await readAttachment(lock, file);
     ids.push((await putMedia(host, actor, new Uint8Array(bytes), basename(file))).attachment_id);
   }
   return ids;
@@ -69,14 +70,14 @@ export function registerMessageCommands(program: Command): void {
     .action(
       action(
         async (
-          { host, actor },
+          { host, actor, lock },
           target: string,
           opts: { message?: string; subject?: string; replyTo?: string; attach: string[] },
         ) => {
           const me = await actor();
           const body =
             opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
-          const attachmentIds = await uploadAll(host, me, opts.attach);
+          const attachmentIds = await uploadAll(host, me, opts.attach, lock);
           const sent = await sendMessage(host, me, {
             to: target,
             body,
@@ -171,14 +172,14 @@ export function registerMessageCommands(program: Command): void {
     .action(
       action(
         async (
-          { host, actor },
+          { host, actor, lock },
           id: string,
           opts: { message?: string; subject?: string; attach: string[] },
         ) => {
           const me = await actor();
           const body =
             opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
-          const attachmentIds = await uploadAll(host, me, opts.attach);
+          const attachmentIds = await uploadAll(host, me, opts.attach, lock);
           const sent = await replyToMessage(host, me, id, { body, subject: opts.subject, attachmentIds });
           await writeOut(`${sent.message_id}\n`);
         },
