@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { SluiceError } from '../core/errors.js';
 import {
   findPrincipalByName,
-  findPrincipalByTokenHash,
   insertPrincipal,
-  insertToken,
   type PrincipalRow,
   updateSettlement,
 } from '../store/ops/principals.js';
 import { insertQueue } from '../store/ops/queues.js';
+import { findTokenByHash, insertToken, touchToken } from '../store/ops/tokens.js';
 import type { PrincipalKind, SettlementMode } from '../store/schema.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
 
@@ -90,19 +89,70 @@ export async function setSettlementMode(ctx: HostContext, name: string, mode: Se
   await updateSettlement(ctx.store.db, agent.id, mode);
 }
 
+/** SHA-256 hex of a secret (tokens, login codes, session ids): the store never holds the secret. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** Issues a new access token; only its hash is stored. */
-export async function issueToken(ctx: HostContext, name: string): Promise<string> {
-  const principal = await resolvePrincipal(ctx, name);
-  const token = `slu_${Buffer.from(ctx.random(32)).toString('base64url')}`;
-  await insertToken(ctx.store.db, hashToken(token), principal.id, nowIso(ctx));
-  return token;
+/** How long a new access token lives unless the caller says otherwise (a named setting). */
+export const DEFAULT_TOKEN_TTL_MS = 90 * 24 * 3600 * 1000;
+/** A token's last use is recorded at most this often, so a busy device is not a write per request. */
+const TOKEN_TOUCH_INTERVAL_MS = 60_000;
+
+export interface IssuedToken {
+  /** Public handle for `sluice token ls` / `sluice token revoke`. */
+  id: string;
+  /** The secret: shown once, never stored. */
+  token: string;
+  principal: string;
+  expiresAt: string | null;
 }
 
+/**
+ * Issues a new access token for a principal; only its hash is stored. `expiresInMs` null means
+ * no expiry; the default is {@link DEFAULT_TOKEN_TTL_MS}.
+ */
+export async function issueAccessToken(
+  ctx: HostContext,
+  name: string,
+  options: { expiresInMs?: number | null } = {},
+): Promise<IssuedToken> {
+  const principal = await resolvePrincipal(ctx, name);
+  const ttl = options.expiresInMs === undefined ? DEFAULT_TOKEN_TTL_MS : options.expiresInMs;
+  if (ttl !== null && (!Number.isFinite(ttl) || ttl <= 0))
+    throw new SluiceError('invalid_params', 'a token expiry must be in the future');
+  const token = `slu_${Buffer.from(ctx.random(32)).toString('base64url')}`;
+  const now = ctx.now();
+  const expiresAt = ttl === null ? null : new Date(now.getTime() + ttl).toISOString();
+  const id = newId(ctx, 'tok');
+  await insertToken(ctx.store.db, {
+    id,
+    token_hash: hashToken(token),
+    principal_id: principal.id,
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+    last_used_at: null,
+  });
+  return { id, token, principal: principal.name, expiresAt };
+}
+
+/** Issues a new access token (default expiry) and returns only the secret. */
+export async function issueToken(ctx: HostContext, name: string): Promise<string> {
+  return (await issueAccessToken(ctx, name)).token;
+}
+
+/** The principal an unexpired access token stands for; records the use. */
 export async function authenticateToken(ctx: HostContext, token: unknown): Promise<Principal | undefined> {
   if (typeof token !== 'string' || token.length === 0 || token.length > 512) return undefined;
-  return findPrincipalByTokenHash(ctx.store.db, hashToken(token));
+  const found = await findTokenByHash(ctx.store.db, hashToken(token));
+  if (!found) return undefined;
+  const now = ctx.now();
+  if (found.token.expires_at !== null && found.token.expires_at <= now.toISOString()) return undefined;
+  await touchToken(
+    ctx.store.db,
+    found.token.id,
+    now.toISOString(),
+    new Date(now.getTime() - TOKEN_TOUCH_INTERVAL_MS).toISOString(),
+  );
+  return found.principal;
 }

@@ -27,6 +27,30 @@ export interface TokensTable {
   token_hash: string;
   principal_id: string;
   created_at: string;
+  /** Public handle for `token ls`/`token revoke` (migration 003; legacy rows get one derived from the hash). */
+  id: string;
+  /** Null: a token without expiry (every token minted before migration 003). */
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+/** A single-use sign-in link for a person (migration 003); only the code's hash is kept. */
+export interface LoginLinksTable {
+  code_hash: string;
+  principal_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A browser session (migration 003): the cookie holds the secret, the row its hash. */
+export interface SessionsTable {
+  id: string;
+  secret_hash: string;
+  principal_id: string;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string;
 }
 
 export interface ChannelsTable {
@@ -165,6 +189,8 @@ export interface Database {
   meta: MetaTable;
   principals: PrincipalsTable;
   tokens: TokensTable;
+  login_links: LoginLinksTable;
+  sessions: SessionsTable;
   channels: ChannelsTable;
   memberships: MembershipsTable;
   messages: MessagesTable;

@@ -30,24 +30,3 @@ export async function listPrincipals(db: Db, kind?: PrincipalKind): Promise<Prin
 export async function updateSettlement(db: Db, id: string, settlement: SettlementMode): Promise<void> {
   await db.updateTable('principals').set({ settlement }).where('id', '=', id).execute();
 }
-
-export async function insertToken(
-  db: Db,
-  tokenHash: string,
-  principalId: string,
-  createdAt: string,
-): Promise<void> {
-  await db
-    .insertInto('tokens')
-    .values({ token_hash: tokenHash, principal_id: principalId, created_at: createdAt })
-    .execute();
-}
-
-export async function findPrincipalByTokenHash(db: Db, tokenHash: string): Promise<PrincipalRow | undefined> {
-  return db
-    .selectFrom('tokens')
-    .innerJoin('principals', 'principals.id', 'tokens.principal_id')
-    .selectAll('principals')
-    .where('tokens.token_hash', '=', tokenHash)
-    .executeTakeFirst();
-}

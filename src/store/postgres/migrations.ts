@@ -22,6 +22,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of INITIAL) await sql.raw(statement).execute(db);
     },
   },
+  '003_sessions_tokens': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of SESSIONS_TOKENS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
@@ -105,6 +110,25 @@ const INITIAL = [
   `create function sluice_notify_events() returns trigger language plpgsql as $$
      begin perform pg_notify('${EVENTS_CHANNEL}', tg_table_schema); return null; end $$`,
   `create trigger events_notify after insert on events for each statement execute function sluice_notify_events()`,
+];
+
+/**
+ * Access tokens get a public id (for `token ls`/`revoke`), an expiry (null: a token minted before
+ * expiries existed, kept working) and a last-used time. Login links are single-use and short-lived;
+ * browser sessions are server-side rows whose secret only the cookie holds (the table keeps its hash).
+ */
+const SESSIONS_TOKENS = [
+  `alter table tokens add column id text`,
+  `alter table tokens add column expires_at text`,
+  `alter table tokens add column last_used_at text`,
+  `update tokens set id = 'tok_' || substr(token_hash, 1, 16) where id is null`,
+  `create unique index tokens_by_id on tokens (id)`,
+  `create table login_links (code_hash text primary key, principal_id text not null references principals(id),
+     created_at text not null, expires_at text not null, used_at text)`,
+  `create table sessions (id text collate "C" primary key, secret_hash text not null unique,
+     principal_id text not null references principals(id), created_at text not null, expires_at text not null,
+     last_seen_at text not null)`,
+  `create index sessions_by_principal on sessions (principal_id)`,
 ];
 
 export const postgresMigrations: MigrationProvider = {

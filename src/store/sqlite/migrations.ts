@@ -7,6 +7,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of INITIAL) await sql.raw(statement).execute(db);
     },
   },
+  '003_sessions_tokens': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of SESSIONS_TOKENS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 const INITIAL = [
@@ -74,6 +79,25 @@ const INITIAL = [
   `create trigger messages_fts_update after update of body, subject on messages begin
      insert into messages_fts(messages_fts, rowid, subject, body) values ('delete', old.seq, coalesce(old.subject, ''), old.body);
      insert into messages_fts(rowid, subject, body) values (new.seq, coalesce(new.subject, ''), new.body); end`,
+];
+
+/**
+ * Access tokens get a public id (for `token ls`/`revoke`), an expiry (null: a token minted before
+ * expiries existed, kept working) and a last-used time. Login links are single-use and short-lived;
+ * browser sessions are server-side rows whose secret only the cookie holds (the table keeps its hash).
+ */
+const SESSIONS_TOKENS = [
+  `alter table tokens add column id text`,
+  `alter table tokens add column expires_at text`,
+  `alter table tokens add column last_used_at text`,
+  `update tokens set id = 'tok_' || substr(token_hash, 1, 16) where id is null`,
+  `create unique index tokens_by_id on tokens (id)`,
+  `create table login_links (code_hash text primary key, principal_id text not null references principals(id),
+     created_at text not null, expires_at text not null, used_at text)`,
+  `create table sessions (id text primary key, secret_hash text not null unique,
+     principal_id text not null references principals(id), created_at text not null, expires_at text not null,
+     last_seen_at text not null)`,
+  `create index sessions_by_principal on sessions (principal_id)`,
 ];
 
 export const sqliteMigrations: MigrationProvider = {

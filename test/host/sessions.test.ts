@@ -1,0 +1,128 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HostContext } from '../../src/host/context.js';
+import { authenticateToken, hashToken, issueAccessToken } from '../../src/host/principals.js';
+import {
+  authenticateSession,
+  endSession,
+  findUsableLoginLinkPrincipal,
+  issueLoginCode,
+  listCredentials,
+  revokeCredential,
+  signInWithCode,
+} from '../../src/host/sessions.js';
+import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+
+/** The host's context with a clock the test moves. */
+function withClock(ctx: HostContext, start = Date.parse('2026-06-01T12:00:00Z')) {
+  let t = start;
+  return {
+    ctx: { ...ctx, now: () => new Date(t) } as HostContext,
+    advance(ms: number) {
+      t += ms;
+    },
+  };
+}
+
+const MINUTE = 60_000;
+
+describe.each(backendsUnderTest())('sessions and tokens (%s)', (backend) => {
+  let h: ConformanceHost;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('a login code signs in exactly once, within 10 minutes, and only a person', async () => {
+    h = await openConformanceHost(backend, 'sessions');
+    const clock = withClock(h.ctx);
+    const { code } = await issueLoginCode(clock.ctx, 'owner');
+    expect(await findUsableLoginLinkPrincipal(clock.ctx, code)).toBe('owner');
+    const first = await signInWithCode(clock.ctx, code);
+    expect(first?.principal.name).toBe('owner');
+    expect(await signInWithCode(clock.ctx, code)).toBeUndefined();
+    expect(await findUsableLoginLinkPrincipal(clock.ctx, code)).toBeUndefined();
+
+    const late = await issueLoginCode(clock.ctx, 'owner');
+    clock.advance(10 * MINUTE);
+    expect(await signInWithCode(clock.ctx, late.code)).toBeUndefined();
+
+    await h.agent('helper');
+    await expect(issueLoginCode(clock.ctx, 'helper')).rejects.toMatchObject({ code: 'invalid_params' });
+  });
+
+  it('two sign-ins racing with one code start one session', async () => {
+    h = await openConformanceHost(backend, 'sessions_race');
+    const { code } = await issueLoginCode(h.ctx, 'owner');
+    const results = await Promise.all(Array.from({ length: 8 }, () => signInWithCode(h.ctx, code)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('a session is stored only as a hash, expires, and ends on logout or revoke', async () => {
+    h = await openConformanceHost(backend, 'sessions_end');
+    const clock = withClock(h.ctx);
+    const s = await signInWithCode(clock.ctx, (await issueLoginCode(clock.ctx, 'owner')).code);
+    if (!s) throw new Error('no session');
+    const stored = await h.ctx.store.db.selectFrom('sessions').selectAll().execute();
+    expect(JSON.stringify(stored)).not.toContain(s.secret);
+    expect(stored[0]?.secret_hash).toBe(hashToken(s.secret));
+    // A session secret is not an access token.
+    expect(await authenticateToken(clock.ctx, s.secret)).toBeUndefined();
+    expect((await authenticateSession(clock.ctx, s.secret))?.principal.name).toBe('owner');
+    clock.advance(7 * 24 * 60 * MINUTE);
+    expect(await authenticateSession(clock.ctx, s.secret)).toBeUndefined();
+
+    const t = await signInWithCode(clock.ctx, (await issueLoginCode(clock.ctx, 'owner')).code);
+    const u = await signInWithCode(clock.ctx, (await issueLoginCode(clock.ctx, 'owner')).code);
+    if (!t || !u) throw new Error('no session');
+    expect(await endSession(clock.ctx, t.secret)).toBe(true);
+    expect(await authenticateSession(clock.ctx, t.secret)).toBeUndefined();
+    expect(await revokeCredential(clock.ctx, u.id)).toBe('session');
+    expect(await authenticateSession(clock.ctx, u.secret)).toBeUndefined();
+  });
+
+  it('access tokens expire, are listed without secrets, record their last use and can be revoked', async () => {
+    h = await openConformanceHost(backend, 'tokens');
+    const clock = withClock(h.ctx);
+    const short = await issueAccessToken(clock.ctx, 'owner', { expiresInMs: 60 * MINUTE });
+    const forever = await issueAccessToken(clock.ctx, 'owner', { expiresInMs: null });
+    const byDefault = await issueAccessToken(clock.ctx, 'owner');
+    expect(byDefault.expiresAt).toBe(
+      new Date(clock.ctx.now().getTime() + 90 * 24 * 60 * MINUTE).toISOString(),
+    );
+    expect((await authenticateToken(clock.ctx, short.token))?.name).toBe('owner');
+
+    const listed = await listCredentials(clock.ctx);
+    const text = JSON.stringify(listed);
+    for (const secret of [short.token, forever.token, byDefault.token]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(hashToken(secret));
+    }
+    expect(listed.find((r) => r.id === short.id)).toMatchObject({
+      kind: 'token',
+      principal: 'owner',
+      lastUsed: clock.ctx.now().toISOString(),
+    });
+    expect(listed.find((r) => r.id === forever.id)).toMatchObject({ expires: null, lastUsed: null });
+
+    clock.advance(60 * MINUTE);
+    expect(await authenticateToken(clock.ctx, short.token)).toBeUndefined();
+    expect(await authenticateToken(clock.ctx, forever.token)).toBeDefined();
+    expect(await revokeCredential(clock.ctx, forever.id)).toBe('token');
+    expect(await authenticateToken(clock.ctx, forever.token)).toBeUndefined();
+    await expect(revokeCredential(clock.ctx, forever.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('a token minted before expiries existed (no id given, no expiry) keeps working and can be revoked', async () => {
+    h = await openConformanceHost(backend, 'tokens_legacy');
+    const legacy = 'slu_legacy-token-from-before-migration-003';
+    const hash = hashToken(legacy);
+    // What migration 003 leaves for an old row: a derived id, no expiry, no last use.
+    await sql`insert into tokens (token_hash, principal_id, created_at, id, expires_at, last_used_at)
+      values (${hash}, ${h.owner.id}, '2025-01-01T00:00:00.000Z', ${`tok_${hash.slice(0, 16)}`}, null, null)`.execute(
+      h.ctx.store.db,
+    );
+    expect((await authenticateToken(h.ctx, legacy))?.name).toBe('owner');
+    expect(await revokeCredential(h.ctx, `tok_${hash.slice(0, 16)}`)).toBe('token');
+    expect(await authenticateToken(h.ctx, legacy)).toBeUndefined();
+  });
+});
