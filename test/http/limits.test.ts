@@ -35,7 +35,10 @@ describe('limits before work (sluice serve on a real port)', () => {
     it(`answers an unauthenticated POST ${path} with 401 before reading its declared 4 MiB body`, async () => {
       const raw = await openRaw(server.url);
       raw.write(
-        headersOnly('POST', path, { 'content-type': 'application/json', 'content-length': FOUR_MIB }),
+        headersOnly(server.url, 'POST', path, {
+          'content-type': 'application/json',
+          'content-length': FOUR_MIB,
+        }),
       );
       const text = await raw.waitFor('\r\n\r\n');
       expect(text).toMatch(/^HTTP\/1\.1 401 /);
@@ -47,7 +50,10 @@ describe('limits before work (sluice serve on a real port)', () => {
   it('refuses a body on an unknown route without reading it (413, connection closed)', async () => {
     const raw = await openRaw(server.url);
     raw.write(
-      headersOnly('POST', '/no-such-route', { 'content-type': 'text/plain', 'content-length': FOUR_MIB }),
+      headersOnly(server.url, 'POST', '/no-such-route', {
+        'content-type': 'text/plain',
+        'content-length': FOUR_MIB,
+      }),
     );
     const text = await raw.closed;
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
@@ -56,7 +62,7 @@ describe('limits before work (sluice serve on a real port)', () => {
   it('closes a connection whose headers never finish (slow loris) after the header timeout', async () => {
     const raw = await openRaw(server.url);
     const started = Date.now();
-    raw.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ');
+    raw.write(`GET /healthz HTTP/1.1\r\nhost: ${new URL(server.url).host}\r\nx-slow: `);
     await raw.closed;
     expect(Date.now() - started).toBeLessThan(5_000);
   });
@@ -64,7 +70,7 @@ describe('limits before work (sluice serve on a real port)', () => {
   it('closes a request whose body stalls after the request timeout, even with a valid token', async () => {
     const raw = await openRaw(server.url);
     raw.write(
-      headersOnly('POST', '/rpc', {
+      headersOnly(server.url, 'POST', '/rpc', {
         authorization: `Bearer ${token}`,
         'content-type': 'application/json',
         'content-length': 1000,
@@ -77,7 +83,7 @@ describe('limits before work (sluice serve on a real port)', () => {
 
   it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
     const raw = await openRaw(server.url);
-    raw.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    raw.write(headersOnly(server.url, 'GET', '/healthz'));
     await raw.waitFor('"status":"ok"');
     await raw.closed;
   });
@@ -86,7 +92,7 @@ describe('limits before work (sluice serve on a real port)', () => {
     const conns = await Promise.all(Array.from({ length: 40 }, () => openRaw(server.url)));
     try {
       const extra = await openRaw(server.url);
-      extra.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+      extra.write(headersOnly(server.url, 'GET', '/healthz'));
       expect(await extra.closed).toBe('');
     } finally {
       for (const c of conns) c.destroy();

@@ -52,9 +52,17 @@ export function openRaw(url: string): Promise<RawConnection> {
   });
 }
 
-/** The request line and headers of a request whose body is declared but not (yet) sent. */
-export function headersOnly(method: string, path: string, headers: Record<string, string | number>): string {
-  const lines = [`${method} ${path} HTTP/1.1`, 'host: 127.0.0.1'];
+/**
+ * The request line and headers of a request whose body is declared but not (yet) sent, with the
+ * Host header of the server at `url` (the host allow-list wants the port).
+ */
+export function headersOnly(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | number> = {},
+): string {
+  const lines = [`${method} ${path} HTTP/1.1`, `host: ${new URL(url).host}`];
   for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
