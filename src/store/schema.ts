@@ -185,6 +185,19 @@ export interface ReadMarksTable {
   updated_at: string;
 }
 
+/**
+ * Driver turns that carried a waiting message and never settled (migration 007): counted at
+ * dispatch, cleared when a turn carrying it settles; at the limit the message is returned.
+ */
+export interface DispatchAttemptsTable {
+  agent_id: string;
+  message_seq: number;
+  attempts: number;
+  /** Why the last such turn ended (client error text), or null when nobody could say (a kill). */
+  last_reason: string | null;
+  updated_at: string;
+}
+
 export interface Database {
   meta: MetaTable;
   principals: PrincipalsTable;
@@ -200,6 +213,7 @@ export interface Database {
   receipts: ReceiptsTable;
   queues: QueuesTable;
   turns: TurnsTable;
+  dispatch_attempts: DispatchAttemptsTable;
   coverage: CoverageTable;
   events: EventsTable;
   media: MediaTable;

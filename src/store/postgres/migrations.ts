@@ -27,6 +27,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of SESSIONS_TOKENS) await sql.raw(statement).execute(db);
     },
   },
+  '007_dispatch_attempts': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
@@ -129,6 +134,16 @@ const SESSIONS_TOKENS = [
      principal_id text not null references principals(id), created_at text not null, expires_at text not null,
      last_seen_at text not null)`,
   `create index sessions_by_principal on sessions (principal_id)`,
+];
+
+/**
+ * How many driver turns carried a waiting message without settling (client error, client or driver
+ * died): counted when a turn is dispatched, so a crash still counts. A row exists only while a
+ * message has unsettled attempts; the driver returns it with its reason after a few (drivers.md).
+ */
+const DISPATCH_ATTEMPTS = [
+  `create table dispatch_attempts (agent_id text not null references principals(id), message_seq bigint not null,
+     attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
 ];
 
 export const postgresMigrations: MigrationProvider = {

@@ -12,6 +12,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of SESSIONS_TOKENS) await sql.raw(statement).execute(db);
     },
   },
+  '007_dispatch_attempts': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 const INITIAL = [
@@ -98,6 +103,16 @@ const SESSIONS_TOKENS = [
      principal_id text not null references principals(id), created_at text not null, expires_at text not null,
      last_seen_at text not null)`,
   `create index sessions_by_principal on sessions (principal_id)`,
+];
+
+/**
+ * How many driver turns carried a waiting message without settling (client error, client or driver
+ * died): counted when a turn is dispatched, so a crash still counts. A row exists only while a
+ * message has unsettled attempts; the driver returns it with its reason after a few (drivers.md).
+ */
+const DISPATCH_ATTEMPTS = [
+  `create table dispatch_attempts (agent_id text not null references principals(id), message_seq integer not null,
+     attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
 ];
 
 export const sqliteMigrations: MigrationProvider = {

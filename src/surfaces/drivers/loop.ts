@@ -1,8 +1,14 @@
 import type { DeliveryLimits, RenderedDelivery } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
-import { deliveryFor } from '../../host/delivery.js';
-import { materializeAttachment } from '../../host/materialize.js';
+import {
+  clearDispatch,
+  countDispatch,
+  DEFAULT_MAX_DISPATCH_ATTEMPTS,
+  forgiveDispatch,
+  noteUnsettledDispatch,
+  returnExhaustedMessages,
+} from '../../host/dispatch-attempts.js';
 import type { Principal } from '../../host/principals.js';
 import { isDeliverable, queueSummary } from '../../host/queue.js';
 import {
@@ -14,6 +20,7 @@ import {
   type TurnOutcome,
 } from '../../host/turns.js';
 import { coverDelivery, type DeliveredMessage } from './delivered.js';
+import { renderDispatch } from './dispatch.js';
 
 /** What a client needs to run one turn. */
 export interface TurnRequest {
@@ -61,7 +68,19 @@ export interface DriverLoopOptions {
   onStart?: ((info: { abandoned: string | null }) => void) | undefined;
   /** Aborting stops dispatch; a turn in flight is abandoned (nothing consumed). */
   signal?: AbortSignal | undefined;
+  /**
+   * Turns that may carry a message without settling (client error, client or driver died) before
+   * it is returned with its reason (default {@link DEFAULT_MAX_DISPATCH_ATTEMPTS}).
+   */
+  maxAttempts?: number | undefined;
+  /** Wait before re-dispatching after a turn that did not settle; doubles per attempt (default 1000). */
+  retryDelayMs?: number | undefined;
+  /** Called with the messages returned because their turns kept ending without settling. */
+  onReturned?: ((returned: { id: string; reason: string }[]) => void) | undefined;
 }
+
+/** Re-dispatch waits at most this long after an unsettled turn. */
+const MAX_RETRY_DELAY_MS = 30_000;
 
 /** A driven agent settles by turns; an explicit one would never consume what it was shown. */
 export function requireTurnSettlement(agent: Principal): void {
@@ -130,9 +149,17 @@ export async function runDriverLoop(
   const gone = client.gone.then((why) => ({ gone: why }));
   try {
     let quietRevision: number | null = null;
+    let unsettled = 0;
     for (;;) {
       if (options.signal?.aborted) return;
       wake.clear();
+      // A message whose turns keep ending unsettled is returned (and then blocks, as returned cards do).
+      const exhausted = await returnExhaustedMessages(
+        ctx,
+        agent,
+        options.maxAttempts ?? DEFAULT_MAX_DISPATCH_ATTEMPTS,
+      );
+      if (exhausted.length > 0) options.onReturned?.(exhausted);
       const summary = await queueSummary(ctx.store.db, agent);
       const ready =
         summary.total > 0 && summary.revision !== quietRevision && (await isDeliverable(ctx.store.db, agent));
@@ -144,6 +171,13 @@ export async function runDriverLoop(
       }
       const report = await runOneTurn(ctx, agent, client, options, aborted);
       if (report === 'aborted') return;
+      if (report !== 'empty' && report.outcome === 'abandoned') {
+        // The client refused the turn: back off, then retry (a retried message goes alone).
+        unsettled++;
+        if ((await retryPause(options.retryDelayMs, unsettled, aborted)) === 'aborted') return;
+      } else {
+        unsettled = 0;
+      }
       // No progress (nothing carried whole, nothing consumed): wait for the queue to change. A
       // turn that carried messages made progress even if the model archived them itself.
       if (report === 'empty' || (report.delivered.length === 0 && report.handled.length === 0)) {
@@ -158,6 +192,25 @@ export async function runDriverLoop(
   }
 }
 
+/** Waits `base × 2^(n-1)` ms (at most {@link MAX_RETRY_DELAY_MS}), or until aborted. */
+async function retryPause(
+  baseMs: number | undefined,
+  n: number,
+  aborted: Promise<'aborted'>,
+): Promise<'aborted' | undefined> {
+  const ms = Math.min(MAX_RETRY_DELAY_MS, (baseMs ?? 1000) * 2 ** Math.min(n - 1, 10));
+  if (ms <= 0) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const slept = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([slept, aborted]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function runOneTurn(
   ctx: HostContext,
   agent: Principal,
@@ -169,10 +222,7 @@ async function runOneTurn(
   const turn = await beginTurn(ctx, agent, { sessionKey: client.sessionKey });
   let request: TurnRequest;
   try {
-    const delivery = await deliveryFor(ctx, agent, {
-      limits: options.limits,
-      attachmentPath: (a) => materializeAttachment(ctx, agent, a.attachment_id),
-    });
+    const delivery = await renderDispatch(ctx, agent, options.limits);
     if (delivery.text === '') {
       await abandonTurn(ctx, agent, turn.id);
       return 'empty';
@@ -183,23 +233,31 @@ async function runOneTurn(
     throw err;
   }
   const delivered = request.delivered.map((m) => m.id);
+  // Counted before the client sees the turn: a driver killed mid-turn cannot count afterwards.
+  const attemptSeqs = await countDispatch(ctx, agent, delivered);
   let outcome: TurnOutcome | 'aborted';
   try {
     outcome = await Promise.race([client.runTurn(request), aborted]);
   } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    await noteUnsettledDispatch(ctx, agent, attemptSeqs, reason);
     await abandonTurn(ctx, agent, turn.id);
-    options.onTurn?.({
+    const report: TurnReport = {
       turnId: turn.id,
       delivered,
       outcome: 'abandoned',
-      reason: err instanceof Error ? err.message : String(err),
+      reason,
       handled: [],
       returned: [],
       durationMs: Date.now() - started,
-    });
-    throw err;
+    };
+    options.onTurn?.(report);
+    // Without its client the driver cannot go on; any other refusal is counted and retried.
+    if (err instanceof ClientGoneError) throw err;
+    return report;
   }
   if (outcome === 'aborted') {
+    await forgiveDispatch(ctx, agent, attemptSeqs);
     await abandonTurn(ctx, agent, turn.id);
     options.onTurn?.({
       turnId: turn.id,
@@ -213,6 +271,7 @@ async function runOneTurn(
     return 'aborted';
   }
   const settled: SettledTurn = await endTurn(ctx, agent, turn.id, outcome);
+  await clearDispatch(ctx, agent, attemptSeqs);
   const report: TurnReport = {
     turnId: turn.id,
     delivered,

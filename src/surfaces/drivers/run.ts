@@ -7,6 +7,7 @@ import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { startClaudeClient } from './claude.js';
 import { startCodexClient } from './codex.js';
+import { returnedStatusLine } from './dispatch.js';
 import {
   ClientGoneError,
   type DriverClient,
@@ -74,6 +75,12 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
       onTurn: (report) => {
         log.info({ event: 'turn', ...report }, 'turn settled');
         options.status(turnStatusLine(agent.name, report));
+      },
+      onReturned: (returned) => {
+        for (const r of returned) {
+          log.warn({ event: 'returned', message: r.id, reason: r.reason }, 'returned after unsettled turns');
+          options.status(returnedStatusLine(agent.name, r));
+        }
       },
     });
   } catch (err) {
