@@ -1,4 +1,6 @@
+import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { SluiceError } from '../core/errors.js';
+import { utf8Length } from '../core/measure.js';
 import {
   type ChannelRow,
   findChannelByDmKey,
@@ -6,30 +8,53 @@ import {
   findChannelByName,
   insertChannel,
   isActiveMember,
-  listActiveMembers,
-  listChannelsOf,
+  listActiveMembersBounded,
+  listChannelsPageOf,
   markMembershipLeft,
   upsertMembership,
 } from '../store/ops/channels.js';
 import { appendEvent } from '../store/ops/events.js';
+import {
+  countPendingInvitations,
+  deleteInvitation,
+  findInvitation,
+  insertInvitation,
+  listInvitationsPageOf,
+} from '../store/ops/invitations.js';
 import type { Db } from '../store/store.js';
+import { canRemoveMember, joinsDirectly, requireMember, requireMemberChannel } from './access.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
 import { type Principal, resolvePrincipal, validateName } from './principals.js';
 
 export type Channel = ChannelRow;
 
-/** Throws `not_member` unless the principal is a current member. Every read path calls this. */
-export async function requireMember(db: Db, channelId: string, principalId: string): Promise<void> {
-  if (!(await isActiveMember(db, channelId, principalId))) {
-    throw new SluiceError('not_member', 'you are not a member of that channel');
-  }
+export { requireMember } from './access.js';
+
+/** Pending invitations one inviter may hold for one person: enough to work, too few to flood. */
+export const MAX_PENDING_INVITATIONS_PER_INVITER = 20;
+
+/** Members shown per channel in a list (the rest are counted in `memberCount`). */
+export const LIST_MEMBERS_SHOWN = 50;
+export const DEFAULT_CHANNEL_PAGE = 50;
+export const MAX_CHANNEL_PAGE = 200;
+
+/** What a create or add did for each named principal. */
+export interface MembershipChange {
+  /** Joined now (the caller, agents). */
+  joined: string[];
+  /** Persons invited: they join when they accept (`channel.accept`). */
+  invited: string[];
 }
 
+/**
+ * Creates a group channel. The creator and any agents named join now; other persons are invited
+ * and join only when they accept (docs/security.md, "Who may do what").
+ */
 export async function createChannel(
   ctx: HostContext,
   actor: Principal,
   input: { name: string; members: readonly string[] },
-): Promise<Channel> {
+): Promise<Channel & MembershipChange> {
   const name = validateName(input.name.replace(/^#/, ''), 'channel name');
   const members: Principal[] = [];
   for (const memberName of input.members) members.push(await resolvePrincipal(ctx, memberName));
@@ -42,16 +67,59 @@ export async function createChannel(
     created_at: at,
     created_by: actor.id,
   };
-  await ctx.store.transaction(async (trx) => {
+  const change = await ctx.store.transaction(async (trx) => {
     if (await findChannelByName(trx, name))
       throw new SluiceError('conflict', `channel #${name} already exists`);
     await insertChannel(trx, channel);
-    for (const id of new Set([actor.id, ...members.map((m) => m.id)]))
-      await upsertMembership(trx, channel.id, id, at);
+    await upsertMembership(trx, channel.id, actor.id, at);
+    const done: MembershipChange = { joined: [actor.name], invited: [] };
+    for (const member of uniqueOthers(actor, members)) {
+      await admitOrInvite(trx, channel, actor, member, at, done);
+    }
     await appendEvent(trx, { kind: 'channel.created', channel_id: channel.id, created_at: at });
+    return done;
   });
   announceCommit(ctx);
-  return channel;
+  return { ...channel, ...change };
+}
+
+function uniqueOthers(actor: Principal, members: readonly Principal[]): Principal[] {
+  const seen = new Set([actor.id]);
+  return members.filter((m) => !seen.has(m.id) && seen.add(m.id));
+}
+
+/** Inside a write: a member joins directly or is invited (see `joinsDirectly`). */
+async function admitOrInvite(
+  trx: Db,
+  channel: Channel,
+  actor: Principal,
+  member: Principal,
+  at: string,
+  done: MembershipChange,
+): Promise<void> {
+  if (joinsDirectly(actor, member)) {
+    await upsertMembership(trx, channel.id, member.id, at);
+    done.joined.push(member.name);
+    return;
+  }
+  if (await isActiveMember(trx, channel.id, member.id)) return;
+  if (await findInvitation(trx, channel.id, member.id)) {
+    done.invited.push(member.name);
+    return;
+  }
+  if ((await countPendingInvitations(trx, member.id, actor.id)) >= MAX_PENDING_INVITATIONS_PER_INVITER) {
+    throw new SluiceError(
+      'denied',
+      `${member.name} has ${MAX_PENDING_INVITATIONS_PER_INVITER} invitations from you still unanswered`,
+    );
+  }
+  await insertInvitation(trx, {
+    channel_id: channel.id,
+    principal_id: member.id,
+    invited_by: actor.id,
+    created_at: at,
+  });
+  done.invited.push(member.name);
 }
 
 /** The two principals of a DM in their stable order, and the channel's unique key. */
@@ -128,60 +196,266 @@ export async function peekTarget(
 }
 
 export async function getChannel(ctx: HostContext, actor: Principal, channelId: string): Promise<Channel> {
-  const channel = typeof channelId === 'string' ? await findChannelById(ctx.store.db, channelId) : undefined;
-  if (!channel) throw new SluiceError('not_found', 'no such channel');
-  await requireMember(ctx.store.db, channel.id, actor.id);
-  return channel;
+  return requireMemberChannel(ctx.store.db, actor, channelId);
 }
 
 export interface ChannelSummary {
   id: string;
   name: string;
   kind: 'dm' | 'group';
+  /** The first {@link LIST_MEMBERS_SHOWN} current members by name. */
   members: { id: string; name: string; kind: 'person' | 'agent' }[];
+  memberCount: number;
 }
 
-export async function listChannels(ctx: HostContext, actor: Principal): Promise<ChannelSummary[]> {
-  const channels = await listChannelsOf(ctx.store.db, actor.id);
-  const out: ChannelSummary[] = [];
-  for (const c of channels) {
-    out.push({ id: c.id, name: c.name, kind: c.kind, members: await listActiveMembers(ctx.store.db, c.id) });
+export interface ChannelPage {
+  channels: ChannelSummary[];
+  /** Continues after the last channel listed; null when this page reached the end. */
+  nextCursor: string | null;
+}
+
+const channelListBinding = (actor: Principal) => ({
+  caller: actor.id,
+  filter: 'channel.list',
+  target: 'memberships',
+});
+
+function pageSize(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_CHANNEL_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CHANNEL_PAGE) {
+    throw new SluiceError('invalid_params', `limit must be an integer from 1 to ${MAX_CHANNEL_PAGE}`);
   }
+  return limit;
+}
+
+/**
+ * One page of the caller's channels in name order: at most `limit` of them, and only as many as
+ * keep the reply's JSON within `budgetBytes` (at least one, or `too_large`). The cursor is bound
+ * to the caller and carries the last name listed (a keyset: no offset to grow).
+ */
+export async function listChannelsPage(
+  ctx: HostContext,
+  actor: Principal,
+  params: { cursor?: string | undefined; limit?: number | undefined } = {},
+  budgetBytes = Number.POSITIVE_INFINITY,
+): Promise<ChannelPage> {
+  const limit = pageSize(params.limit);
+  let afterName: string | undefined;
+  if (params.cursor !== undefined) {
+    const payload = decodeCursor(ctx.cursorSecret, channelListBinding(actor), params.cursor);
+    if (typeof payload.after !== 'string')
+      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
+    afterName = payload.after;
+  }
+  const rows = await listChannelsPageOf(ctx.store.db, actor.id, { afterName, limit: limit + 1 });
+  const channels: ChannelSummary[] = [];
+  let rowsBytes = 0;
+  for (const [i, c] of rows.slice(0, limit).entries()) {
+    const { members, count } = await listActiveMembersBounded(ctx.store.db, c.id, LIST_MEMBERS_SHOWN);
+    const summary: ChannelSummary = { id: c.id, name: c.name, kind: c.kind, members, memberCount: count };
+    const moreAfter = i + 1 < rows.length;
+    const cursor = moreAfter
+      ? encodeCursor(ctx.cursorSecret, channelListBinding(actor), { after: c.name })
+      : null;
+    const bytes = rowsBytes + (channels.length ? 1 : 0) + utf8Length(JSON.stringify(summary));
+    const total = utf8Length(JSON.stringify({ channels: [], nextCursor: cursor })) + bytes;
+    if (total > budgetBytes) {
+      if (channels.length === 0)
+        throw new SluiceError('too_large', 'the reply budget cannot hold one channel');
+      break;
+    }
+    channels.push(summary);
+    rowsBytes = bytes;
+  }
+  const last = channels[channels.length - 1];
+  const more = last !== undefined && rows.length > channels.length;
+  return {
+    channels,
+    nextCursor: more ? encodeCursor(ctx.cursorSecret, channelListBinding(actor), { after: last.name }) : null,
+  };
+}
+
+/** Every channel of the caller, page by page (the CLI lists them all). */
+export async function listAllChannels(ctx: HostContext, actor: Principal): Promise<ChannelSummary[]> {
+  const out: ChannelSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listChannelsPage(ctx, actor, { cursor, limit: MAX_CHANNEL_PAGE });
+    out.push(...page.channels);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
   return out;
 }
 
+/**
+ * Adds a principal to a group the caller belongs to: an agent (or the caller) joins now, another
+ * person is invited. Adding someone already in is a no-op.
+ */
 export async function addMember(
   ctx: HostContext,
   actor: Principal,
   channelId: string,
   memberName: string,
-): Promise<void> {
-  const channel = await getChannel(ctx, actor, channelId);
-  if (channel.kind === 'dm')
-    throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
+): Promise<MembershipChange> {
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
-  await ctx.store.transaction(async (trx) => {
-    await upsertMembership(trx, channel.id, member.id, at);
+  const change = await ctx.store.transaction(async (trx) => {
+    const channel = await requireMemberChannel(trx, actor, channelId);
+    if (channel.kind === 'dm')
+      throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
+    const done: MembershipChange = { joined: [], invited: [] };
+    await admitOrInvite(trx, channel, actor, member, at, done);
     await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
+    return done;
   });
   announceCommit(ctx);
+  return change;
 }
 
-/** Removes a member; their reads are refused from now on (I6). Their inbox entries stay pending. */
+export interface InvitationSummary {
+  channel: { id: string; name: string; kind: 'dm' | 'group' };
+  invitedBy: { id: string; name: string; kind: 'person' | 'agent' };
+  createdAt: string;
+}
+
+export interface InvitationPage {
+  invitations: InvitationSummary[];
+  nextCursor: string | null;
+}
+
+const invitationBinding = (actor: Principal) => ({
+  caller: actor.id,
+  filter: 'channel.invitations',
+  target: 'invitations',
+});
+
+/** One page of the caller's pending invitations, in channel-name order. */
+export async function listInvitationsPage(
+  ctx: HostContext,
+  actor: Principal,
+  params: { cursor?: string | undefined; limit?: number | undefined } = {},
+): Promise<InvitationPage> {
+  const limit = pageSize(params.limit);
+  let afterName: string | undefined;
+  if (params.cursor !== undefined) {
+    const payload = decodeCursor(ctx.cursorSecret, invitationBinding(actor), params.cursor);
+    if (typeof payload.after !== 'string')
+      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
+    afterName = payload.after;
+  }
+  const rows = await listInvitationsPageOf(ctx.store.db, actor.id, { afterName, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    invitations: page.map((r) => ({
+      channel: { id: r.channel.id, name: r.channel.name, kind: r.channel.kind },
+      invitedBy: r.invitedBy,
+      createdAt: r.createdAt,
+    })),
+    nextCursor:
+      rows.length > limit && last
+        ? encodeCursor(ctx.cursorSecret, invitationBinding(actor), { after: last.channel.name })
+        : null,
+  };
+}
+
+/** Resolves `#name` or a channel id to a channel row, without any access check. */
+async function findChannelRef(db: Db, ref: string): Promise<Channel> {
+  const channel =
+    typeof ref !== 'string'
+      ? undefined
+      : ref.startsWith('#')
+        ? await findChannelByName(db, ref.slice(1))
+        : await findChannelById(db, ref);
+  if (!channel) throw new SluiceError('not_found', `no channel ${JSON.stringify(String(ref)).slice(0, 80)}`);
+  return channel;
+}
+
+/** Accepts an invitation: the caller joins the channel now. */
+export async function acceptInvitation(
+  ctx: HostContext,
+  actor: Principal,
+  channelRef: string,
+): Promise<Channel> {
+  const at = nowIso(ctx);
+  const channel = await ctx.store.transaction(async (trx) => {
+    const channel = await findChannelRef(trx, channelRef);
+    if (!(await deleteInvitation(trx, channel.id, actor.id))) {
+      throw new SluiceError('not_found', `you have no invitation to ${describe(channel)}`);
+    }
+    await upsertMembership(trx, channel.id, actor.id, at);
+    await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
+    return channel;
+  });
+  announceCommit(ctx);
+  return channel;
+}
+
+/** Declines an invitation: it is gone, and nothing else changes. */
+export async function declineInvitation(
+  ctx: HostContext,
+  actor: Principal,
+  channelRef: string,
+): Promise<void> {
+  await ctx.store.transaction(async (trx) => {
+    const channel = await findChannelRef(trx, channelRef);
+    if (!(await deleteInvitation(trx, channel.id, actor.id))) {
+      throw new SluiceError('not_found', `you have no invitation to ${describe(channel)}`);
+    }
+  });
+}
+
+function describe(channel: Channel): string {
+  return channel.kind === 'dm' ? 'that DM' : `#${channel.name}`;
+}
+
+/**
+ * The caller leaves a group. Nothing is consumed (I3): an agent's pending entries from the
+ * channel stay pending, but are not listed, delivered or readable until it rejoins (I6). A DM
+ * cannot be left (it is the one way two principals reach each other).
+ */
+export async function leaveChannel(ctx: HostContext, actor: Principal, channelRef: string): Promise<Channel> {
+  const at = nowIso(ctx);
+  const channel = await ctx.store.transaction(async (trx) => {
+    const channel = await findChannelRef(trx, channelRef);
+    await requireMember(trx, channel.id, actor.id);
+    if (channel.kind === 'dm') throw new SluiceError('invalid_params', 'a DM channel cannot be left');
+    await markMembershipLeft(trx, channel.id, actor.id, at);
+    await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
+    return channel;
+  });
+  announceCommit(ctx);
+  return channel;
+}
+
+/**
+ * Removes a member (or withdraws a pending invitation): the channel's creator may remove anyone,
+ * anyone may remove themselves. Their reads are refused from now on (I6); their inbox entries
+ * stay pending.
+ */
 export async function removeMember(
   ctx: HostContext,
   actor: Principal,
-  channelId: string,
+  channelRef: string,
   memberName: string,
 ): Promise<void> {
-  const channel = await getChannel(ctx, actor, channelId);
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
-    if (!(await markMembershipLeft(trx, channel.id, member.id, at))) {
-      throw new SluiceError('not_found', `${memberName} is not a member of #${channel.name}`);
+    const found = await findChannelRef(trx, channelRef);
+    const channel = await requireMemberChannel(trx, actor, found.id);
+    if (!canRemoveMember(actor, channel, member)) {
+      throw new SluiceError(
+        'denied',
+        channel.kind === 'dm'
+          ? 'nobody can be removed from a DM channel'
+          : `only the creator of ${describe(channel)} may remove others`,
+      );
     }
+    const removed =
+      (await markMembershipLeft(trx, channel.id, member.id, at)) ||
+      (await deleteInvitation(trx, channel.id, member.id));
+    if (!removed) throw new SluiceError('not_found', `${memberName} is not a member of ${describe(channel)}`);
     await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
   });
   announceCommit(ctx);

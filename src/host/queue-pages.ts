@@ -4,11 +4,12 @@ import { SluiceError } from '../core/errors.js';
 import { type FitFrame, fitLargestPrefix } from '../core/fit.js';
 import { utf8Length } from '../core/measure.js';
 import { cutUtf8 } from '../core/preview.js';
-import { findQueue, type QueueRow } from '../store/ops/queues.js';
+import type { QueueRow } from '../store/ops/queues.js';
 import type { InboxState, MessageSource } from '../store/schema.js';
 import type { Db } from '../store/store.js';
+import { requireQueueAccess } from './access.js';
 import type { HostContext } from './context.js';
-import { type Principal, resolveAgent } from './principals.js';
+import type { Principal } from './principals.js';
 
 /** Device-read limits (DESIGN.md §3.3); each is a setting with the design's default. */
 export const PREVIEW_BYTES = 512;
@@ -61,56 +62,6 @@ export type QueuePageResult =
       nextCursor: string | null;
     }
   | { status: 'stale'; generation: string; revision: number; reason: StaleReason };
-
-/**
- * Who may read an agent's queue: the agent itself, or a person who currently shares at least one
- * channel with it. Returns the channels whose cards the reader may see (I6: both must be current
- * members), so a person never sees cards from a conversation they are not part of.
- */
-export async function requireQueueReader(ctx: HostContext, actor: Principal, agentName: string) {
-  const agent = await resolveAgent(ctx, agentName);
-  const channelIds = await sharedChannelIds(ctx.store.db, actor.id, agent.id);
-  if (actor.id !== agent.id && (actor.kind !== 'person' || channelIds.length === 0)) {
-    throw new SluiceError(
-      'denied',
-      `only ${agent.name} or a person who shares a channel with it may read its queue`,
-    );
-  }
-  const queue = await findQueue(ctx.store.db, agent.id);
-  if (!queue) throw new SluiceError('not_found', `${agent.name} has no queue`);
-  return { agent, queue, channelIds };
-}
-
-/**
- * Everyone who currently shares a channel with the agent (one query): with the principal's kind,
- * the same rule as {@link requireQueueReader}, computed once for all of a queue's live subscribers.
- */
-export async function principalsSharingWith(db: Db, agentId: string): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('memberships as m1')
-    .innerJoin('memberships as m2', 'm2.channel_id', 'm1.channel_id')
-    .select('m1.principal_id')
-    .distinct()
-    .where('m2.principal_id', '=', agentId)
-    .where('m2.left_at', 'is', null)
-    .where('m1.left_at', 'is', null)
-    .execute();
-  return new Set(rows.map((r) => r.principal_id));
-}
-
-/** Channels where both principals are current members. */
-async function sharedChannelIds(db: Db, a: string, b: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('memberships as m1')
-    .innerJoin('memberships as m2', 'm2.channel_id', 'm1.channel_id')
-    .select('m1.channel_id')
-    .where('m1.principal_id', '=', a)
-    .where('m1.left_at', 'is', null)
-    .where('m2.principal_id', '=', b)
-    .where('m2.left_at', 'is', null)
-    .execute();
-  return rows.map((r) => r.channel_id);
-}
 
 interface CardRow {
   position: number;
@@ -262,7 +213,7 @@ export async function readQueuePage(
   if (params.cursor !== undefined && params.around !== undefined) {
     throw new SluiceError('invalid_params', 'give either cursor or around, not both');
   }
-  const { agent, queue, channelIds } = await requireQueueReader(ctx, actor, params.agent);
+  const { agent, queue, channelIds } = await requireQueueAccess(ctx, actor, params.agent);
   const filter = canonicalFilter({ source: params.source ?? null });
   const db = ctx.store.db;
   const base = { agentId: agent.id, channelIds, source: params.source };
@@ -486,7 +437,7 @@ export async function readQueueBody(
   params: { agent: string; messageId: string; cursor?: string | undefined },
   budgetBytes: number,
 ): Promise<Rendered<QueueReadResult>> {
-  const { agent, channelIds } = await requireQueueReader(ctx, actor, params.agent);
+  const { agent, channelIds } = await requireQueueAccess(ctx, actor, params.agent);
   const row = await ctx.store.db
     .selectFrom('inbox')
     .innerJoin('messages', 'messages.seq', 'inbox.message_seq')

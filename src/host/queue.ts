@@ -1,10 +1,16 @@
 import { SluiceError } from '../core/errors.js';
-import { isActiveMember } from '../store/ops/channels.js';
 import { appendEvent } from '../store/ops/events.js';
-import { findInboxEntry, firstPositionInState } from '../store/ops/inbox.js';
+import { findInboxEntry, firstPositionInState, newestPendingPersonEntry } from '../store/ops/inbox.js';
 import { findMessageById } from '../store/ops/messages.js';
 import { findQueue, type QueueRow, setPaused } from '../store/ops/queues.js';
 import type { Db } from '../store/store.js';
+import {
+  canWithdraw,
+  checkQueueAccess,
+  type QueueAccess,
+  requireQueueAccess,
+  requireSharedChannel,
+} from './access.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
 import { transitionEntry } from './inbox.js';
 import { editMessage } from './messages.js';
@@ -22,33 +28,69 @@ export interface QueueSummary {
   paused: boolean;
 }
 
+/** A summary before it is fitted to a reader: the channels its two message ids belong to. */
+export interface QueueSummaryFacts {
+  summary: QueueSummary;
+  newestPersonChannelId: string | null;
+  blockingChannelId: string | null;
+}
+
 /**
  * The queue summary from maintained counters plus two index probes: constant work whatever the
- * queue length, and never a body.
+ * queue length, and never a body. Not for a reader as is: see {@link summaryForReader}.
  */
-export async function queueSummary(db: Db, agent: Principal): Promise<QueueSummary> {
+export async function loadQueueSummary(db: Db, agent: Principal): Promise<QueueSummaryFacts> {
   const queue = await requireQueue(db, agent);
-  const newestPerson = await db
-    .selectFrom('inbox')
-    .select('message_id')
-    .where('agent_id', '=', agent.id)
-    .where('source', '=', 'person')
-    .where('state', 'in', ['waiting', 'returned'])
-    .orderBy('position', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const newestPerson = await newestPendingPersonEntry(db, agent.id);
   const blocking = await firstPositionInState(db, agent.id, 'returned');
   return {
-    agent: agent.name,
-    generation: queue.generation,
-    revision: queue.revision,
-    total: queue.waiting + queue.returned,
-    counts: { person: queue.pending_person, agent: queue.pending_agent, unknown: queue.pending_unknown },
-    newestPersonMessageId: newestPerson?.message_id ?? null,
-    blockingReturnedMessageId: blocking?.message_id ?? null,
-    resumeAvailable: blocking !== undefined,
-    paused: queue.paused === 1,
+    summary: {
+      agent: agent.name,
+      generation: queue.generation,
+      revision: queue.revision,
+      total: queue.waiting + queue.returned,
+      counts: { person: queue.pending_person, agent: queue.pending_agent, unknown: queue.pending_unknown },
+      newestPersonMessageId: newestPerson?.message_id ?? null,
+      blockingReturnedMessageId: blocking?.message_id ?? null,
+      resumeAvailable: blocking !== undefined,
+      paused: queue.paused === 1,
+    },
+    newestPersonChannelId: newestPerson?.channel_id ?? null,
+    blockingChannelId: blocking?.channel_id ?? null,
   };
+}
+
+/**
+ * The summary one reader may see: a message id only when its channel is one the reader shares
+ * with the agent (I6), `null` otherwise. Counts, the pause state and `resumeAvailable` stay whole:
+ * they say how much is waiting, never from whom or where.
+ */
+export function summaryForReader(
+  facts: QueueSummaryFacts,
+  canSee: (channelId: string) => boolean,
+): QueueSummary {
+  const visible = (channelId: string | null) => channelId !== null && canSee(channelId);
+  return {
+    ...facts.summary,
+    newestPersonMessageId: visible(facts.newestPersonChannelId) ? facts.summary.newestPersonMessageId : null,
+    blockingReturnedMessageId: visible(facts.blockingChannelId)
+      ? facts.summary.blockingReturnedMessageId
+      : null,
+  };
+}
+
+/**
+ * The whole summary, every id included: for the agent's own processes (drivers, tests). A
+ * reader on any surface gets {@link queueSummaryFor}.
+ */
+export async function queueSummary(db: Db, agent: Principal): Promise<QueueSummary> {
+  return (await loadQueueSummary(db, agent)).summary;
+}
+
+/** The summary for a caller who passed the queue access check (`access.ts`). */
+export async function queueSummaryFor(db: Db, access: QueueAccess): Promise<QueueSummary> {
+  const facts = await loadQueueSummary(db, access.agent);
+  return summaryForReader(facts, (channelId) => access.channelIds.includes(channelId));
 }
 
 async function requireQueue(db: Db, agent: Principal): Promise<QueueRow> {
@@ -63,16 +105,6 @@ export async function isDeliverable(db: Db, agent: Principal): Promise<boolean> 
   return queue.paused === 0 && queue.returned === 0;
 }
 
-/**
- * Who may steer an agent's queue: the agent itself, or a person who shares a channel with the
- * message in question (or, for pause/resume of the whole queue, any person).
- */
-function requireSteward(actor: Principal, agent: Principal): void {
-  if (actor.id !== agent.id && actor.kind !== 'person') {
-    throw new SluiceError('denied', `only ${agent.name} or a person may steer ${agent.name}'s queue`);
-  }
-}
-
 export async function pauseQueue(
   ctx: HostContext,
   actor: Principal,
@@ -80,9 +112,9 @@ export async function pauseQueue(
   reason?: string,
 ): Promise<void> {
   const agent = await resolveAgent(ctx, agentName);
-  requireSteward(actor, agent);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
+    await checkQueueAccess(trx, actor, agent);
     await setPaused(trx, agent.id, true, reason?.slice(0, 500) ?? null);
     await appendEvent(trx, { kind: 'queue.changed', agent_id: agent.id, created_at: at });
   });
@@ -100,15 +132,15 @@ export async function resumeQueue(
   messageId?: string,
 ): Promise<void> {
   const agent = await resolveAgent(ctx, agentName);
-  requireSteward(actor, agent);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
+    const access = await checkQueueAccess(trx, actor, agent);
     if (messageId === undefined) {
-      await setPaused(trx, agent.id, false, null);
-      await appendEvent(trx, { kind: 'queue.changed', agent_id: agent.id, created_at: at });
+      await setPaused(trx, access.agent.id, false, null);
+      await appendEvent(trx, { kind: 'queue.changed', agent_id: access.agent.id, created_at: at });
       return;
     }
-    const entry = await entryFor(trx, actor, agent, messageId);
+    const { entry } = await cardFor(trx, access, messageId);
     if (entry.state !== 'returned')
       throw new SluiceError('conflict', `message ${messageId} is ${entry.state}, not returned`);
     await transitionEntry(trx, entry, 'waiting', at);
@@ -116,7 +148,7 @@ export async function resumeQueue(
   announceCommit(ctx);
 }
 
-/** The sender (or a person in the channel) takes a pending message back. */
+/** The sender, or a person who may steer the queue, takes a pending message back. */
 export async function withdrawMessage(
   ctx: HostContext,
   actor: Principal,
@@ -126,9 +158,9 @@ export async function withdrawMessage(
   const agent = await resolveAgent(ctx, agentName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
-    const entry = await entryFor(trx, actor, agent, messageId);
-    const message = await findMessageById(trx, messageId);
-    if (message?.author_id !== actor.id && actor.kind !== 'person') {
+    const access = await checkQueueAccess(trx, actor, agent);
+    const { entry, message } = await cardFor(trx, access, messageId);
+    if (!canWithdraw(actor, message.author_id)) {
       throw new SluiceError('denied', 'only the sender or a person may withdraw a message');
     }
     if (entry.state !== 'waiting' && entry.state !== 'returned') {
@@ -147,21 +179,21 @@ export async function editQueuedMessage(
   messageId: string,
   body: string,
 ): Promise<{ message_id: string; revision: number }> {
-  const agent = await resolveAgent(ctx, agentName);
-  await entryFor(ctx.store.db, actor, agent, messageId);
+  const access = await requireQueueAccess(ctx, actor, agentName);
+  await cardFor(ctx.store.db, access, messageId);
+  // editMessage checks authorship and membership again before it writes.
   return editMessage(ctx, actor, messageId, { body });
 }
 
-async function entryFor(db: Db, actor: Principal, agent: Principal, messageId: string) {
+/** A message in the agent's queue, from a channel the caller shares with the agent. */
+async function cardFor(db: Db, access: QueueAccess, messageId: string) {
   const message = typeof messageId === 'string' ? await findMessageById(db, messageId) : undefined;
-  const entry = message ? await findInboxEntry(db, agent.id, message.seq) : undefined;
+  const entry = message ? await findInboxEntry(db, access.agent.id, message.seq) : undefined;
   if (!message || !entry)
     throw new SluiceError(
       'not_found',
-      `no message ${String(messageId).slice(0, 80)} in ${agent.name}'s queue`,
+      `no message ${String(messageId).slice(0, 80)} in ${access.agent.name}'s queue`,
     );
-  if (actor.id !== agent.id && !(await isActiveMember(db, message.channel_id, actor.id))) {
-    throw new SluiceError('not_member', 'you are not a member of that message’s channel');
-  }
-  return entry;
+  requireSharedChannel(access, message.channel_id);
+  return { entry, message };
 }

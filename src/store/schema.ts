@@ -70,6 +70,14 @@ export interface MembershipsTable {
   left_at: string | null;
 }
 
+/** A pending invitation of a person to a group; accepting it makes the membership. */
+export interface InvitationsTable {
+  channel_id: string;
+  principal_id: string;
+  invited_by: string;
+  created_at: string;
+}
+
 export interface MessagesTable {
   seq: Generated<number>;
   id: string;
@@ -206,6 +214,7 @@ export interface Database {
   sessions: SessionsTable;
   channels: ChannelsTable;
   memberships: MembershipsTable;
+  invitations: InvitationsTable;
   messages: MessagesTable;
   message_revisions: MessageRevisionsTable;
   message_media: MessageMediaTable;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ChannelPage } from '../../src/host/channels.js';
 import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/history.js';
 import type { QueueSummary } from '../../src/host/queue.js';
 import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
@@ -16,6 +17,7 @@ const checks = {
   timeline: true satisfies Assignable<HistoryMessage, Wire.TimelineMessage>,
   history: true satisfies Assignable<HistoryPage, Wire.HistoryPage>,
   messageRead: true satisfies Assignable<MessageReadResult, Wire.MessageReadReply>,
+  channelList: true satisfies Assignable<ChannelPage, Wire.ChannelListPage>,
 };
 
 describe('the web page wire types', () => {

@@ -3,7 +3,8 @@ import { Timeline } from './channels/timeline.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
 import { QueuePanel } from './queue/queue-panel.js';
 import { describeError, type RpcClient } from './rpc.js';
-import type { ChannelSummary, Hello, PrincipalRef } from './wire.js';
+import { logOut } from './session.js';
+import type { ChannelListPage, ChannelSummary, Hello, PrincipalRef } from './wire.js';
 
 const CHANNEL_LIST_REFRESH_MS = 30_000;
 
@@ -34,10 +35,23 @@ export function App({ client, hello }: AppProps) {
   const [error, setError] = useState<string | null>(null);
 
   const loadChannels = useCallback(() => {
-    client
-      .call<ChannelSummary[] | { channels: ChannelSummary[] }>('channel.list', {})
-      .then((reply) => {
-        setChannels(Array.isArray(reply) ? reply : reply.channels);
+    // channel.list is paged: walk the pages, then show the whole list at once.
+    const loadAll = async () => {
+      const all: ChannelSummary[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: ChannelListPage = await client.call<ChannelListPage>(
+          'channel.list',
+          cursor === null ? {} : { cursor },
+        );
+        all.push(...page.channels);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      return all;
+    };
+    loadAll()
+      .then((all) => {
+        setChannels(all);
         setError(null);
       })
       .catch((err) => setError(`could not list channels: ${describeError(err)}`));
@@ -75,6 +89,9 @@ export function App({ client, hello }: AppProps) {
         <span class="me" title={`signed in as ${me.name}`}>
           {me.name}
         </span>
+        <button type="button" class="button ghost" onClick={() => void logOut()}>
+          Log out
+        </button>
       </header>
       <nav class="sidebar" aria-label="Channels and agents">
         {error && (

@@ -79,7 +79,15 @@ export interface ChannelSummary {
   id: string;
   name: string;
   kind: 'dm' | 'group';
+  /** The first members by name (up to 50); `memberCount` counts them all. */
   members: PrincipalRef[];
+  memberCount: number;
+}
+
+/** `channel.list {cursor?, limit?}`: one bounded page; follow `nextCursor` until null. */
+export interface ChannelListPage {
+  channels: ChannelSummary[];
+  nextCursor: string | null;
 }
 
 /** One message of a channel's human presentation record (a history row or a live event). */

@@ -75,17 +75,6 @@ export async function listActiveChannelIds(db: Db, principalId: string): Promise
   return rows.map((r) => r.channel_id);
 }
 
-export async function listChannelsOf(db: Db, principalId: string): Promise<ChannelRow[]> {
-  return db
-    .selectFrom('channels')
-    .innerJoin('memberships', 'memberships.channel_id', 'channels.id')
-    .selectAll('channels')
-    .where('memberships.principal_id', '=', principalId)
-    .where('memberships.left_at', 'is', null)
-    .orderBy('channels.name')
-    .execute();
-}
-
 export interface ActiveMember {
   id: string;
   name: string;
@@ -101,4 +90,76 @@ export async function listActiveMembers(db: Db, channelId: string): Promise<Acti
     .where('memberships.left_at', 'is', null)
     .orderBy('principals.name')
     .execute();
+}
+
+/** Channels where both principals are current members (for a == b: all of a's channels). */
+export async function sharedChannelIds(db: Db, a: string, b: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('memberships as m1')
+    .innerJoin('memberships as m2', 'm2.channel_id', 'm1.channel_id')
+    .select('m1.channel_id')
+    .where('m1.principal_id', '=', a)
+    .where('m1.left_at', 'is', null)
+    .where('m2.principal_id', '=', b)
+    .where('m2.left_at', 'is', null)
+    .execute();
+  return rows.map((r) => r.channel_id);
+}
+
+/** Everyone who currently shares at least one channel with the principal (one query). */
+export async function principalIdsSharingWith(db: Db, principalId: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('memberships as m1')
+    .innerJoin('memberships as m2', 'm2.channel_id', 'm1.channel_id')
+    .select('m1.principal_id')
+    .distinct()
+    .where('m2.principal_id', '=', principalId)
+    .where('m2.left_at', 'is', null)
+    .where('m1.left_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.principal_id));
+}
+
+/**
+ * One page of the principal's current channels in name order (names are unique), starting after
+ * `afterName`: a keyset page, so its cost does not grow with how many channels came before.
+ */
+export async function listChannelsPageOf(
+  db: Db,
+  principalId: string,
+  page: { afterName?: string | undefined; limit: number },
+): Promise<ChannelRow[]> {
+  let query = db
+    .selectFrom('channels')
+    .innerJoin('memberships', 'memberships.channel_id', 'channels.id')
+    .selectAll('channels')
+    .where('memberships.principal_id', '=', principalId)
+    .where('memberships.left_at', 'is', null);
+  if (page.afterName !== undefined) query = query.where('channels.name', '>', page.afterName);
+  return query.orderBy('channels.name').limit(page.limit).execute();
+}
+
+/** The first `limit` current members in name order, and how many there are in all. */
+export async function listActiveMembersBounded(
+  db: Db,
+  channelId: string,
+  limit: number,
+): Promise<{ members: ActiveMember[]; count: number }> {
+  const members = await db
+    .selectFrom('memberships')
+    .innerJoin('principals', 'principals.id', 'memberships.principal_id')
+    .select(['principals.id as id', 'principals.name as name', 'principals.kind as kind'])
+    .where('memberships.channel_id', '=', channelId)
+    .where('memberships.left_at', 'is', null)
+    .orderBy('principals.name')
+    .limit(limit)
+    .execute();
+  if (members.length < limit) return { members, count: members.length };
+  const row = await db
+    .selectFrom('memberships')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('channel_id', '=', channelId)
+    .where('left_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return { members, count: Number(row.n) };
 }

@@ -110,3 +110,19 @@ export async function firstPositionInState(
     .limit(1)
     .executeTakeFirst();
 }
+
+/** The newest pending entry a person sent (index: agent_id, source, state, position). */
+export async function newestPendingPersonEntry(
+  db: Db,
+  agentId: string,
+): Promise<Pick<InboxRow, 'message_id' | 'channel_id'> | undefined> {
+  return db
+    .selectFrom('inbox')
+    .select(['message_id', 'channel_id'])
+    .where('agent_id', '=', agentId)
+    .where('source', '=', 'person')
+    .where('state', 'in', ['waiting', 'returned'])
+    .orderBy('position', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -27,6 +27,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of SESSIONS_TOKENS) await sql.raw(statement).execute(db);
     },
   },
+  '004_invitations': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of INVITATIONS) await sql.raw(statement).execute(db);
+    },
+  },
   '007_dispatch_attempts': {
     async up(db: Kysely<unknown>) {
       for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
@@ -144,6 +149,18 @@ const SESSIONS_TOKENS = [
 const DISPATCH_ATTEMPTS = [
   `create table dispatch_attempts (agent_id text not null references principals(id), message_seq bigint not null,
      attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
+];
+
+/**
+ * A person is put into a group only by accepting an invitation (docs/security.md, "Who may do
+ * what"): until then they are no member, see nothing and get nothing. One row per (channel,
+ * invitee); the index lists a person's invitations and counts one inviter's pending ones.
+ */
+const INVITATIONS = [
+  `create table invitations (channel_id text not null references channels(id),
+     principal_id text not null references principals(id), invited_by text not null references principals(id),
+     created_at text collate "C" not null, primary key (channel_id, principal_id))`,
+  `create index invitations_by_invitee on invitations (principal_id, invited_by, channel_id)`,
 ];
 
 export const postgresMigrations: MigrationProvider = {

@@ -1,9 +1,9 @@
 import { utf8Length } from '../../core/measure.js';
+import { canWatchQueue, principalsSharingWith } from '../../host/access.js';
 import { currentMemberIds, FULL_ROW_BYTES, presentForLive } from '../../host/history.js';
 import { type ChannelEvent, CoalescingOutbox, type LiveHub } from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
-import { queueSummary } from '../../host/queue.js';
-import { principalsSharingWith } from '../../host/queue-pages.js';
+import { loadQueueSummary, summaryForReader } from '../../host/queue.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
 
@@ -155,12 +155,19 @@ export class RpcConnection {
     // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
     const me = this.#session.principal;
     const sharing = await this.#hub.shared(`readers:${agentId}`, () => principalsSharingWith(db, agentId));
-    if (me.id !== agentId && !(me.kind === 'person' && sharing.has(me.id))) {
+    if (!canWatchQueue(me, agentId, sharing)) {
       this.#unsubscribe([sub.name], []);
       return notification('subscription.ended', { queue: sub.name, reason: 'denied' });
     }
-    const summary = await this.#hub.shared(`queue:${agentId}`, () => queueSummary(db, sub.agent));
-    return notification('queue.changed', { summary });
+    const facts = await this.#hub.shared(`queue:${agentId}`, () => loadQueueSummary(db, sub.agent));
+    // Message ids only from channels this reader shares with the agent (as queue.summary).
+    const visible = new Set<string>();
+    for (const channelId of [facts.newestPersonChannelId, facts.blockingChannelId]) {
+      if (channelId === null) continue;
+      const members = await this.#hub.shared(`members:${channelId}`, () => currentMemberIds(db, channelId));
+      if (members.has(me.id) && members.has(agentId)) visible.add(channelId);
+    }
+    return notification('queue.changed', { summary: summaryForReader(facts, (id) => visible.has(id)) });
   }
 
   async #renderChannel(event: ChannelEvent): Promise<string | null> {

@@ -1,6 +1,17 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
-import { addMember, createChannel, getChannel, listChannels } from '../../host/channels.js';
+import { requireQueueAccess } from '../../host/access.js';
+import {
+  acceptInvitation,
+  addMember,
+  createChannel,
+  declineInvitation,
+  getChannel,
+  leaveChannel,
+  listChannelsPage,
+  listInvitationsPage,
+  removeMember,
+} from '../../host/channels.js';
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
@@ -8,11 +19,11 @@ import type { Principal } from '../../host/principals.js';
 import {
   editQueuedMessage,
   pauseQueue,
-  queueSummary,
+  queueSummaryFor,
   resumeQueue,
   withdrawMessage,
 } from '../../host/queue.js';
-import { readQueueBody, readQueuePage, requireQueueReader } from '../../host/queue-pages.js';
+import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
 import { markRead } from '../../host/read-marks.js';
 import type { MethodName, ParamsOf } from './schemas.js';
 
@@ -73,10 +84,10 @@ type Handler<M extends MethodName> = (
 
 const value = (v: unknown): HandlerResult => ({ value: v });
 
-/** The queue summary, checked against its own budget. */
+/** The queue summary as this caller may see it (docs/security.md, "Who may do what"). */
 export async function summaryFor(session: RpcSession, agentName: string) {
-  const { agent } = await requireQueueReader(session.ctx, session.principal, agentName);
-  return queueSummary(session.ctx.store.db, agent);
+  const access = await requireQueueAccess(session.ctx, session.principal, agentName);
+  return queueSummaryFor(session.ctx.store.db, access);
 }
 
 export const HANDLERS: { [M in MethodName]: Handler<M> } = {
@@ -114,24 +125,39 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     return value({ summary: await summaryFor(s, p.agent) });
   },
   'queue.withdraw': async (s, p) => {
-    await requireQueueReader(s.ctx, s.principal, p.agent);
     await withdrawMessage(s.ctx, s.principal, p.agent, p.messageId);
     return value({ summary: await summaryFor(s, p.agent) });
   },
   'queue.edit': async (s, p) => {
-    await requireQueueReader(s.ctx, s.principal, p.agent);
     const edited = await editQueuedMessage(s.ctx, s.principal, p.agent, p.messageId, p.body);
     return value({ messageId: edited.message_id, revision: edited.revision });
   },
-  'channel.list': async (s) => value({ channels: await listChannels(s.ctx, s.principal) }),
+  'channel.list': async (s, p, budget) => value(await listChannelsPage(s.ctx, s.principal, p, budget)),
   'channel.create': async (s, p) => {
     const c = await createChannel(s.ctx, s.principal, { name: p.name, members: p.members });
-    return value({ id: c.id, name: c.name, kind: c.kind });
+    return value({ id: c.id, name: c.name, kind: c.kind, joined: c.joined, invited: c.invited });
   },
   'channel.addMember': async (s, p) => {
-    await addMember(s.ctx, s.principal, p.channelId, p.member);
+    const change = await addMember(s.ctx, s.principal, p.channelId, p.member);
     const c = await getChannel(s.ctx, s.principal, p.channelId);
+    return value({ id: c.id, name: c.name, kind: c.kind, ...change });
+  },
+  'channel.removeMember': async (s, p) => {
+    await removeMember(s.ctx, s.principal, p.channelId, p.member);
+    return value({ removed: true });
+  },
+  'channel.leave': async (s, p) => {
+    const c = await leaveChannel(s.ctx, s.principal, p.channel_id);
+    return value({ id: c.id, name: c.name, left: true });
+  },
+  'channel.invitations': async (s, p) => value(await listInvitationsPage(s.ctx, s.principal, p)),
+  'channel.accept': async (s, p) => {
+    const c = await acceptInvitation(s.ctx, s.principal, p.channel_id);
     return value({ id: c.id, name: c.name, kind: c.kind });
+  },
+  'channel.decline': async (s, p) => {
+    await declineInvitation(s.ctx, s.principal, p.channel_id);
+    return value({ declined: true });
   },
   'channel.history': async (s, p, budget) => readChannelHistory(s.ctx, s.principal, p, budget),
   'message.send': async (s, p) => {
@@ -157,7 +183,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     const control = requireSubscriptions(s);
     const agents: Principal[] = [];
     for (const name of p.queues ?? [])
-      agents.push((await requireQueueReader(s.ctx, s.principal, name)).agent);
+      agents.push((await requireQueueAccess(s.ctx, s.principal, name)).agent);
     for (const channelId of p.channels ?? []) await getChannel(s.ctx, s.principal, channelId);
     control.subscribe(agents, p.channels ?? []);
     return value({ subscribed: control.list() });

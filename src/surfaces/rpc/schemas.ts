@@ -27,9 +27,20 @@ export const PARAMS = {
   'queue.resume': z.strictObject({ agent: name, messageId: id.optional() }),
   'queue.withdraw': z.strictObject({ agent: name, messageId: id }),
   'queue.edit': z.strictObject({ agent: name, messageId: id, body: z.string() }),
-  'channel.list': z.strictObject({}),
+  'channel.list': z.strictObject({
+    cursor: z.string().max(16384).optional(),
+    limit: size.optional(),
+  }),
   'channel.create': z.strictObject({ name, members: z.array(name).max(256) }),
   'channel.addMember': z.strictObject({ channelId: id, member: name }),
+  'channel.removeMember': z.strictObject({ channelId: id, member: name }),
+  'channel.leave': z.strictObject({ channel_id: id }),
+  'channel.invitations': z.strictObject({
+    cursor: z.string().max(16384).optional(),
+    limit: size.optional(),
+  }),
+  'channel.accept': z.strictObject({ channel_id: id }),
+  'channel.decline': z.strictObject({ channel_id: id }),
   'channel.history': z.strictObject({
     channelId: id,
     cursor: z.string().max(16384).optional(),

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { cutUtf8 } from '../../../core/preview.js';
+import { requireQueueAccess } from '../../../host/access.js';
 import { listInbox } from '../../../host/inbox.js';
-import { resolveAgent } from '../../../host/principals.js';
-import { pauseQueue, queueSummary, resumeQueue, withdrawMessage } from '../../../host/queue.js';
+import { pauseQueue, queueSummaryFor, resumeQueue, withdrawMessage } from '../../../host/queue.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 
@@ -12,9 +12,9 @@ export function registerQueueCommands(program: Command): void {
     .command('summary <agent>')
     .description('counts, blocking card and pause state (JSON)')
     .action(
-      action(async ({ host }, agentName: string) => {
-        const agent = await resolveAgent(host, agentName);
-        await writeOut(`${JSON.stringify(await queueSummary(host.store.db, agent))}\n`);
+      action(async ({ host, actor }, agentName: string) => {
+        const access = await requireQueueAccess(host, await actor(), agentName);
+        await writeOut(`${JSON.stringify(await queueSummaryFor(host.store.db, access))}\n`);
       }),
     );
   queue
@@ -22,9 +22,11 @@ export function registerQueueCommands(program: Command): void {
     .description('pending cards, oldest first, with short previews')
     .option('--limit <n>', 'how many (default 40)')
     .action(
-      action(async ({ host }, agentName: string, opts: { limit?: string }) => {
-        const agent = await resolveAgent(host, agentName);
-        const rows = await listInbox(host, agent, { limit: parseLimit(opts.limit, '--limit', 10_000, 40) });
+      action(async ({ host, actor }, agentName: string, opts: { limit?: string }) => {
+        const access = await requireQueueAccess(host, await actor(), agentName);
+        const rows = (
+          await listInbox(host, access.agent, { limit: parseLimit(opts.limit, '--limit', 10_000, 40) })
+        ).filter((r) => access.channelIds.includes(r.entry.channel_id));
         const lines = rows.map(
           (r) =>
             `${r.entry.position}\t${r.entry.state}\t${r.entry.source}\t${r.projection.message_id}\t${r.projection.author.name}\t${JSON.stringify(cutUtf8(r.projection.body, 80).text)}`,

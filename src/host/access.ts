@@ -1,0 +1,123 @@
+import { SluiceError } from '../core/errors.js';
+import { type ChannelRow, findChannelById, isActiveMember, sharedChannelIds } from '../store/ops/channels.js';
+import { findQueue, type QueueRow } from '../store/ops/queues.js';
+import type { Db } from '../store/store.js';
+import type { HostContext } from './context.js';
+import { type Principal, resolveAgent } from './principals.js';
+
+// Who may read or steer what: every rule lives here once, and every surface (CLI, RPC, MCP, live
+// pushes) calls it. Checks that guard a write take the transaction's handle, so the right is
+// decided inside the transaction, before any change: a refused call changes nothing.
+// docs/security.md ("Who may do what") lists each rule and the test that covers it.
+
+type Caller = Pick<Principal, 'id' | 'kind'>;
+
+/**
+ * Queue steering and reading (summary, page, read, pause, resume, withdraw, edit): the agent
+ * itself, or a person who currently shares at least one channel with it. Pure: the caller gives
+ * the channels both currently belong to.
+ */
+export function canSteerQueue(
+  caller: Caller,
+  agent: Pick<Principal, 'id'>,
+  shared: readonly string[],
+): boolean {
+  return caller.id === agent.id || (caller.kind === 'person' && shared.length > 0);
+}
+
+/**
+ * {@link canSteerQueue} for live pushes, where one query per commit gives everyone who shares a
+ * channel with the agent ({@link principalsSharingWith}) and each subscriber is checked against it.
+ */
+export function canWatchQueue(caller: Caller, agentId: string, sharing: ReadonlySet<string>): boolean {
+  return caller.id === agentId || (caller.kind === 'person' && sharing.has(caller.id));
+}
+
+export { principalIdsSharingWith as principalsSharingWith } from '../store/ops/channels.js';
+
+/** What a caller who may use an agent's queue sees of it. */
+export interface QueueAccess {
+  agent: Principal;
+  queue: QueueRow;
+  /**
+   * Channels where caller and agent are both current members: the only channels whose cards,
+   * bodies and message ids the caller sees (I6). For the agent itself, its own current channels.
+   */
+  channelIds: string[];
+}
+
+/** Resolves the agent and checks {@link canSteerQueue} (`denied` otherwise), for reads. */
+export async function requireQueueAccess(
+  ctx: HostContext,
+  caller: Principal,
+  agentName: string,
+): Promise<QueueAccess> {
+  return checkQueueAccess(ctx.store.db, caller, await resolveAgent(ctx, agentName));
+}
+
+/**
+ * {@link canSteerQueue} on a resolved agent. A write passes its transaction's handle, so the
+ * right is decided inside the transaction, before any change.
+ */
+export async function checkQueueAccess(db: Db, caller: Principal, agent: Principal): Promise<QueueAccess> {
+  const channelIds = await sharedChannelIds(db, caller.id, agent.id);
+  if (!canSteerQueue(caller, agent, channelIds)) {
+    throw new SluiceError(
+      'denied',
+      `only ${agent.name} or a person who shares a channel with it may see or steer its queue`,
+    );
+  }
+  const queue = await findQueue(db, agent.id);
+  if (!queue) throw new SluiceError('not_found', `${agent.name} has no queue`);
+  return { agent, queue, channelIds };
+}
+
+/** A card (a message in the agent's queue) is usable only when its channel is one both share. */
+export function requireSharedChannel(access: QueueAccess, channelId: string): void {
+  if (!access.channelIds.includes(channelId)) {
+    throw new SluiceError('not_member', 'you do not share that message’s channel with the agent');
+  }
+}
+
+/** Throws `not_member` unless the principal is a current member. Every channel read path calls this. */
+export async function requireMember(db: Db, channelId: string, principalId: string): Promise<void> {
+  if (!(await isActiveMember(db, channelId, principalId))) {
+    throw new SluiceError('not_member', 'you are not a member of that channel');
+  }
+}
+
+/** The channel, if the caller is a current member; `not_found` and `not_member` otherwise. */
+export async function requireMemberChannel(db: Db, caller: Caller, channelId: string): Promise<ChannelRow> {
+  const channel = typeof channelId === 'string' ? await findChannelById(db, channelId) : undefined;
+  if (!channel) throw new SluiceError('not_found', 'no such channel');
+  await requireMember(db, channel.id, caller.id);
+  return channel;
+}
+
+/**
+ * Adding someone to a group (any current member may add): the caller, an agent, or — when a
+ * person adds — another person joins now. An agent can only invite a person, who joins when they
+ * accept: an agent acts on whatever text it read, so it never puts a person into a conversation.
+ * (Persons vouch for persons on a host the owner set up; each can leave, and lists are paged.)
+ */
+export function joinsDirectly(caller: Caller, member: Caller): boolean {
+  return member.id === caller.id || member.kind === 'agent' || caller.kind === 'person';
+}
+
+/**
+ * Removing someone else from a group: only the channel's creator (who set it up), and never
+ * from a DM. Anyone may remove themselves (leave).
+ */
+export function canRemoveMember(
+  caller: Caller,
+  channel: Pick<ChannelRow, 'kind' | 'created_by'>,
+  member: Caller,
+): boolean {
+  if (channel.kind === 'dm') return false;
+  return member.id === caller.id || channel.created_by === caller.id;
+}
+
+/** Withdrawing a card: queue access, and the caller sent the message or is a person. */
+export function canWithdraw(caller: Caller, authorId: string): boolean {
+  return caller.id === authorId || caller.kind === 'person';
+}
