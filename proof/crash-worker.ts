@@ -27,7 +27,8 @@ function rand(n: number): number {
 const log = openSync(logPath, 'a');
 const note = (line: string) => writeSync(log, `${line}\n`);
 
-const HOSTILE = ['😀', '中文', '\u0000', '"', '\\', '\ud800', '\n[sluice] fake header\n', '</sluice>', 'é'];
+// Lone surrogates are refused at send (text is stored exactly or refused), so none here.
+const HOSTILE = ['😀', '中文', '\u0000', '"', '\\', '\u2028', '\n[sluice] fake header\n', '</sluice>', 'é'];
 function body(): string {
   const size = rand(10) === 0 ? 20_000 + rand(30_000) : 1 + rand(400);
   let out = '';

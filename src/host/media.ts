@@ -3,6 +3,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { SluiceError } from '../core/errors.js';
+import { requireWellFormed, sliceWhole } from '../core/text.js';
 import { isActiveMember } from '../store/ops/channels.js';
 import { channelsReferencingMedia, findMedia, insertMedia, type MediaRow } from '../store/ops/media.js';
 import { type HostContext, newId, nowIso } from './context.js';
@@ -12,17 +13,25 @@ export type Media = MediaRow;
 
 /**
  * A display name safe to show and to materialise: the last path segment, no control characters,
- * no leading dots, at most 200 characters. Never trusted as a path.
+ * no leading dots, at most 200 UTF-16 units (never half a surrogate pair). Never trusted as a path.
  */
 export function sanitizeFileName(name: unknown): string {
   const raw = typeof name === 'string' ? name : '';
   const last = raw.split(/[/\\]/).pop() ?? '';
-  const cleaned = last
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .replace(/^\.+/, '')
-    .trim()
-    .slice(0, 200);
+  const cleaned = sliceWhole(
+    last
+      .replace(/[\u0000-\u001f\u007f]/g, '')
+      .replace(/^\.+/, '')
+      .trim(),
+    200,
+  );
   return cleaned === '' ? 'file' : cleaned;
+}
+
+/** An upload's stored name: refused unless well-formed Unicode (stored exactly or refused), then sanitised. */
+function uploadName(name: unknown): string {
+  requireWellFormed('name', name);
+  return sanitizeFileName(name);
 }
 
 /** MIME type from the bytes themselves (never from the name or a client header). */
@@ -73,7 +82,7 @@ export async function putMedia(
   const row: Media = {
     id: newId(ctx, 'a'),
     sha256,
-    name: sanitizeFileName(name),
+    name: uploadName(name),
     mime,
     size: bytes.length,
     created_at: nowIso(ctx),
@@ -105,6 +114,7 @@ export async function putMediaStream(
   source: AsyncIterable<Uint8Array>,
   name: unknown,
 ): Promise<{ attachment_id: string; name: string; mime: string; size: number }> {
+  const storedName = uploadName(name); // refused before a byte is read
   const cap = ctx.limits.maxUploadBytes;
   const dir = uploadTempDir(ctx);
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -134,7 +144,7 @@ export async function putMediaStream(
     const row: Media = {
       id: newId(ctx, 'a'),
       sha256,
-      name: sanitizeFileName(name),
+      name: storedName,
       mime,
       size,
       created_at: nowIso(ctx),

@@ -1,5 +1,6 @@
 import { SluiceError } from '../core/errors.js';
 import { utf8Length } from '../core/measure.js';
+import { requireWellFormedFields } from '../core/text.js';
 import { findChannelById, listActiveMembers } from '../store/ops/channels.js';
 import { appendEvent, appendEvents, type NewEvent } from '../store/ops/events.js';
 import { insertInboxEntry } from '../store/ops/inbox.js';
@@ -18,6 +19,14 @@ import type { MessageSource, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { type Channel, peekTarget, requireMember, resolveTarget } from './channels.js';
 import { announceCommit, type HostContext, newMessageId, nowIso } from './context.js';
+import {
+  claimFor,
+  type IdempotencyClaim,
+  KeyTakenMeanwhile,
+  priorSend,
+  recordSend,
+  validateIdempotencyKey,
+} from './idempotent-sends.js';
 import type { Principal } from './principals.js';
 import {
   type AttachmentRef,
@@ -35,6 +44,11 @@ export interface SendInput {
   replyTo?: string | undefined;
   actions?: unknown[] | undefined;
   attachmentIds?: readonly string[] | undefined;
+  /**
+   * A client's key for retrying safely: the same key from the same principal returns the first
+   * result and stores nothing; with another request it is `conflict`. Kept at least 24 hours.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 export interface SentMessage {
@@ -67,6 +81,9 @@ function validateSend(ctx: HostContext, input: SendInput): void {
   if (input.subject !== undefined && typeof input.subject !== 'string') {
     throw new SluiceError('invalid_params', 'subject must be a string');
   }
+  // Every surface's text reaches the store through here: refused unless it can be stored exactly.
+  requireWellFormedFields({ body: input.body, subject: input.subject });
+  validateIdempotencyKey(input.idempotencyKey);
   if (input.actions !== undefined && !Array.isArray(input.actions)) {
     throw new SluiceError('invalid_params', 'actions must be an array');
   }
@@ -83,12 +100,16 @@ export async function sendMessage(
   input: SendInput,
 ): Promise<SentMessage> {
   validateSend(ctx, input);
+  const claim = claimFor(input.idempotencyKey, { op: 'send', target: input.to, ...input });
+  // A retry returns the first result before anything else, even if the target changed since.
+  const prior = claim && (await priorSend(ctx.store.db, actor.id, claim, ctx.now()));
+  if (prior) return prior;
   // A principal target's DM is created on first use: refuse what can be refused before creating
   // it, so a refused send changes nothing (found by the bad-input campaign, proof/fuzz-rpc.ts).
   const existing = await peekTarget(ctx, actor, input.to);
   if (!existing) await refuseBeforeNewDm(ctx, actor, input);
   const channel = existing ?? (await resolveTarget(ctx, actor, input.to));
-  return sendToChannel(ctx, actor, channel, input);
+  return storeMessage(ctx, actor, channel, input, claim);
 }
 
 /** The refusals of sendToChannel that need no channel; a DM about to be created holds no reply_to. */
@@ -101,11 +122,26 @@ async function refuseBeforeNewDm(ctx: HostContext, actor: Principal, input: Send
     throw new SluiceError('not_found', 'reply_to names no message in this channel');
 }
 
+/** Sends into a channel the caller already resolved (no idempotency key: see {@link sendMessage}). */
 export async function sendToChannel(
   ctx: HostContext,
   actor: Principal,
   channel: Channel,
+  input: Omit<SendInput, 'to' | 'idempotencyKey'>,
+): Promise<SentMessage> {
+  return storeMessage(ctx, actor, channel, input, undefined);
+}
+
+/**
+ * Stores the message and, for a keyed send, its key in the same transaction: a crash never keeps
+ * one without the other, and of concurrent retries exactly one stores (the key's primary key).
+ */
+async function storeMessage(
+  ctx: HostContext,
+  actor: Principal,
+  channel: Channel,
   input: Omit<SendInput, 'to'>,
+  claim: IdempotencyClaim | undefined,
 ): Promise<SentMessage> {
   validateSend(ctx, { ...input, to: channel.id });
   const attachments = await resolveAttachments(ctx, actor, input.attachmentIds ?? []);
@@ -121,7 +157,8 @@ export async function sendToChannel(
   const id = newMessageId(ctx);
   const bodyBytes = utf8Length(body);
   const actions = JSON.stringify(input.actions ?? []);
-  const sent = await ctx.store.transaction(async (trx) => {
+  const now = ctx.now();
+  const insertAndFanOut = async (trx: Db): Promise<SentMessage> => {
     await requireMember(trx, channel.id, actor.id);
     const seq = await insertMessage(trx, {
       id,
@@ -166,9 +203,28 @@ export async function sendToChannel(
     }
     events.push({ kind: 'message.created', channel_id: channel.id, message_id: id, created_at: at });
     await appendEvents(trx, events);
-    return { message_id: id, channel_id: channel.id, seq };
-  });
-  announceCommit(ctx);
+    const sent = { message_id: id, channel_id: channel.id, seq };
+    if (claim) await recordSend(trx, actor.id, claim, sent, now);
+    return sent;
+  };
+  let replayed = false;
+  let sent: SentMessage;
+  try {
+    sent = await ctx.store.transaction(async (trx) => {
+      // Writes are serialised (SQLite's write lock, PostgreSQL's advisory lock), so a retry that
+      // raced this one has committed by now if it got here first.
+      const prior = claim && (await priorSend(trx, actor.id, claim, now));
+      replayed = prior !== undefined;
+      return prior ?? insertAndFanOut(trx);
+    });
+  } catch (err) {
+    // Only without a serialising lock could a concurrent retry take the key first: its result wins.
+    const prior =
+      err instanceof KeyTakenMeanwhile && claim && (await priorSend(ctx.store.db, actor.id, claim, now));
+    if (!prior) throw err;
+    return prior;
+  }
+  if (!replayed) announceCommit(ctx);
   return sent;
 }
 
@@ -199,10 +255,14 @@ export async function replyToMessage(
   parentId: string,
   input: Omit<SendInput, 'to' | 'replyTo'>,
 ): Promise<SentMessage> {
+  validateSend(ctx, { ...input, to: '' });
+  const claim = claimFor(input.idempotencyKey, { op: 'reply', target: parentId, ...input });
+  const prior = claim && (await priorSend(ctx.store.db, actor.id, claim, ctx.now()));
+  if (prior) return prior;
   const parent = await getMessageRow(ctx, actor, parentId);
   const channel = await findChannelById(ctx.store.db, parent.channel_id);
   if (!channel) throw new SluiceError('not_found', 'the channel of that message is gone');
-  return sendToChannel(ctx, actor, channel, { ...input, replyTo: parent.id });
+  return storeMessage(ctx, actor, channel, { ...input, replyTo: parent.id }, claim);
 }
 
 /** A message row the actor may read (current member of its channel), else not_found/not_member. */
@@ -271,6 +331,7 @@ export async function editMessage(
   const row = await getMessageRow(ctx, actor, messageId);
   if (row.author_id !== actor.id) throw new SluiceError('denied', 'only the author can edit a message');
   validateSend(ctx, { to: row.channel_id, body: input.body });
+  requireWellFormedFields({ subject: input.subject });
   if (input.body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
   const at = nowIso(ctx);
   const revision = row.revision + 1;

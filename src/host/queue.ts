@@ -1,4 +1,5 @@
 import { SluiceError } from '../core/errors.js';
+import { requireWellFormed, sliceWhole } from '../core/text.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry, firstPositionInState, newestPendingPersonEntry } from '../store/ops/inbox.js';
 import { findMessageById } from '../store/ops/messages.js';
@@ -111,11 +112,12 @@ export async function pauseQueue(
   agentName: string,
   reason?: string,
 ): Promise<void> {
+  requireWellFormed('reason', reason);
   const agent = await resolveAgent(ctx, agentName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
     await checkQueueAccess(trx, actor, agent);
-    await setPaused(trx, agent.id, true, reason?.slice(0, 500) ?? null);
+    await setPaused(trx, agent.id, true, reason === undefined ? null : sliceWhole(reason, 500));
     await appendEvent(trx, { kind: 'queue.changed', agent_id: agent.id, created_at: at });
   });
   announceCommit(ctx);

@@ -206,6 +206,18 @@ export interface DispatchAttemptsTable {
   updated_at: string;
 }
 
+/** A send's client-chosen idempotency key (per principal) and the message it stored. */
+export interface IdempotencyKeysTable {
+  principal_id: string;
+  key: string;
+  /** SHA-256 hex of the request as the client stated it: a reuse with another request is a conflict. */
+  request_sha256: string;
+  message_id: string;
+  channel_id: string;
+  message_seq: number;
+  created_at: string;
+}
+
 export interface Database {
   meta: MetaTable;
   principals: PrincipalsTable;
@@ -227,4 +239,5 @@ export interface Database {
   events: EventsTable;
   media: MediaTable;
   read_marks: ReadMarksTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

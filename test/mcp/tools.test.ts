@@ -136,7 +136,7 @@ describe('the MCP tools, through the official client', () => {
 
   it('points at an oversized message with readContent and a cursor past it; its fragments rejoin exactly', async () => {
     const small1 = await send('before');
-    const big = await send(`${'😀中\u0000"\\\ud800'.repeat(40_000)}end`);
+    const big = await send(`${'😀中\u0000"\\\u001f'.repeat(40_000)}end`);
     const small2 = await send('after');
     await mcp.call('message_archive', { message_ids: [small1] });
     const page = await mcp.call('channel_read');

@@ -9,6 +9,8 @@ import { hostileString, splitsSurrogatePair } from '../core/arbitraries.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 
 const LONE_SURROGATES = '\ud800'.repeat(90_000);
+/** Control characters: like lone surrogates, each is a 6-byte JSON escape, and they can be stored. */
+const CONTROL_CHARACTERS = '\u0001'.repeat(90_000);
 
 /** A multi-MB body of every awkward shape: emoji, CJK, quotes, backslashes, control characters. */
 function multiMegabyteBody(): string {
@@ -53,12 +55,19 @@ describe('body parts: exact stored bodies within the reply budget', () => {
     return (await findMessageById(h.ctx.store.db, messageId))?.body as string;
   }
 
-  it('rejoins 90,000 lone surrogates exactly as stored', async () => {
-    const sent = await owner.ok('message.send', { to: 'helper', body: LONE_SURROGATES });
+  it('rejoins 90,000 control characters (6-byte escapes) exactly as sent', async () => {
+    const sent = await owner.ok('message.send', { to: 'helper', body: CONTROL_CHARACTERS });
     for (const method of ['queue.read', 'message.read'] as const) {
       const parts = await walk(method, sent.message_id);
+      expect(parts.length).toBe(2);
+      expect(parts.join('')).toBe(CONTROL_CHARACTERS);
       expect(parts.join('')).toBe(await stored(sent.message_id));
     }
+  });
+
+  it('refuses 90,000 lone surrogates as invalid_params naming the body (UTF-8 cannot store them)', async () => {
+    const reply = await owner.call('message.send', { to: 'helper', body: LONE_SURROGATES });
+    expect(reply.error?.data).toMatchObject({ code: 'invalid_params', field: 'body' });
   });
 
   it('rejoins a multi-MB body from several parts, each reply within 512 KiB', async () => {

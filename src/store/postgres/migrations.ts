@@ -22,6 +22,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of INITIAL) await sql.raw(statement).execute(db);
     },
   },
+  '002_idempotency': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of IDEMPOTENCY) await sql.raw(statement).execute(db);
+    },
+  },
   '003_sessions_tokens': {
     async up(db: Kysely<unknown>) {
       for (const statement of SESSIONS_TOKENS) await sql.raw(statement).execute(db);
@@ -161,6 +166,18 @@ const INVITATIONS = [
      principal_id text not null references principals(id), invited_by text not null references principals(id),
      created_at text collate "C" not null, primary key (channel_id, principal_id))`,
   `create index invitations_by_invitee on invitations (principal_id, invited_by, channel_id)`,
+];
+
+/**
+ * A client's idempotency key for a send, per principal: the primary key makes a second store with
+ * the same key impossible, and the row commits in the message's own transaction. The request's
+ * SHA-256 tells a retry (same request: the first result) from a reuse (another request: conflict).
+ */
+const IDEMPOTENCY = [
+  `create table idempotency_keys (principal_id text not null references principals(id), key text not null,
+     request_sha256 text not null, message_id text not null, channel_id text not null, message_seq bigint not null,
+     created_at text not null, primary key (principal_id, key))`,
+  `create index idempotency_keys_by_age on idempotency_keys (principal_id, created_at)`,
 ];
 
 export const postgresMigrations: MigrationProvider = {

@@ -7,8 +7,11 @@ export function writeOut(text: string): Promise<void> {
   });
 }
 
-/** Reads all of stdin as UTF-8 (so bodies of any size never pass through argv). */
-export async function readStdinText(limitBytes: number): Promise<string> {
+/**
+ * Reads all of stdin as UTF-8 (so bodies of any size never pass through argv). Bytes that are not
+ * UTF-8 are refused as `invalid_params` naming `field`, never replaced by U+FFFD; a BOM is kept.
+ */
+export async function readStdinText(limitBytes: number, field = 'body'): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of process.stdin) {
@@ -17,7 +20,13 @@ export async function readStdinText(limitBytes: number): Promise<string> {
     if (total > limitBytes) throw new SluiceError('too_large', `stdin is over ${limitBytes} bytes`);
     chunks.push(buf);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new SluiceError('invalid_params', `${field} from stdin is not valid UTF-8; nothing was stored`, {
+      field,
+    });
+  }
 }
 
 /** Exit codes: 0 ok, 1 usage/validation, 2 not found/denied. */

@@ -37,6 +37,12 @@ interface ToolSpec {
 const SERVER_INFO = { name: 'sluice', version: '0.1.0' };
 
 const id = (what: string) => z.string().min(1).describe(what);
+const idempotencyKey = z
+  .string()
+  .optional()
+  .describe(
+    'optional key (1-200 printable characters, e.g. a UUID) to retry safely: the same key returns the first result and sends nothing again',
+  );
 const limit = z
   .number()
   .int()
@@ -147,6 +153,7 @@ export function buildMcpServer(
         body: z.string().describe('the message text'),
         subject: z.string().optional(),
         reply_to: z.string().min(1).optional().describe('the message_id this answers (same channel)'),
+        idempotency_key: idempotencyKey,
       }),
       run: async (args) => {
         const sent = await sendMessage(ctx, agent, {
@@ -154,6 +161,7 @@ export function buildMcpServer(
           body: args.body as string,
           subject: args.subject as string | undefined,
           replyTo: args.reply_to as string | undefined,
+          idempotencyKey: args.idempotency_key as string | undefined,
         });
         return json({ message_id: sent.message_id, channel_id: sent.channel_id });
       },
@@ -169,11 +177,13 @@ export function buildMcpServer(
         body: z.string().describe('the reply text'),
         subject: z.string().optional(),
         archive: z.boolean().optional().describe('also archive the answered message (default false)'),
+        idempotency_key: idempotencyKey,
       }),
       run: async (args) => {
         const sent = await replyToMessage(ctx, agent, args.message_id as string, {
           body: args.body as string,
           subject: args.subject as string | undefined,
+          idempotencyKey: args.idempotency_key as string | undefined,
         });
         const result: Record<string, unknown> = { message_id: sent.message_id, channel_id: sent.channel_id };
         if (args.archive === true) {

@@ -167,6 +167,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       subject: p.subject,
       replyTo: p.reply_to,
       attachmentIds: p.attachments,
+      idempotencyKey: p.idempotency_key,
     });
     return value({ message_id: sent.message_id, channel_id: sent.channel_id });
   },

@@ -52,6 +52,8 @@ export const PARAMS = {
     subject: z.string().max(4096).optional(),
     reply_to: id.optional(),
     attachments: z.array(id).max(32).optional(),
+    // Checked by the host (1-200 printable characters); bounded here like every string.
+    idempotency_key: z.string().max(4096).optional(),
   }),
   'message.edit': z.strictObject({
     messageId: id,

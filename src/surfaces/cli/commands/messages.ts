@@ -13,6 +13,9 @@ import { parseLimit, readStdinText, writeOut } from '../io.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+const IDEMPOTENCY_HELP =
+  'retry safely: the same key (1-200 printable characters) prints the first id and sends nothing again';
+
 /** `-m TEXT`, or `-m -` to read the body from stdin. */
 async function bodyFrom(host: HostContext, message: string | undefined): Promise<string> {
   if (message === undefined)
@@ -67,12 +70,19 @@ export function registerMessageCommands(program: Command): void {
     .option('--subject <subject>', 'a subject line')
     .option('--reply-to <id>', 'the message this replies to')
     .option('--attach <file>', 'attach a file (repeatable)', collect, [])
+    .option('--idempotency-key <key>', IDEMPOTENCY_HELP)
     .action(
       action(
         async (
           { host, actor, lock },
           target: string,
-          opts: { message?: string; subject?: string; replyTo?: string; attach: string[] },
+          opts: {
+            message?: string;
+            subject?: string;
+            replyTo?: string;
+            attach: string[];
+            idempotencyKey?: string;
+          },
         ) => {
           const me = await actor();
           const body =
@@ -84,6 +94,7 @@ export function registerMessageCommands(program: Command): void {
             subject: opts.subject,
             replyTo: opts.replyTo,
             attachmentIds,
+            idempotencyKey: opts.idempotencyKey,
           });
           await writeOut(`${sent.message_id}\n`);
         },
@@ -169,18 +180,24 @@ export function registerMessageCommands(program: Command): void {
     .option('-m, --message <text>', 'the body, or - to read it from stdin')
     .option('--subject <subject>', 'a subject line')
     .option('--attach <file>', 'attach a file (repeatable)', collect, [])
+    .option('--idempotency-key <key>', IDEMPOTENCY_HELP)
     .action(
       action(
         async (
           { host, actor, lock },
           id: string,
-          opts: { message?: string; subject?: string; attach: string[] },
+          opts: { message?: string; subject?: string; attach: string[]; idempotencyKey?: string },
         ) => {
           const me = await actor();
           const body =
             opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
           const attachmentIds = await uploadAll(host, me, opts.attach, lock);
-          const sent = await replyToMessage(host, me, id, { body, subject: opts.subject, attachmentIds });
+          const sent = await replyToMessage(host, me, id, {
+            body,
+            subject: opts.subject,
+            attachmentIds,
+            idempotencyKey: opts.idempotencyKey,
+          });
           await writeOut(`${sent.message_id}\n`);
         },
       ),
