@@ -12,15 +12,18 @@ import type { Principal } from './principals.js';
 export type Media = MediaRow;
 
 /**
- * A display name safe to show and to materialise: the last path segment, no control characters,
- * no leading dots, at most 200 UTF-16 units (never half a surrogate pair). Never trusted as a path.
+ * A display name safe to show and to materialise: the last path segment, no control or invisible
+ * format characters, no leading dots, at most 200 UTF-16 units (never half a surrogate pair).
+ * Never trusted as a path.
  */
 export function sanitizeFileName(name: unknown): string {
   const raw = typeof name === 'string' ? name : '';
   const last = raw.split(/[/\\]/).pop() ?? '';
   const cleaned = sliceWhole(
     last
-      .replace(/[\u0000-\u001f\u007f]/g, '')
+      // Controls, and the invisible format characters (bidi overrides such as U+202E, zero-width
+      // marks, BOM) that make `invoice\u202Egpj.exe` display as `invoiceexe.jpg`.
+      .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, '')
       .replace(/^\.+/, '')
       .trim(),
     200,
