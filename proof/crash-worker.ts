@@ -5,6 +5,7 @@ import { archiveMessages, listInbox } from '../src/host/inbox.js';
 import { sendMessage } from '../src/host/messages.js';
 import { resolvePrincipal } from '../src/host/principals.js';
 import { channelRead } from '../src/host/reads.js';
+import { receivedInProcess } from '../src/host/receipts.js';
 import { beginTurn, endTurn } from '../src/host/turns.js';
 
 // One crash-campaign worker: random send / read / fragment / turn / archive operations against
@@ -68,7 +69,8 @@ async function step(op: number): Promise<void> {
     turnId = (await beginTurn(ctx, bot)).id;
     note(`turn ${turnId}`);
   } else if (op < 7) {
-    const read = await channelRead(ctx, bot, { limit: 1 + rand(10) });
+    // This process is the client: it holds each result the moment the read returns.
+    const read = await receivedInProcess(ctx, await channelRead(ctx, bot, { limit: 1 + rand(10) }));
     const value = read.value as { messages?: { message_id: string }[] };
     for (const m of value.messages ?? []) note(`received ${turnId ?? 'peek'} ${m.message_id}`);
   } else if (op < 8) {
@@ -76,10 +78,13 @@ async function step(op: number): Promise<void> {
     if (first) {
       // Walk a fragment chain; stop early now and then (an incomplete chain must not count).
       const id = first.projection.message_id;
-      let r = await channelRead(ctx, bot, { message_id: id });
+      let r = await receivedInProcess(ctx, await channelRead(ctx, bot, { message_id: id }));
       let value = r.value as { complete?: boolean; contentCursor?: string | null; messages?: unknown };
       while (value.complete === false && value.contentCursor && rand(8) > 0) {
-        r = await channelRead(ctx, bot, { message_id: id, content_cursor: value.contentCursor });
+        r = await receivedInProcess(
+          ctx,
+          await channelRead(ctx, bot, { message_id: id, content_cursor: value.contentCursor }),
+        );
         value = r.value as typeof value;
       }
       if (value.complete === true || value.messages !== undefined) note(`received ${turnId ?? 'peek'} ${id}`);

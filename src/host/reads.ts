@@ -14,7 +14,8 @@ import { requireAgent } from './inbox.js';
 import { getMessageRow, loadProjections } from './messages.js';
 import type { Principal } from './principals.js';
 import { type MessageProjection, projectionText } from './projection.js';
-import { type CoverageRead, openTurnOf, recordCoverage } from './turns.js';
+import { offerReads, type PendingReceipt } from './receipts.js';
+import { type CoverageRead, openTurnOf } from './turns.js';
 
 /** `channel_read` parameters (DESIGN.md §3.1). */
 export interface ChannelReadParams {
@@ -46,6 +47,11 @@ export interface PageResult {
 export interface ReadOutcome<T> {
   text: string;
   value: T;
+  /**
+   * In an open turn, what the read adds to the turn's coverage once `text` reached the client:
+   * the surface that hands it over confirms it (host/receipts.ts). Absent for a peek.
+   */
+  receipt?: PendingReceipt | undefined;
 }
 
 export const DEFAULT_PAGE_LIMIT = 20;
@@ -80,8 +86,9 @@ interface Candidate {
 /**
  * `channel_read`: an unread (FIFO) or history (newest-first) page, or one message by `message_id`
  * (whole when it fits, else fragments via `content_cursor`). Rechecks the caller's current
- * membership on every call, and records in the agent's open turn what the result carries whole
- * (pages) or the slice it carries (fragments); with no open turn it is a peek and records nothing.
+ * membership on every call. In the agent's open turn the outcome carries a receipt for what the
+ * result holds whole (pages) or the slice it holds (fragments); nothing counts until the surface
+ * confirms the result reached the client. With no open turn it is a peek.
  */
 export async function channelRead(
   ctx: HostContext,
@@ -310,8 +317,11 @@ async function assemblePage(
       total: text.length,
     });
   }
-  await recordReceived(ctx, agent, reads);
-  return { text: fit.text, value: JSON.parse(fit.text) as PageResult };
+  return {
+    text: fit.text,
+    value: JSON.parse(fit.text) as PageResult,
+    receipt: await offerReads(ctx, agent, fit.text, reads),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,10 +356,10 @@ async function readMessage(
     };
     const wholeText = JSON.stringify(whole);
     if (fitsToolOutput(ctx, wholeText)) {
-      await recordReceived(ctx, agent, [
+      const receipt = await offerReads(ctx, agent, wholeText, [
         { messageSeq: seq, sha256, offset: 0, end: text.length, total: text.length },
       ]);
-      return { text: wholeText, value: whole };
+      return { text: wholeText, value: whole, receipt };
     }
   }
   const offset = params.content_cursor === undefined ? 0 : contentOffset(ctx, binding, params.content_cursor);
@@ -362,10 +372,11 @@ async function readMessage(
       makeCursor: (end) => encodeCursor(ctx.cursorSecret, binding, { o: end } satisfies ContentPayload),
     }),
   );
-  await recordReceived(ctx, agent, [
+  const fragmentText = JSON.stringify(fragment);
+  const receipt = await offerReads(ctx, agent, fragmentText, [
     { messageSeq: seq, sha256, offset, end: offset + fragment.fragment.length, total: text.length },
   ]);
-  return { text: JSON.stringify(fragment), value: fragment };
+  return { text: fragmentText, value: fragment, receipt };
 }
 
 /**
@@ -411,23 +422,6 @@ function contentOffset(ctx: HostContext, binding: CursorBinding, token: string):
   if (!Number.isSafeInteger(payload.o))
     throw new SluiceError('invalid_cursor', 'invalid content cursor: no offset');
   return payload.o as number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Consumption
-
-/**
- * Records what the model received in the agent's open turn. A peek (no open turn) takes no write
- * lock at all; otherwise the turn is looked up again inside the transaction.
- */
-async function recordReceived(
-  ctx: HostContext,
-  agent: Principal,
-  reads: readonly CoverageRead[],
-): Promise<void> {
-  if (reads.length === 0 || agent.kind !== 'agent') return;
-  if (!(await openTurnOf(ctx.store.db, agent.id))) return;
-  await ctx.store.transaction((trx) => recordCoverage(trx, agent.id, reads));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { SluiceError } from '../core/errors.js';
 import { sha256Hex } from '../core/fragment.js';
+import { deleteCoverageOffers } from '../store/ops/coverage-offers.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry } from '../store/ops/inbox.js';
 import { findMessagesBySeqs } from '../store/ops/messages.js';
@@ -14,8 +15,10 @@ import {
   type TurnRow,
   upsertCoverage,
 } from '../store/ops/turns.js';
+import type { TurnReceipt } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
+import { repliesSettled } from './in-flight.js';
 import { isPending, requireAgent, transitionEntry } from './inbox.js';
 import { loadProjections } from './messages.js';
 import type { Principal } from './principals.js';
@@ -25,12 +28,13 @@ export type Turn = TurnRow;
 
 /**
  * Opens a turn for the agent. An agent has at most one open turn: any turn still open is
- * abandoned first (its owner died or lost track of it) and consumes nothing.
+ * abandoned first (its owner died or lost track of it) and consumes nothing. `receipt` says what
+ * proves a read reached the client (default `written`; drivers open `seen` turns, DESIGN.md I9).
  */
 export async function beginTurn(
   ctx: HostContext,
   agent: Principal,
-  options: { sessionKey?: string | undefined; owner?: string | undefined } = {},
+  options: { sessionKey?: string | undefined; owner?: string | undefined; receipt?: TurnReceipt } = {},
 ): Promise<Turn> {
   requireAgent(agent);
   if (
@@ -50,11 +54,13 @@ export async function beginTurn(
     ended_at: null,
     failure_kind: null,
     reason: null,
+    receipt: options.receipt ?? 'written',
   };
   await ctx.store.transaction(async (trx) => {
     for (const open of await listOpenTurns(trx, agent.id)) {
       await closeTurn(trx, open.id, { state: 'abandoned', ended_at: at, reason: 'superseded by a new turn' });
       await deleteCoverage(trx, open.id);
+      await deleteCoverageOffers(trx, open.id);
     }
     await insertTurn(trx, turn);
     await appendEvent(trx, { kind: 'turn.changed', agent_id: agent.id, created_at: at });
@@ -84,6 +90,9 @@ const FAILURE_KIND = /^[a-z][a-z0-9_.-]{0,63}$/;
  * Settles a turn. In `turn` mode a success marks every message covered completely in this turn
  * `handled` (if still pending and unchanged since it was read); a failure marks them `returned`
  * with the failure kind. In `explicit` mode nothing is consumed. Coverage is deleted either way.
+ * Only confirmed coverage counts (DESIGN.md I9): a read whose result never reached the client, or
+ * whose receipt is still unconfirmed, consumes nothing. Replies this process is still writing to
+ * the agent's client are waited for (bounded) first.
  */
 export async function endTurn(
   ctx: HostContext,
@@ -95,6 +104,7 @@ export async function endTurn(
   if (!outcome.ok && (typeof outcome.kind !== 'string' || !FAILURE_KIND.test(outcome.kind))) {
     throw new SluiceError('invalid_params', 'failure kind must be a short lowercase word like model_error');
   }
+  await repliesSettled(ctx, agent.id);
   const at = nowIso(ctx);
   const settled = await ctx.store.transaction(async (trx) => {
     const turn = typeof turnId === 'string' ? await findTurn(trx, turnId) : undefined;
@@ -141,6 +151,7 @@ export async function endTurn(
       reason: outcome.ok ? null : (outcome.reason ?? null),
     });
     await deleteCoverage(trx, turn.id);
+    await deleteCoverageOffers(trx, turn.id);
     await appendEvent(trx, { kind: 'turn.changed', agent_id: agent.id, created_at: at });
     return result;
   });
@@ -158,6 +169,7 @@ export async function abandonTurn(ctx: HostContext, agent: Principal, turnId: st
     if (turn.state !== 'open') return;
     await closeTurn(trx, turn.id, { state: 'abandoned', ended_at: at });
     await deleteCoverage(trx, turn.id);
+    await deleteCoverageOffers(trx, turn.id);
     await appendEvent(trx, { kind: 'turn.changed', agent_id: agent.id, created_at: at });
   });
   announceCommit(ctx);
@@ -175,23 +187,31 @@ export interface CoverageRead {
 
 /**
  * Records what the model just received in the agent's open turn (no open turn: a peek, nothing
- * recorded). A fragment counts only as the contiguous prefix returned in this turn: a slice that
- * starts at 0 (re)starts the prefix, one that starts where the prefix ends extends it, and any
- * other slice (resuming a chain begun in an earlier turn) counts for nothing.
+ * recorded). Call it only once the client has the result (DESIGN.md I9), inside a transaction.
  */
 export async function recordCoverage(db: Db, agentId: string, reads: readonly CoverageRead[]): Promise<void> {
   if (reads.length === 0) return;
   const turn = await openTurnOf(db, agentId);
   if (!turn) return;
+  await coverTurn(db, turn.id, reads);
+}
+
+/**
+ * Adds received reads to a turn's coverage. A fragment counts only as the contiguous prefix
+ * returned in this turn: a slice that starts at 0 (re)starts the prefix, one that starts where the
+ * prefix ends extends it, and any other slice (resuming a chain begun in an earlier turn, or one
+ * whose predecessor never reached the client) counts for nothing.
+ */
+export async function coverTurn(db: Db, turnId: string, reads: readonly CoverageRead[]): Promise<void> {
   for (const read of reads) {
-    const prior = await findCoverage(db, turn.id, read.messageSeq);
+    const prior = await findCoverage(db, turnId, read.messageSeq);
     let prefix: number;
     if (read.offset === 0) prefix = read.end;
     else if (prior && prior.sha256 === read.sha256 && prior.prefix_units === read.offset) prefix = read.end;
     else continue;
     if (prior && prior.complete === 1 && prior.sha256 === read.sha256) continue;
     await upsertCoverage(db, {
-      turn_id: turn.id,
+      turn_id: turnId,
       message_seq: read.messageSeq,
       sha256: read.sha256,
       prefix_units: prefix,

@@ -156,6 +156,30 @@ export interface TurnsTable {
   ended_at: string | null;
   failure_kind: string | null;
   reason: string | null;
+  /** What proves a read reached the client in this turn (migration 006; see {@link TurnReceipt}). */
+  receipt: TurnReceipt;
+}
+
+/**
+ * `written`: the transport wrote the read's result completely (HTTP response finished, stdout write
+ * done). `seen`: the client's own output stream showed the result (drivers); the MCP server only
+ * offers the coverage and the driver confirms it.
+ */
+export type TurnReceipt = 'written' | 'seen';
+
+/**
+ * Coverage a read offered in a `seen` turn, waiting for the driver to see its result in the
+ * client's stream (migration 006). Keyed by the SHA-256 of the exact result text; never counted
+ * by settlement until confirmed into `coverage`.
+ */
+export interface CoverageOffersTable {
+  turn_id: string;
+  result_sha256: string;
+  message_seq: number;
+  sha256: string;
+  offset_units: number;
+  end_units: number;
+  total_units: number;
 }
 
 export interface CoverageTable {
@@ -236,6 +260,7 @@ export interface Database {
   turns: TurnsTable;
   dispatch_attempts: DispatchAttemptsTable;
   coverage: CoverageTable;
+  coverage_offers: CoverageOffersTable;
   events: EventsTable;
   media: MediaTable;
   read_marks: ReadMarksTable;

@@ -8,6 +8,7 @@ import { archiveMessages } from '../../src/host/inbox.js';
 import { addPrincipal, issueToken, type Principal } from '../../src/host/principals.js';
 import { isDeliverable, queueSummary } from '../../src/host/queue.js';
 import { channelRead, type PageResult } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { runCli, tempHome } from '../support/host.js';
 import { type Backend, backendsUnderTest, dropSchema, freshSchemaUrl, withAdmin } from './backend.js';
@@ -359,7 +360,9 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
       await new Promise((r) => setTimeout(r, LOAD_MS * 0.3));
       // The victim's side holds an open turn with recorded coverage when its host dies.
       const turn = await beginTurn(victim.ctx, a0, { owner: `serve:${victim.serve.proc.pid}` });
-      const read = (await channelRead(victim.ctx, a0, { unread: true, limit: 5 })).value as PageResult;
+      const read = (
+        await receivedInProcess(victim.ctx, await channelRead(victim.ctx, a0, { unread: true, limit: 5 }))
+      ).value as PageResult;
       expect(read.messages.length).toBeGreaterThan(0);
       victim.dead = true;
       await victim.serve.kill();
@@ -404,7 +407,9 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     // turn (abandoning the stale one), reads, settles, and consumes what it read.
     expect(await isDeliverable(survivor.ctx.store.db, a0)).toBe(true);
     const turn = await beginTurn(survivor.ctx, a0);
-    const page = (await channelRead(survivor.ctx, a0, { unread: true, limit: 5 })).value as PageResult;
+    const page = (
+      await receivedInProcess(survivor.ctx, await channelRead(survivor.ctx, a0, { unread: true, limit: 5 }))
+    ).value as PageResult;
     const settled = await endTurn(survivor.ctx, a0, turn.id, { ok: true });
     expect(settled.handled.sort()).toEqual(page.messages.map((m) => m.message_id).sort());
     expect(settled.handled.length).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { readProjection, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue.js';
 import { channelRead, channelSearch, type PageResult } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { listPrincipals } from '../../src/store/ops/principals.js';
 import { hostileId, hostileString } from '../core/arbitraries.js';
@@ -162,7 +163,7 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
       expect((await queueSummary(h.ctx.store.db, bot)).total).toBe(1);
 
       const failing = await beginTurn(h.ctx, bot);
-      await channelRead(h.ctx, bot, { unread: true });
+      await receivedInProcess(h.ctx, await channelRead(h.ctx, bot, { unread: true }));
       const failed = await endTurn(h.ctx, bot, failing.id, {
         ok: false,
         kind: 'model_error',
@@ -179,7 +180,7 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
       await resumeQueue(h.ctx, h.owner, 'bot', m1.message_id);
       const m2 = await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'later' });
       const turn = await beginTurn(h.ctx, bot);
-      await channelRead(h.ctx, bot, { unread: true, limit: 1 });
+      await receivedInProcess(h.ctx, await channelRead(h.ctx, bot, { unread: true, limit: 1 }));
       const settled = await endTurn(h.ctx, bot, turn.id, { ok: true });
       expect(settled.handled).toEqual([m1.message_id]);
       expect((await listInbox(h.ctx, bot)).map((r) => r.projection.message_id)).toEqual([m2.message_id]);
@@ -191,7 +192,7 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
       const bot = await h.agent('bot', 'turn');
       const m1 = await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'x' });
       const stale = await beginTurn(h.ctx, bot, { owner: 'dead-host:1' });
-      await channelRead(h.ctx, bot, { unread: true });
+      await receivedInProcess(h.ctx, await channelRead(h.ctx, bot, { unread: true }));
       const fresh = await beginTurn(h.ctx, bot);
       const turns = await h.ctx.store.db
         .selectFrom('turns')

@@ -6,13 +6,18 @@ import type { HostContext } from '../../src/host/context.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { editMessage, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
-import { type ChannelReadParams, channelRead } from '../../src/host/reads.js';
+import { type ChannelReadParams, channelRead, type ReadOutcome } from '../../src/host/reads.js';
+import { confirmSeen, confirmWritten } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { withBudget } from '../mcp/support.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
-// A model of consumption (I3) and membership (I6) checked after every step of random
-// interleavings of sends, page reads, fragment chains, turns, archives, edits and leaving.
+// A model of consumption (I3, I9) and membership (I6) checked after every step of random
+// interleavings of sends, page reads, fragment chains, turns, archives, edits and leaving. Any
+// read's reply may be lost on its way to the client (connection dropped, host killed, a result
+// the driven client never showed): a lost reply counts for nothing, and the client never holds
+// the cursor it carried. Turns are `written` (the transport confirms) or `seen` (a driver
+// confirms the exact text it saw in the client's stream; an altered text confirms nothing).
 
 const BUDGET = 1_500;
 const CHANNELS = ['a', 'b'] as const;
@@ -72,6 +77,26 @@ function cover(m: Model, id: string, offset: number, end: number, total: number)
   }
 }
 
+/** How a read's reply travels: handed over whole, lost on the way, or (seen turns) shown altered. */
+type Fate = 'delivered' | 'lost' | 'altered';
+
+/** Hands a read's reply to the client (or loses it); true when the client got it whole. */
+async function hand(r: Real, outcome: ReadOutcome<unknown>, fate: Fate): Promise<boolean> {
+  if (fate === 'lost') return false;
+  const receipt = outcome.receipt;
+  if (receipt?.rule === 'written') {
+    // An altered text cannot happen on a transport that wrote the reply whole: it is delivered.
+    await confirmWritten(r.ctx, receipt);
+    return true;
+  }
+  if (receipt?.rule === 'seen') {
+    const shown = fate === 'altered' ? `${outcome.text.slice(0, -1)} ` : outcome.text;
+    expect(await confirmSeen(r.ctx, r.bot, receipt.turnId, shown)).toBe(fate === 'delivered');
+    return fate === 'delivered';
+  }
+  return fate === 'delivered';
+}
+
 async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
   try {
     await p;
@@ -114,6 +139,7 @@ class PageRead extends Step {
     readonly channel: ChannelName | null,
     readonly limit: number,
     readonly pages: number,
+    readonly fate: Fate,
   ) {
     super();
   }
@@ -127,36 +153,42 @@ class PageRead extends Step {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < this.pages; i++) {
-      const { value, text } = await channelRead(r.ctx, r.bot, cursor ? { ...args, cursor } : args);
+      const outcome = await channelRead(r.ctx, r.bot, cursor ? { ...args, cursor } : args);
+      const { value, text } = outcome;
       expect(text.length).toBeLessThanOrEqual(BUDGET);
       if (!('messages' in value)) throw new Error('expected a page');
+      // Only the last page of the walk meets the step's fate; a lost page ends the walk.
+      const received = await hand(r, outcome, i === this.pages - 1 ? this.fate : 'delivered');
       for (const p of value.messages) {
-        cover(m, p.message_id, 0, JSON.stringify(p).length, JSON.stringify(p).length);
+        if (received) cover(m, p.message_id, 0, JSON.stringify(p).length, JSON.stringify(p).length);
         seen.push(p.message_id);
       }
       if (value.readContent) seen.push(value.readContent.message_id);
-      if (!value.nextCursor) break;
+      if (!received || !value.nextCursor) break;
       cursor = value.nextCursor;
     }
     // FIFO over the channels the agent belongs to now, nothing else (I6, I7).
     expect(seen).toEqual(expected.slice(0, seen.length));
   }
-  override toString = () => `page(${this.channel ?? '*'}, limit ${this.limit}, ${this.pages} page(s))`;
+  override toString = () =>
+    `page(${this.channel ?? '*'}, limit ${this.limit}, ${this.pages} page(s), last ${this.fate})`;
 }
 
 class HistoryRead extends Step {
   constructor(
     readonly channel: ChannelName,
     readonly limit: number,
+    readonly fate: Fate,
   ) {
     super();
   }
   check = (m: Model) => m.member[this.channel];
   async act(m: Model, r: Real) {
-    const { value, text } = await channelRead(r.ctx, r.bot, {
+    const outcome = await channelRead(r.ctx, r.bot, {
       channel_id: r.channelIds[this.channel],
       limit: this.limit,
     });
+    const { value, text } = outcome;
     expect(text.length).toBeLessThanOrEqual(BUDGET);
     if (!('messages' in value)) throw new Error('expected a page');
     // History shows every message of the channel, newest first; the ones returned whole count too.
@@ -167,14 +199,18 @@ class HistoryRead extends Step {
     const seen = value.messages.map((p) => p.message_id);
     if (value.readContent) seen.push(value.readContent.message_id);
     expect(seen).toEqual(expected.slice(0, seen.length));
+    if (!(await hand(r, outcome, this.fate))) return;
     for (const p of value.messages)
       cover(m, p.message_id, 0, JSON.stringify(p).length, JSON.stringify(p).length);
   }
-  override toString = () => `history(${this.channel}, limit ${this.limit})`;
+  override toString = () => `history(${this.channel}, limit ${this.limit}, ${this.fate})`;
 }
 
 class FragmentStart extends Step {
-  constructor(readonly pick: number) {
+  constructor(
+    readonly pick: number,
+    readonly fate: Fate,
+  ) {
     super();
   }
   check = (m: Model) => m.messages.length > 0;
@@ -184,8 +220,10 @@ class FragmentStart extends Step {
       expect(await codeOf(channelRead(r.ctx, r.bot, { message_id: msg.id }))).toBe('not_member');
       return;
     }
-    const { value, text } = await channelRead(r.ctx, r.bot, { message_id: msg.id });
+    const outcome = await channelRead(r.ctx, r.bot, { message_id: msg.id });
+    const { value, text } = outcome;
     expect(text.length).toBeLessThanOrEqual(BUDGET);
+    if (!(await hand(r, outcome, this.fate))) return;
     if ('messages' in value) {
       const whole = JSON.stringify(value.messages[0]).length;
       cover(m, msg.id, 0, whole, whole);
@@ -202,13 +240,14 @@ class FragmentStart extends Step {
       });
     }
   }
-  override toString = () => `fragmentStart(#${this.pick})`;
+  override toString = () => `fragmentStart(#${this.pick}, ${this.fate})`;
 }
 
 class FragmentContinue extends Step {
   constructor(
     readonly pick: number,
     readonly keepOld: boolean,
+    readonly fate: Fate,
   ) {
     super();
   }
@@ -227,10 +266,13 @@ class FragmentContinue extends Step {
       m.chains.splice(index, 1);
       return;
     }
-    const { value, text } = await read;
+    const outcome = await read;
+    const { value, text } = outcome;
     expect(text.length).toBeLessThanOrEqual(BUDGET);
     if ('messages' in value) throw new Error('expected a fragment');
     expect(value.offset).toBe(chain.next);
+    // A lost fragment leaves the chain where it was: the client never got the next cursor.
+    if (!(await hand(r, outcome, this.fate))) return;
     cover(m, chain.id, value.offset, value.offset + value.fragment.length, value.total);
     // keepOld replays this cursor later (skipping back); otherwise the chain moves on.
     if (this.keepOld) return;
@@ -239,16 +281,20 @@ class FragmentContinue extends Step {
       chain.next = value.offset + value.fragment.length;
     } else m.chains.splice(index, 1);
   }
-  override toString = () => `fragmentContinue(#${this.pick}${this.keepOld ? ', replayable' : ''})`;
+  override toString = () =>
+    `fragmentContinue(#${this.pick}${this.keepOld ? ', replayable' : ''}, ${this.fate})`;
 }
 
 class BeginTurn extends Step {
+  constructor(readonly receipt: 'written' | 'seen') {
+    super();
+  }
   check = () => true;
   async act(m: Model, r: Real) {
-    const turn = await beginTurn(r.ctx, r.bot);
+    const turn = await beginTurn(r.ctx, r.bot, { receipt: this.receipt });
     m.turn = { id: turn.id, coverage: new Map() };
   }
-  override toString = () => 'beginTurn';
+  override toString = () => `beginTurn(${this.receipt})`;
 }
 
 class EndTurn extends Step {
@@ -333,23 +379,34 @@ async function checkInvariants(m: Model, r: Real): Promise<void> {
 }
 
 const channel = fc.constantFrom(...CHANNELS);
+const fate = fc.oneof(
+  { weight: 4, arbitrary: fc.constant<Fate>('delivered') },
+  { weight: 2, arbitrary: fc.constant<Fate>('lost') },
+  { weight: 1, arbitrary: fc.constant<Fate>('altered') },
+);
 const send = fc
   .tuple(channel, fc.oneof(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1_500, max: 5_000 })))
   .map(([c, size]) => new Send(c, size));
 const page = fc
-  .tuple(fc.option(channel, { nil: null }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }))
-  .map(([c, limit, pages]) => new PageRead(c, limit, pages));
+  .tuple(
+    fc.option(channel, { nil: null }),
+    fc.integer({ min: 1, max: 6 }),
+    fc.integer({ min: 1, max: 3 }),
+    fate,
+  )
+  .map(([c, limit, pages, f]) => new PageRead(c, limit, pages, f));
 const history = fc
-  .tuple(channel, fc.integer({ min: 1, max: 6 }))
-  .map(([c, limit]) => new HistoryRead(c, limit));
-const fragmentStart = fc.nat().map((n) => new FragmentStart(n));
+  .tuple(channel, fc.integer({ min: 1, max: 6 }), fate)
+  .map(([c, limit, f]) => new HistoryRead(c, limit, f));
+const fragmentStart = fc.tuple(fc.nat(), fate).map(([n, f]) => new FragmentStart(n, f));
 const fragmentContinue = fc
   .tuple(
     fc.nat(),
     fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    fate,
   )
-  .map(([n, keep]) => new FragmentContinue(n, keep));
-const begin = fc.constant(new BeginTurn());
+  .map(([n, keep, f]) => new FragmentContinue(n, keep, f));
+const begin = fc.constantFrom('written' as const, 'seen' as const).map((receipt) => new BeginTurn(receipt));
 const end = fc.boolean().map((ok) => new EndTurn(ok));
 // Repeating an arbitrary weights it: sends, reads, fragments and turns are the interesting mix.
 const commands = fc.commands(
@@ -378,7 +435,7 @@ const commands = fc.commands(
   { maxCommands: 60, size: 'large' },
 );
 
-describe('consumption model (I3, I6)', () => {
+describe('consumption model (I3, I6, I9)', () => {
   it('random interleavings keep exactly the unconsumed messages pending', async () => {
     await fc.assert(
       fc.asyncProperty(commands, async (cmds) => {

@@ -10,7 +10,14 @@ import { projectionText } from '../../src/host/projection.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { openTestHost, SLUICE_BIN, type TestHost } from '../support/host.js';
 import { hostileMessage, seedHostile, sweepChannel } from './hostile.js';
-import { callerFor, pendingIds, readAllFragments, type ToolCaller, walkPages } from './support.js';
+import {
+  callerFor,
+  pendingIds,
+  readAllFragments,
+  receiptCommitted,
+  type ToolCaller,
+  walkPages,
+} from './support.js';
 
 // The real server process: `node bin/sluice.js mcp --as bot` (run `npm run build` first).
 describe('sluice mcp over stdio (a real child process)', () => {
@@ -76,6 +83,8 @@ describe('sluice mcp over stdio (a real child process)', () => {
     const page = await mcp.call('channel_read', { limit: 20 });
     const got: string[] = page.json.messages.map((m: { message_id: string }) => m.message_id);
     expect(page.json.omitted).toBe(20 - got.length);
+    // The child confirms the read once stdout took the reply, a moment after the client has it.
+    await receiptCommitted(t.ctx, turn.id, got.length);
     const settled = await endTurn(t.ctx, bot, turn.id, { ok: true });
     expect(settled.handled).toEqual(got);
     expect(await pendingIds(t.ctx, bot.id)).toEqual(ids.slice(got.length));

@@ -1,9 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { sql } from 'kysely';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { createHostContext, type HostContext } from '../../src/host/context.js';
 import type { Principal } from '../../src/host/principals.js';
+import { ConfirmingTransport, ReceiptLedger } from '../../src/surfaces/mcp/receipts.js';
 import { buildMcpServer, type McpServerOptions } from '../../src/surfaces/mcp/tools.js';
 
 /** What a tool call returned, reduced to what the model sees. */
@@ -59,21 +60,30 @@ export function callerFor(client: Client, close: () => Promise<void>): ToolCalle
   };
 }
 
-/** The agent's tools through the official client over the SDK's in-memory transport pair. */
+/**
+ * The agent's tools through the official client over the SDK's in-memory transport pair. A reply
+ * counts as received once the in-memory send handed it to the client (as stdio does once stdout
+ * took it).
+ */
 export async function connectInMemory(
   ctx: HostContext,
   agent: Principal,
   options: McpServerOptions = {},
 ): Promise<ToolCaller> {
+  const receipts = options.receipts ?? new ReceiptLedger(ctx);
   const server = buildMcpServer(ctx, agent, {
     onInternalError: (err) => {
       throw err;
     },
     ...options,
+    receipts,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'sluice-test', version: '0.0.0' });
-  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  await Promise.all([
+    server.connect(new ConfirmingTransport(serverSide, receipts)),
+    client.connect(clientSide),
+  ]);
   return callerFor(client, async () => {
     await client.close();
     await server.close();
@@ -146,4 +156,22 @@ export async function readAllFragments(
     next = r.json.contentCursor;
   } while (next !== null);
   return { joined, results };
+}
+
+/**
+ * Waits until a turn's coverage holds `count` messages: a reply read in another process (stdio,
+ * HTTP) is confirmed there once its write completed, a moment after the client already has it.
+ */
+export async function receiptCommitted(ctx: HostContext, turnId: string, count: number): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const rows = await ctx.store.db
+        .selectFrom('coverage')
+        .select('message_seq')
+        .where('turn_id', '=', turnId)
+        .execute();
+      expect(rows.length).toBeGreaterThanOrEqual(count);
+    },
+    { timeout: 10_000, interval: 10 },
+  );
 }

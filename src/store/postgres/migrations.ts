@@ -42,6 +42,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
     },
   },
+  '006_read_receipts': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of READ_RECEIPTS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
@@ -219,3 +224,15 @@ export class SchemaTablesIntrospector implements DatabaseIntrospector {
     return { tables: await this.getTables() };
   }
 }
+
+/**
+ * Received means received (DESIGN.md I9): a turn says what proves a read reached its client, and a
+ * read in a driven (`seen`) turn only offers its coverage, keyed by the SHA-256 of the exact result
+ * text, until the driver sees that text in the client's stream.
+ */
+const READ_RECEIPTS = [
+  `alter table turns add column receipt text not null default 'written' check (receipt in ('written','seen'))`,
+  `create table coverage_offers (turn_id text not null references turns(id), result_sha256 text not null,
+     message_seq bigint not null, sha256 text not null, offset_units integer not null, end_units integer not null,
+     total_units integer not null, primary key (turn_id, result_sha256, message_seq))`,
+];

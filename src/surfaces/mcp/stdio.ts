@@ -1,20 +1,44 @@
+import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
+import { ConfirmingTransport, ReceiptLedger } from './receipts.js';
 import { buildMcpServer } from './tools.js';
+
+/**
+ * The SDK's stdio transport, except that `send` resolves only once stdout has taken the whole
+ * message (the write's callback), and rejects if the write failed: a tool result counts as
+ * received only then (DESIGN.md I9).
+ */
+export class WrittenStdioTransport extends StdioServerTransport {
+  readonly #out: Writable;
+
+  constructor(stdin: Readable = process.stdin, stdout: Writable = process.stdout) {
+    super(stdin, stdout);
+    this.#out = stdout;
+  }
+
+  override send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#out.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
+    });
+  }
+}
 
 /**
  * Serves the agent's tools over stdio until the client closes stdin (or the process is told to
  * stop). Nothing else may write to stdout: it carries the protocol.
  */
 export async function serveStdio(ctx: HostContext, agent: Principal): Promise<void> {
-  const server = buildMcpServer(ctx, agent, {
-    onInternalError: (err) =>
-      process.stderr.write(
-        `sluice mcp: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-      ),
-  });
-  const transport = new StdioServerTransport();
+  const onInternalError = (err: unknown) =>
+    process.stderr.write(
+      `sluice mcp: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+  const receipts = new ReceiptLedger(ctx, onInternalError);
+  const server = buildMcpServer(ctx, agent, { onInternalError, receipts });
+  const transport = new ConfirmingTransport(new WrittenStdioTransport(), receipts);
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });

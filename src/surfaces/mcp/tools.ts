@@ -15,14 +15,21 @@ import {
   errorTextFor,
   inboxStatus,
   MAX_PAGE_LIMIT,
+  type ReadOutcome,
   toolBudgets,
 } from '../../host/reads.js';
+import type { ReceiptLedger } from './receipts.js';
 
 /** Options for {@link buildMcpServer}. */
 export interface McpServerOptions {
   imageLimits?: ImageLimits;
   /** Called with unexpected (non-user) errors; a tool result never carries a stack. */
   onInternalError?: (err: unknown) => void;
+  /**
+   * Where the receipts of reads wait until the transport confirms their reply was handed over
+   * (DESIGN.md I9). Without one, nothing a read returns ever counts as received.
+   */
+  receipts?: ReceiptLedger;
 }
 
 /** One tool: its strict argument schema (refuses unknown names) and what it does. */
@@ -74,6 +81,14 @@ export function buildMcpServer(
   const imageLimits = options.imageLimits ?? DEFAULT_IMAGE_LIMITS;
   const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
   const json = (value: unknown): CallToolResult => text(JSON.stringify(value));
+  const receipts = options.receipts;
+  // A read's result and the receipt the transport confirms once that exact result was sent.
+  const receiptOf = new WeakMap<CallToolResult, NonNullable<ReadOutcome<unknown>['receipt']>>();
+  const read = (outcome: ReadOutcome<unknown>): CallToolResult => {
+    const result = text(outcome.text);
+    if (outcome.receipt) receiptOf.set(result, outcome.receipt);
+    return result;
+  };
 
   const tools: ToolSpec[] = [
     {
@@ -99,7 +114,7 @@ export function buildMcpServer(
           .optional()
           .describe('contentCursor from the previous fragment of message_id (pass message_id too)'),
       }),
-      run: async (args) => text((await channelRead(ctx, agent, args)).text),
+      run: async (args) => read(await channelRead(ctx, agent, args)),
     },
     {
       name: 'channel_search',
@@ -113,7 +128,7 @@ export function buildMcpServer(
         cursor: z.string().min(1).optional().describe('nextCursor from the previous page of this search'),
         limit,
       }),
-      run: async (args) => text((await channelSearch(ctx, agent, args as { query: string })).text),
+      run: async (args) => read(await channelSearch(ctx, agent, args as { query: string })),
     },
     {
       name: 'channel_read_image',
@@ -256,16 +271,17 @@ export function buildMcpServer(
   // The SDK validates arguments before the callback and reports failures as free text of any
   // length; our contract is a JSON error within the budget, so calls go through this dispatcher,
   // which validates with the same strict schemas the tool list advertises.
-  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) return fail('not_found', `no tool named ${JSON.stringify(request.params.name.slice(0, 80))}`);
     const parsed = tool.schema.safeParse(request.params.arguments ?? {});
     if (!parsed.success) return fail('invalid_params', describeIssues(parsed.error.issues));
     try {
       const result = await tool.run(parsed.data as Record<string, unknown>);
-      return withinBudget(ctx, result)
-        ? result
-        : fail('too_large', 'the result does not fit the output limit');
+      if (!withinBudget(ctx, result)) return fail('too_large', 'the result does not fit the output limit');
+      const receipt = receiptOf.get(result);
+      if (receipt) receipts?.hold(extra.requestId, receipt);
+      return result;
     } catch (err) {
       if (!(err instanceof SluiceError)) options.onInternalError?.(err);
       const { text: errText } = errorTextFor(err, budget);

@@ -1,0 +1,129 @@
+import { sha256Hex } from '../core/fragment.js';
+import {
+  deleteCoverageOffers,
+  findCoverageOffers,
+  insertCoverageOffers,
+} from '../store/ops/coverage-offers.js';
+import { findTurn } from '../store/ops/turns.js';
+import type { TurnReceipt } from '../store/schema.js';
+import type { HostContext } from './context.js';
+import type { Principal } from './principals.js';
+import { type CoverageRead, coverTurn, openTurnOf } from './turns.js';
+
+/**
+ * What a read would add to its turn's coverage once its result reaches the client (DESIGN.md I9).
+ * A read records nothing by itself: the surface that hands the result over confirms it.
+ */
+export interface PendingReceipt {
+  agentId: string;
+  turnId: string;
+  /** The turn's rule: `written` turns are confirmed by the transport, `seen` turns by a driver. */
+  rule: TurnReceipt;
+  /** SHA-256 of the exact result text the client is given. */
+  resultSha256: string;
+  reads: readonly CoverageRead[];
+}
+
+/**
+ * Prepares the receipt of a read that carries `reads` in `resultText`. No open turn: a peek, no
+ * receipt. In a `seen` turn the coverage is stored now as an offer keyed by the result's SHA-256
+ * (the driver that confirms it runs in another process); in a `written` turn nothing is stored
+ * until the transport confirms.
+ */
+export async function offerReads(
+  ctx: HostContext,
+  agent: Principal,
+  resultText: string,
+  reads: readonly CoverageRead[],
+): Promise<PendingReceipt | undefined> {
+  if (reads.length === 0 || agent.kind !== 'agent') return undefined;
+  const turn = await openTurnOf(ctx.store.db, agent.id);
+  if (!turn) return undefined;
+  const receipt: PendingReceipt = {
+    agentId: agent.id,
+    turnId: turn.id,
+    rule: turn.receipt,
+    resultSha256: sha256Hex(resultText),
+    reads,
+  };
+  if (turn.receipt === 'seen') {
+    await ctx.store.transaction(async (trx) => {
+      const current = await findTurn(trx, turn.id);
+      if (current?.state !== 'open') return;
+      await insertCoverageOffers(
+        trx,
+        reads.map((r) => ({
+          turn_id: turn.id,
+          result_sha256: receipt.resultSha256,
+          message_seq: r.messageSeq,
+          sha256: r.sha256,
+          offset_units: r.offset,
+          end_units: r.end,
+          total_units: r.total,
+        })),
+      );
+    });
+  }
+  return receipt;
+}
+
+/**
+ * The transport handed the result over completely (HTTP response finished, stdout write done):
+ * in a `written` turn that is still open, its reads join the coverage. A `seen` turn waits for its
+ * driver instead. Returns whether coverage was recorded.
+ */
+export async function confirmWritten(ctx: HostContext, receipt: PendingReceipt): Promise<boolean> {
+  if (receipt.rule !== 'written') return false;
+  return ctx.store.transaction(async (trx) => {
+    const turn = await findTurn(trx, receipt.turnId);
+    if (turn?.state !== 'open' || turn.agent_id !== receipt.agentId) return false;
+    await coverTurn(trx, turn.id, receipt.reads);
+    return true;
+  });
+}
+
+/**
+ * A driver saw `resultText` in its client's own output stream during turn `turnId`: the coverage
+ * a read offered with exactly that text joins the turn. Text no read offered (another tool's
+ * output, an altered or cut result) confirms nothing. Returns whether anything was confirmed.
+ */
+export async function confirmSeen(
+  ctx: HostContext,
+  agent: Principal,
+  turnId: string,
+  resultText: string,
+): Promise<boolean> {
+  const resultSha256 = sha256Hex(resultText);
+  return ctx.store.transaction(async (trx) => {
+    const turn = await findTurn(trx, turnId);
+    if (turn?.state !== 'open' || turn.agent_id !== agent.id) return false;
+    const offers = await findCoverageOffers(trx, turnId, resultSha256);
+    if (offers.length === 0) return false;
+    await coverTurn(
+      trx,
+      turnId,
+      offers.map((o) => ({
+        messageSeq: Number(o.message_seq),
+        sha256: o.sha256,
+        offset: o.offset_units,
+        end: o.end_units,
+        total: o.total_units,
+      })),
+    );
+    await deleteCoverageOffers(trx, turnId, resultSha256);
+    return true;
+  });
+}
+
+/**
+ * For a caller that is itself the client (an in-process reader, a test): it holds the result the
+ * moment the read returns, so a `written` turn's receipt is confirmed at once. Returns the outcome.
+ */
+export async function receivedInProcess<T extends { receipt?: PendingReceipt | undefined }>(
+  ctx: HostContext,
+  outcome: T,
+): Promise<T> {
+  // A `seen` turn counts only what its driver saw in the client's stream.
+  if (outcome.receipt?.rule === 'written') await confirmWritten(ctx, outcome.receipt);
+  return outcome;
+}
