@@ -1,4 +1,10 @@
 #!/usr/bin/env node
+// Everything Sluice creates (database, WAL, blobs, logs, materialised copies) is private to the
+// user: other local users must not read messages or the cursor secret (docs/security.md).
+// The user's own umask is kept for the agent clients `sluice drive` starts (they write the user's
+// project files); the first sluice process in a chain records it.
+const userUmask = process.umask(0o077);
+process.env.SLUICE_USER_UMASK ??= userUmask.toString(8);
 // The hook path runs on every prompt: it skips commander and the rest of the CLI graph.
 if (process.argv[2] === 'hook') {
   const { runHookCli } = await import('../dist/src/surfaces/hooks/hook-cli.js');

@@ -1,6 +1,7 @@
+import { chmodSync, lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openStore } from '../store/open.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
 import type { Durability, Store } from '../store/store.js';
 import { createHostContext, type HostContext, type HostLimits } from './context.js';
 import { ensurePrincipal } from './principals.js';
@@ -20,15 +21,55 @@ export interface OpenHostOptions {
   pollMs?: number | undefined;
 }
 
+/** Where a notice about the home goes (one line); stderr unless a caller says otherwise. */
+export type NoticeSink = (line: string) => void;
+const toStderr: NoticeSink = (line) => process.stderr.write(`sluice: ${line}\n`);
+
+/**
+ * The home holds every message, token hash and the cursor secret: only its owner may enter it.
+ * A home another local user can read or enter (group/other bits, e.g. 0755 from an older
+ * version or a default umask) is tightened to 0700 with a one-line notice; a home that is not a
+ * folder, or is a symlink, is left to the caller (openStore refuses a non-folder).
+ */
+export function securePrivateHome(home: string, notice: NoticeSink = toStderr): void {
+  let mode: number;
+  try {
+    const st = lstatSync(home);
+    if (!st.isDirectory()) return;
+    mode = st.mode & 0o777;
+  } catch {
+    return;
+  }
+  if ((mode & 0o077) === 0) return;
+  chmodSync(home, 0o700);
+  notice(
+    `${home} was open to other local users (mode ${mode.toString(8).padStart(4, '0')}); tightened to 0700`,
+  );
+}
+
+/** The SQLite file and its WAL/SHM (SQLite gives those the database file's mode) are 0600. */
+function securePrivateDatabase(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((lstatSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    } catch {
+      // absent (no WAL yet): SQLite creates it with the database file's mode
+    }
+  }
+}
+
 /** Opens the store for a home and builds the host context on it. */
 export async function openHost(options: OpenHostOptions = {}): Promise<HostContext> {
   const home = resolveHome(options.home);
+  securePrivateHome(home);
+  const url = options.db ?? process.env.SLUICE_DB;
   const store: Store = await openStore({
     home,
-    url: options.db ?? process.env.SLUICE_DB,
+    url,
     durability: options.durability ?? 'full',
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
   });
+  if (!isPostgresUrl(url)) securePrivateDatabase(url && url !== '' ? url : join(home, 'sluice.db'));
   try {
     return await createHostContext({ store, home, ...(options.limits ? { limits: options.limits } : {}) });
   } catch (err) {

@@ -25,7 +25,7 @@ export function createFileBlobStore(dir: string): BlobStore {
     async put(sha256, bytes) {
       assertSha(sha256);
       const target = pathOf(sha256);
-      await mkdir(join(dir, sha256.slice(0, 2)), { recursive: true });
+      await mkdir(join(dir, sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
       try {
         await stat(target);
         return;
@@ -33,7 +33,7 @@ export function createFileBlobStore(dir: string): BlobStore {
         // absent: write it
       }
       const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
-      await writeFile(temp, bytes, { flush: true });
+      await writeFile(temp, bytes, { flush: true, mode: 0o600 });
       await rename(temp, target);
     },
     async putFile(sha256, path) {

@@ -17,6 +17,22 @@ export interface JsonLineChild {
 const STDERR_TAIL = 4096;
 
 /**
+ * Sluice runs with umask 077 (bin/sluice.js), but the agent client it starts writes the user's
+ * project files: it gets the user's own umask back. The child inherits the mask at spawn time,
+ * which is synchronous, so the process mask is restored right after.
+ */
+function withUserUmask<T>(start: () => T): T {
+  const user = Number.parseInt(process.env.SLUICE_USER_UMASK ?? '', 8);
+  if (!Number.isInteger(user) || user < 0 || user > 0o777) return start();
+  const own = process.umask(user);
+  try {
+    return start();
+  } finally {
+    process.umask(own);
+  }
+}
+
+/**
  * Starts `command` with piped stdio. The child stays in the driver's process group, so killing
  * the driver's group takes the client (and its MCP servers) with it.
  */
@@ -25,11 +41,13 @@ export function startJsonLineChild(
   args: readonly string[],
   options: { cwd: string; env: NodeJS.ProcessEnv },
 ): JsonLineChild {
-  const child = spawn(command, [...args], {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = withUserUmask(() =>
+    spawn(command, [...args], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
   const listeners = new Set<(value: unknown) => void>();
   let buffer = '';
   let stderr = '';

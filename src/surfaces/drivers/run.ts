@@ -46,7 +46,7 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
   mkdirSync(join(ctx.home, 'logs'), { recursive: true, mode: 0o700 });
   const log = pino(
     { base: { agent: agent.name, client: options.client } },
-    pino.destination({ dest: logPath, sync: true }),
+    pino.destination({ dest: logPath, sync: true, mode: 0o600 }),
   );
   const client: DriverClient =
     options.client === 'claude'
