@@ -11,7 +11,9 @@ export function splitIntoParts(body: string, maxUnits: number): string[] {
   const parts: string[] = [];
   let start = 0;
   while (body.length - start > maxUnits) {
-    parts.push(body.slice(start, (start = cutPoint(body, start, maxUnits))));
+    const end = cutPoint(body, start, maxUnits);
+    parts.push(body.slice(start, end));
+    start = end;
   }
   if (start < body.length || parts.length === 0) parts.push(body.slice(start));
   return parts;

@@ -217,6 +217,32 @@ export interface ReadMarksTable {
   updated_at: string;
 }
 
+/** A one-time code that pairs a Telegram user with a person (only its hash is kept). */
+export interface TelegramPairCodesTable {
+  code_hash: string;
+  person_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A Telegram user paired with a person; `agent_id` is where their messages go (null: not chosen). */
+export interface TelegramLinksTable {
+  telegram_user_id: string;
+  chat_id: string;
+  person_id: string;
+  agent_id: string | null;
+  paired_at: string;
+}
+
+/** One part of a message the bridge sent to a chat (text parts first, then attachments). */
+export interface TelegramSentTable {
+  message_id: string;
+  chat_id: string;
+  part: number;
+  sent_at: string;
+}
+
 /**
  * Driver turns that carried a waiting message and never settled (migration 007): counted at
  * dispatch, cleared when a turn carrying it settles; at the limit the message is returned.
@@ -265,4 +291,7 @@ export interface Database {
   media: MediaTable;
   read_marks: ReadMarksTable;
   idempotency_keys: IdempotencyKeysTable;
+  telegram_pair_codes: TelegramPairCodesTable;
+  telegram_links: TelegramLinksTable;
+  telegram_sent: TelegramSentTable;
 }

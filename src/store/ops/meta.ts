@@ -14,3 +14,12 @@ export async function setMetaIfAbsent(db: Db, key: string, value: string): Promi
     .execute();
   return (await getMeta(db, key)) as string;
 }
+
+/** Sets `key` to `value`, replacing what was there. */
+export async function setMeta(db: Db, key: string, value: string): Promise<void> {
+  await db
+    .insertInto('meta')
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+    .execute();
+}

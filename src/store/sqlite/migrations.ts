@@ -22,14 +22,19 @@ const migrations: Record<string, Migration> = {
       for (const statement of INVITATIONS) await sql.raw(statement).execute(db);
     },
   },
-  '007_dispatch_attempts': {
+  '005_telegram': {
     async up(db: Kysely<unknown>) {
-      for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
+      for (const statement of TELEGRAM) await sql.raw(statement).execute(db);
     },
   },
   '006_read_receipts': {
     async up(db: Kysely<unknown>) {
       for (const statement of READ_RECEIPTS) await sql.raw(statement).execute(db);
+    },
+  },
+  '007_dispatch_attempts': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
     },
   },
 };
@@ -121,13 +126,15 @@ const SESSIONS_TOKENS = [
 ];
 
 /**
- * How many driver turns carried a waiting message without settling (client error, client or driver
- * died): counted when a turn is dispatched, so a crash still counts. A row exists only while a
- * message has unsettled attempts; the driver returns it with its reason after a few (drivers.md).
+ * A client's idempotency key for a send, per principal: the primary key makes a second store with
+ * the same key impossible, and the row commits in the message's own transaction. The request's
+ * SHA-256 tells a retry (same request: the first result) from a reuse (another request: conflict).
  */
-const DISPATCH_ATTEMPTS = [
-  `create table dispatch_attempts (agent_id text not null references principals(id), message_seq integer not null,
-     attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
+const IDEMPOTENCY = [
+  `create table idempotency_keys (principal_id text not null references principals(id), key text not null,
+     request_sha256 text not null, message_id text not null, channel_id text not null, message_seq integer not null,
+     created_at text not null, primary key (principal_id, key))`,
+  `create index idempotency_keys_by_age on idempotency_keys (principal_id, created_at)`,
 ];
 
 /**
@@ -142,23 +149,26 @@ const INVITATIONS = [
   `create index invitations_by_invitee on invitations (principal_id, invited_by, channel_id)`,
 ];
 
-/**
- * A client's idempotency key for a send, per principal: the primary key makes a second store with
- * the same key impossible, and the row commits in the message's own transaction. The request's
- * SHA-256 tells a retry (same request: the first result) from a reuse (another request: conflict).
- */
-const IDEMPOTENCY = [
-  `create table idempotency_keys (principal_id text not null references principals(id), key text not null,
-     request_sha256 text not null, message_id text not null, channel_id text not null, message_seq integer not null,
-     created_at text not null, primary key (principal_id, key))`,
-  `create index idempotency_keys_by_age on idempotency_keys (principal_id, created_at)`,
-];
-
 export const sqliteMigrations: MigrationProvider = {
   async getMigrations() {
     return migrations;
   },
 };
+
+/**
+ * The Telegram bridge: one-time pairing codes (hashed, 10 minutes, single use), the Telegram users
+ * paired with a person (and the agent their messages go to), and every part sent to a chat, so a
+ * restarted bridge neither loses nor repeats what it already sent.
+ */
+const TELEGRAM = [
+  `create table telegram_pair_codes (code_hash text primary key, person_id text not null references principals(id),
+     created_at text not null, expires_at text not null, used_at text)`,
+  `create table telegram_links (telegram_user_id text primary key, chat_id text not null,
+     person_id text not null references principals(id), agent_id text references principals(id), paired_at text not null)`,
+  `create index telegram_links_by_person on telegram_links (person_id)`,
+  `create table telegram_sent (message_id text not null, chat_id text not null, part integer not null,
+     sent_at text not null, primary key (message_id, chat_id, part))`,
+];
 
 /**
  * Received means received (DESIGN.md I9): a turn says what proves a read reached its client, and a
@@ -170,4 +180,14 @@ const READ_RECEIPTS = [
   `create table coverage_offers (turn_id text not null references turns(id), result_sha256 text not null,
      message_seq integer not null, sha256 text not null, offset_units integer not null, end_units integer not null,
      total_units integer not null, primary key (turn_id, result_sha256, message_seq))`,
+];
+
+/**
+ * How many driver turns carried a waiting message without settling (client error, client or driver
+ * died): counted when a turn is dispatched, so a crash still counts. A row exists only while a
+ * message has unsettled attempts; the driver returns it with its reason after a few (drivers.md).
+ */
+const DISPATCH_ATTEMPTS = [
+  `create table dispatch_attempts (agent_id text not null references principals(id), message_seq integer not null,
+     attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
 ];

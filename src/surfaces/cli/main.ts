@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerBridgeCommands } from './commands/bridge.js';
 import { registerChannelCommands } from './commands/channels.js';
 import { registerDeliveryCommands } from './commands/delivery.js';
 import { registerDriveCommands } from './commands/drive.js';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerDriveCommands(program);
   registerMediaCommands(program);
   registerMcpCommands(program);
+  registerBridgeCommands(program);
   for (const sub of allCommands(program)) {
     sub.exitOverride();
     sub.showHelpAfterError(false);

@@ -1,0 +1,172 @@
+import { type Api, GrammyError, InputFile } from 'grammy';
+import { splitIntoParts } from '../../../core/chat-parts.js';
+import { SluiceError } from '../../../core/errors.js';
+import type { HostContext } from '../../../host/context.js';
+import { readMediaBytes } from '../../../host/media.js';
+import type { AttachmentRef } from '../../../host/projection.js';
+import {
+  advanceOutboundCursor,
+  type OutboundMessage,
+  outboundAfter,
+  outboundCursor,
+  recordSentPart,
+  sentParts,
+} from '../../../host/telegram.js';
+
+/** Telegram's cap on one text message, in characters (UTF-16 units). */
+export const TELEGRAM_TEXT_LIMIT = 4096;
+/** A body needing more parts than this goes out as one text document instead of a wall of parts. */
+export const MAX_TEXT_PARTS = 5;
+/** Telegram shows photos up to 10 MB; larger images go as documents. */
+const PHOTO_LIMIT = 10 * 1024 * 1024;
+const PHOTO_MIME = new Set(['image/jpeg', 'image/png', 'image/webp']);
+
+type Chat = OutboundMessage['chats'][number];
+
+/** One unit of what a message becomes in a chat, numbered so a restart resumes after the last sent. */
+type Part =
+  | { kind: 'text'; text: string }
+  | { kind: 'document'; name: string; bytes: Uint8Array; caption: string }
+  | { kind: 'attachment'; ref: AttachmentRef };
+
+/**
+ * What one agent message becomes in one chat: its body as ordered text parts whose concatenation
+ * is the body (a "from NAME:" line first when the agent is not the one this chat talks to), or as
+ * a text document when that would take more than {@link MAX_TEXT_PARTS} parts; then each
+ * attachment.
+ */
+export function partsFor(message: OutboundMessage, chat: Chat): Part[] {
+  const label = chat.currentAgentId === message.agentId ? '' : `from ${message.agentName}:\n`;
+  const text = splitIntoParts(label + message.body, TELEGRAM_TEXT_LIMIT);
+  const parts: Part[] =
+    text.length <= MAX_TEXT_PARTS
+      ? text.map((t) => ({ kind: 'text', text: t }))
+      : [
+          {
+            kind: 'document',
+            name: `message-${message.messageId}.txt`,
+            bytes: new TextEncoder().encode(message.body),
+            caption: `${label}(${message.body.length} characters, sent as a file)`,
+          },
+        ];
+  for (const ref of message.attachments) parts.push({ kind: 'attachment', ref });
+  return parts;
+}
+
+/** A Bot API refusal that retrying cannot fix (the chat is gone, the bot was blocked, bad input). */
+function isPermanent(err: unknown): boolean {
+  return (
+    err instanceof GrammyError && err.error_code >= 400 && err.error_code < 500 && err.error_code !== 429
+  );
+}
+
+async function sendPart(host: HostContext, api: Api, chat: Chat, part: Part): Promise<void> {
+  const chatId = chat.chatId;
+  if (part.kind === 'text') {
+    await api.sendMessage(chatId, part.text);
+    return;
+  }
+  if (part.kind === 'document') {
+    await api.sendDocument(chatId, new InputFile(part.bytes, part.name), { caption: part.caption });
+    return;
+  }
+  let bytes: Uint8Array;
+  try {
+    ({ bytes } = await readMediaBytes(host, chat.person, part.ref.attachment_id));
+  } catch (err) {
+    if (!(err instanceof SluiceError)) throw err;
+    await api.sendMessage(chatId, `(the attachment ${part.ref.name} could not be sent: ${err.message})`);
+    return;
+  }
+  const file = new InputFile(bytes, part.ref.name);
+  if (PHOTO_MIME.has(part.ref.mime) && bytes.length <= PHOTO_LIMIT) await api.sendPhoto(chatId, file);
+  else await api.sendDocument(chatId, file);
+}
+
+export interface OutboundPump {
+  /** Runs a scan now (or once more after the running one). */
+  poke(): void;
+  /** Waits for the running scan, then stops. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Forwards agent messages in DMs with paired persons to their chats. Every part is recorded after
+ * Telegram accepted it, and the scan cursor moves only past messages sent whole, so a restart
+ * (kill -9 included) resumes without losing a part; only a part in flight at the kill can repeat.
+ */
+export function startOutboundPump(options: {
+  host: HostContext;
+  api: Api;
+  botId: string;
+  log(line: string): void;
+  onError(err: unknown): void;
+}): OutboundPump {
+  const { host, api, botId } = options;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+
+  const sendMessageToChat = async (message: OutboundMessage, chat: Chat) => {
+    const done = await sentParts(host, message.messageId, chat.chatId);
+    const parts = partsFor(message, chat);
+    for (const [index, part] of parts.entries()) {
+      if (stopped) return false;
+      if (done.has(index)) continue;
+      try {
+        await sendPart(host, api, chat, part);
+      } catch (err) {
+        if (!isPermanent(err)) throw err;
+        options.log(
+          `message ${message.messageId} part ${index + 1} refused by Telegram: ${(err as Error).message}`,
+        );
+      }
+      await recordSentPart(host, message.messageId, chat.chatId, index);
+    }
+    return true;
+  };
+
+  const scan = async () => {
+    let cursor = await outboundCursor(host, botId);
+    for (;;) {
+      const { messages, lastSeq } = await outboundAfter(host, cursor);
+      if (lastSeq === cursor) return;
+      for (const message of messages) {
+        for (const chat of message.chats) {
+          if (!(await sendMessageToChat(message, chat))) return;
+        }
+        await advanceOutboundCursor(host, botId, message.eventSeq);
+      }
+      await advanceOutboundCursor(host, botId, lastSeq);
+      cursor = lastSeq;
+    }
+  };
+
+  const run = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await scan();
+        } catch (err) {
+          options.onError(err);
+        }
+      } while (again && !stopped);
+    })().finally(() => {
+      running = undefined;
+    });
+  };
+
+  return {
+    poke: run,
+    async stop() {
+      stopped = true;
+      await running;
+    },
+  };
+}
