@@ -84,7 +84,18 @@ describe('client configuration', () => {
     expect(setup.env).toMatchObject({ SLUICE_HOME: h.home, SLUICE_AS: 'bot' });
     expect(setup.env.PATH?.split(':')[0]).toBe(join(setup.dir, 'bin'));
     const shim = readFileSync(join(setup.dir, 'bin', 'sluice'), 'utf8');
-    expect(shim).toBe(`#!/bin/sh\nexec '${process.execPath}' '/opt/it'\\''s/bin/sluice.js' "$@"\n`);
+    const lock = JSON.stringify({ agent: 'bot', home: h.home, attachRoots: [] });
+    expect(shim).toBe(
+      [
+        '#!/bin/sh',
+        `SLUICE_HOME='${h.home}'; export SLUICE_HOME`,
+        "SLUICE_AS='bot'; export SLUICE_AS",
+        `SLUICE_AGENT_LOCK='${lock}'; export SLUICE_AGENT_LOCK`,
+        `exec '${process.execPath}' '/opt/it'\\''s/bin/sluice.js' "$@"`,
+        '',
+      ].join('\n'),
+    );
+    expect(setup.env.SLUICE_AGENT_LOCK).toBe(lock);
     expect(statSync(setup.dir).mode & 0o777).toBe(0o700);
     expect(JSON.parse(readFileSync(setup.mcpConfigPath, 'utf8'))).toEqual({
       mcpServers: {
@@ -117,6 +128,9 @@ describe('client configuration', () => {
     expect(codex).toContain(
       `mcp_servers.sluice.env={ "SLUICE_HOME" = ${JSON.stringify(h.home)}, "SLUICE_AS" = "bot" }`,
     );
+    // The model's shell runs under a profile that denies the Sluice home (reads and writes).
+    expect(codex).toContain('permissions.sluice_agent.extends=":workspace"');
+    expect(codex).toContain(`permissions.sluice_agent.filesystem={ ${JSON.stringify(h.home)} = "deny" }`);
   });
 
   test('finds the client in SLUICE_CLAUDE_BIN / SLUICE_CODEX_BIN, else on PATH, else says how to fix it', () => {
@@ -205,7 +219,7 @@ describe('turn content', () => {
     const blocks = await claudeTurnContent(h.ctx, bot, 'ENVELOPE', delivered);
     expect(blocks).toHaveLength(2);
     expect((blocks[1] as { text: string }).text).toMatch(
-      /"broken\.png" \(image\/png, 33 bytes\) from message \S+ could not be attached: the attachment is not a readable image$/,
+      /"broken\.png" \(image\/png, 33 bytes\) from message \S+ could not be attached: the image could not be decoded \(.+\)$/,
     );
   });
 

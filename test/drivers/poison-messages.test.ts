@@ -121,7 +121,7 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
       .where('message_id', '=', id)
       .executeTakeFirstOrThrow();
   const until = (check: () => Promise<boolean> | boolean, what: string) =>
-    eventually(async () => ((await check()) ? true : undefined), 10_000, what);
+    eventually(async () => ((await check()) ? true : undefined), 30_000, what);
   const start = (client: RenderingClient) => {
     const stop = new AbortController();
     const done = runDriverLoop(h.ctx, bot, client, {
@@ -221,7 +221,9 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
     start(client);
     await until(async () => (await stateOf(poison)).state === 'returned', 'returned');
     await resumeQueue(h.ctx, h.owner, 'bot', poison);
-    await until(async () => (await stateOf(poison)).state === 'handled', 'handled after resume');
+    await until(() => reports.length === 4, 'the fourth turn settled');
+    expect((await stateOf(poison)).state).toBe('handled');
+    expect(reports.map((r) => r.outcome)).toEqual(['abandoned', 'abandoned', 'abandoned', 'ok']);
     expect(client.turns).toHaveLength(4);
     const rows = await h.ctx.store.db.selectFrom('dispatch_attempts').selectAll().execute();
     expect(rows).toEqual([]);

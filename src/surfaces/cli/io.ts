@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { recordInternalError } from './internal-error.js';
 
 /** Writes to stdout and resolves once the bytes are handed to the OS (large bodies, pipes). */
 export function writeOut(text: string): Promise<void> {
@@ -34,8 +35,11 @@ export function exitCodeFor(code: string): number {
   return code === 'not_found' || code === 'not_member' || code === 'denied' ? 2 : 1;
 }
 
-/** One clear line on stderr for a user error; a bug still gets its stack (it is ours to fix). */
-export function reportError(err: unknown): number {
+/**
+ * One clear line on stderr for any failure. A bug gets an error id on that line and its stack in
+ * `<home>/logs/errors.log` (never on the terminal).
+ */
+export function reportError(err: unknown, home?: string): number {
   if (err instanceof SluiceError) {
     process.stderr.write(`sluice: ${err.code}: ${oneLine(err.message)}\n`);
     return exitCodeFor(err.code);
@@ -46,9 +50,7 @@ export function reportError(err: unknown): number {
     process.stderr.write(`sluice: unavailable: ${oneLine(String(e.message))}\n`);
     return 1;
   }
-  process.stderr.write(
-    `sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
+  process.stderr.write(`${recordInternalError(err, home)}\n`);
   return 70;
 }
 

@@ -15,7 +15,7 @@ export async function registerMcpRoute(
   options: { maxBodyBytes: number; onInternalError?: (err: unknown) => void },
 ): Promise<void> {
   await app.register(async (scope) => {
-    scope.addHook('onRequest', requireAuth(ctx));
+    scope.addHook('onRequest', requireAuth(ctx, { cookie: false }));
     scope.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',

@@ -3,12 +3,16 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { HostContext } from '../../host/context.js';
 import { type LiveHub, startLiveHub } from '../../host/live.js';
-import { authenticateToken, type Principal } from '../../host/principals.js';
+import type { Principal } from '../../host/principals.js';
+import type { SessionSettings } from '../../host/sessions.js';
 import { RpcConnection } from '../rpc/connection.js';
 import { type DispatchObserver, handleRpcText } from '../rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
-import { requireAuth, sessionCookie } from './auth.js';
+import { requireAuth, sessionCookieName } from './auth.js';
+import { createHostAllowList, registerRequestGuard } from './guard.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits, installRequestLimits, nodeServerOptions } from './limits.js';
+import { requestLogOptions } from './log-redaction.js';
+import { registerLoginRoutes } from './login.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
 import { packageRoot, registerStaticPage } from './static.js';
@@ -27,6 +31,12 @@ export interface HostServerOptions {
   webRoot?: string;
   /** Mount MCP over Streamable HTTP at /mcp (default true). */
   mcp?: boolean;
+  /** Host names accepted besides the loopback names and the bound address (`--allowed-host`). */
+  allowedHosts?: readonly string[];
+  /** Serve HTTPS with this PEM certificate and key (`--tls-cert`, `--tls-key`). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Login-link and session lifetimes. */
+  sessions?: Partial<SessionSettings>;
 }
 
 /** A running host: the Fastify app, its live hub and open WebSocket connections. */
@@ -41,9 +51,6 @@ export interface HostServer {
   close(): Promise<void>;
 }
 
-const LOGIN_FAILED = `<!doctype html><meta charset="utf-8"><title>Sluice</title>
-<h1>That login link is not valid</h1><p>Run <code>sluice serve</code> (or <code>sluice token owner</code>) for a fresh one.</p>`;
-
 /**
  * One Fastify process for people and devices: JSON-RPC 2.0 at `/rpc` (WebSocket and POST), media,
  * MCP over HTTP, the web page, `/login` and `/healthz`. Live updates follow the event log.
@@ -53,7 +60,10 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   const limits: RpcLimits = { ...DEFAULT_RPC_LIMITS, ...options.limits };
   const httpLimits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.httpLimits };
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: requestLogOptions(options.logger ?? false),
+    ...(options.tls
+      ? { https: { cert: options.tls.cert, key: options.tls.key, ...nodeServerOptions(httpLimits) } }
+      : {}),
     http: nodeServerOptions(httpLimits),
     requestTimeout: httpLimits.requestTimeoutMs,
     keepAliveTimeout: httpLimits.keepAliveTimeoutMs,
@@ -63,6 +73,12 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   });
   installRequestLimits(app, httpLimits);
   app.decorateRequest('principal', null);
+  const bindHost = options.host ?? '127.0.0.1';
+  const boundPort = () => {
+    const address = app.server.address();
+    return typeof address === 'object' && address ? address.port : (options.port ?? 7777);
+  };
+  app.decorate('sessionCookieName', { getter: () => sessionCookieName(boundPort()) });
   const observer: DispatchObserver = {
     onError: (method, err) => {
       if ((err as { name?: string }).name !== 'SluiceError' && !(err as { rpc?: unknown }).rpc) {
@@ -81,21 +97,21 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
       this.websocketServer.close(() => done());
     },
   });
+  // After the WebSocket plugin's own onRequest hook, so an upgrade refused here still has its
+  // socket closed by that plugin.
+  registerRequestGuard(
+    app,
+    createHostAllowList({ bindHost, port: boundPort, allowedHosts: options.allowedHosts ?? [] }),
+  );
 
   app.get('/healthz', async (_req, reply) => {
     await ctx.store.db.selectFrom('meta').select('key').limit(1).execute();
     return reply.send({ status: 'ok' });
   });
 
-  app.get('/login', async (req, reply) => {
-    const token = (req.query as { token?: unknown }).token;
-    const principal = typeof token === 'string' ? await authenticateToken(ctx, token) : undefined;
-    if (!principal || typeof token !== 'string')
-      return reply.code(401).type('text/html; charset=utf-8').send(LOGIN_FAILED);
-    return reply
-      .header('set-cookie', sessionCookie(token))
-      .header('cache-control', 'no-store')
-      .redirect('/', 302);
+  await registerLoginRoutes(app, ctx, {
+    secureCookie: options.tls !== undefined,
+    ...(options.sessions ? { settings: options.sessions } : {}),
   });
 
   await app.register(async (scope) => {
@@ -168,7 +184,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   }
   registerStaticPage(app, options.webRoot ?? join(packageRoot(), 'web', 'dist'));
 
-  const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7777 });
+  const address = await app.listen({ host: bindHost, port: options.port ?? 7777 });
   let closing: Promise<void> | undefined;
   return {
     app,

@@ -14,11 +14,15 @@ export interface SocketLike {
   send(text: string): void;
   pause?(): void;
   resume?(): void;
+  /** Drops the connection at once (no closing handshake: the client is not reading). */
+  terminate?(): void;
 }
 
 const OPEN = 1;
 /** Frames queued per connection before the socket stops reading (TCP pushes back on the client). */
 const MAX_QUEUED_FRAMES = 32;
+/** How often a backed-up socket is checked for having drained (ws has no drain event). */
+const DRAIN_POLL_MS = 25;
 
 function notification(method: string, params: unknown): string {
   return JSON.stringify({ jsonrpc: '2.0', method, params });
@@ -37,6 +41,8 @@ export class RpcConnection {
   readonly #queues = new Map<string, { agent: Principal; name: string; off: () => void }>();
   readonly #channels = new Map<string, () => void>();
   readonly #observer: DispatchObserver;
+  readonly #onDropped: ((reason: string) => void) | undefined;
+  #stallTimer: NodeJS.Timeout | null = null;
   #chain: Promise<void> = Promise.resolve();
   #queued = 0;
   #closed = false;
@@ -46,7 +52,10 @@ export class RpcConnection {
     socket: SocketLike;
     hub: LiveHub;
     observer?: DispatchObserver;
+    /** Called when the connection drops a client that stopped reading (for the log). */
+    onDropped?: (reason: string) => void;
   }) {
+    this.#onDropped = options.onDropped;
     this.#socket = options.socket;
     this.#hub = options.hub;
     this.#observer = options.observer ?? {};
@@ -93,6 +102,9 @@ export class RpcConnection {
     if (this.#queued >= MAX_QUEUED_FRAMES) this.#socket.pause?.();
     this.#chain = this.#chain.then(async () => {
       try {
+        // A reply is produced only for a client that reads them: while its socket holds more
+        // than the high-water mark, requests wait here (and, queued, stop the socket reading).
+        if (!(await this.#drained())) return;
         const reply = await handleRpcText(this.#session, text, this.#observer);
         if (reply !== null) this.#send(reply);
       } finally {
@@ -105,6 +117,8 @@ export class RpcConnection {
   /** Detaches: drops subscriptions and releases everything the outbox held. */
   close(): void {
     this.#closed = true;
+    if (this.#stallTimer) clearTimeout(this.#stallTimer);
+    this.#stallTimer = null;
     for (const { off } of this.#queues.values()) off();
     for (const off of this.#channels.values()) off();
     this.#queues.clear();
@@ -113,7 +127,42 @@ export class RpcConnection {
   }
 
   #send(text: string): void {
-    if (!this.#closed && this.#socket.readyState === OPEN) this.#socket.send(text);
+    if (this.#closed || this.#socket.readyState !== OPEN) return;
+    this.#socket.send(text);
+    const buffered = this.#socket.bufferedAmount;
+    if (buffered > this.#session.limits.maxBufferedBytes) this.#drop('over the buffered-bytes limit');
+    else if (buffered > this.#session.limits.highWaterBytes) this.#watchStall();
+  }
+
+  /** Resolves true once the socket is at or under the high-water mark, false if it closed meanwhile. */
+  async #drained(): Promise<boolean> {
+    while (!this.#closed && this.#socket.readyState === OPEN) {
+      if (this.#socket.bufferedAmount <= this.#session.limits.highWaterBytes) return true;
+      this.#watchStall();
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+    }
+    return false;
+  }
+
+  /** Drops the client if its socket stays over the high-water mark past `stalledSocketMs`. */
+  #watchStall(): void {
+    if (this.#stallTimer) return;
+    const { highWaterBytes, stalledSocketMs } = this.#session.limits;
+    const since = Date.now();
+    const every = Math.max(DRAIN_POLL_MS, Math.min(1_000, Math.floor(stalledSocketMs / 4)));
+    const check = () => {
+      this.#stallTimer = null;
+      if (this.#closed || this.#socket.bufferedAmount <= highWaterBytes) return;
+      if (Date.now() - since >= stalledSocketMs) this.#drop('not reading what it is sent');
+      else this.#stallTimer = setTimeout(check, every);
+    };
+    this.#stallTimer = setTimeout(check, every);
+  }
+
+  #drop(reason: string): void {
+    this.#onDropped?.(reason);
+    this.close();
+    this.#socket.terminate?.();
   }
 
   #subscribe(queues: readonly Principal[], channelIds: readonly string[]): void {

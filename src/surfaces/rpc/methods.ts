@@ -37,8 +37,15 @@ export interface RpcLimits {
   maxFrameBytes: number;
   /** Largest request id echoed back (UTF-8 bytes of its JSON). */
   maxIdBytes: number;
-  /** A WebSocket with more than this many unsent bytes counts as backed up. */
+  /**
+   * A WebSocket with more than this many unsent bytes counts as backed up: no further replies
+   * are produced for it (and its notifications are held) until it drains.
+   */
   highWaterBytes: number;
+  /** A WebSocket backed up for longer than this is closed (its client stopped reading), ms. */
+  stalledSocketMs: number;
+  /** A WebSocket holding more than this many unsent bytes is closed at once. */
+  maxBufferedBytes: number;
 }
 
 export const DEFAULT_RPC_LIMITS: RpcLimits = {
@@ -47,6 +54,8 @@ export const DEFAULT_RPC_LIMITS: RpcLimits = {
   maxFrameBytes: 4 * 1024 * 1024,
   maxIdBytes: 4096,
   highWaterBytes: 256 * 1024,
+  stalledSocketMs: 60_000,
+  maxBufferedBytes: 4 * 1024 * 1024,
 };
 
 export const PROTOCOL = 'sluice/1';

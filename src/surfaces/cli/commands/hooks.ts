@@ -7,6 +7,7 @@ import { claudeUserPaths, planClaudeInstall } from '../../hooks/install-claude.j
 import { codexUserDir, planCodexInstall } from '../../hooks/install-codex.js';
 import {
   applyChanges,
+  assertWritesInsideProject,
   currentLauncher,
   describeChanges,
   type InstallPlan,
@@ -66,6 +67,8 @@ export function registerHooksCommands(program: Command): void {
                     ? resolve(opts.project, '.codex')
                     : codexUserDir(process.env, homedir()),
               });
+        const project = client === 'claude' ? (opts.user ? undefined : (opts.project ?? '.')) : opts.project;
+        if (project !== undefined) assertWritesInsideProject(resolve(project), plan.changes);
         const lines: string[] = [];
         if (plan.changes.length === 0) lines.push(`${client}: already installed, nothing to change`);
         else if (opts.dryRun)
