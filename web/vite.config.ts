@@ -19,6 +19,7 @@ export default defineConfig({
       '/rpc': { target: 'http://127.0.0.1:7777', ws: true },
       '/media': 'http://127.0.0.1:7777',
       '/login': 'http://127.0.0.1:7777',
+      '/logout': 'http://127.0.0.1:7777',
     },
   },
 });

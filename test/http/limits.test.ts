@@ -23,6 +23,7 @@ describe('limits before work (sluice serve on a real port)', () => {
         requestTimeoutMs: 800,
         keepAliveTimeoutMs: 300,
         maxConnections: 40,
+        maxRequestBodiesPerPrincipal: 2,
       },
     });
   });
@@ -57,6 +58,23 @@ describe('limits before work (sluice serve on a real port)', () => {
     );
     const text = await raw.closed;
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('holds at most the cap of half-sent bodies per principal; the next is 429, unread', async () => {
+    const head = headersOnly(server.url, 'POST', '/rpc', {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'content-length': FOUR_MIB,
+    });
+    const conns = await Promise.all([0, 1, 2].map(() => openRaw(server.url)));
+    for (const raw of conns) raw.write(head);
+    // Whichever arrives third is refused without its body being read; the other two are reading.
+    const refused = await Promise.race(conns.map((raw) => raw.closed.then(() => raw)));
+    expect(refused.received()).toMatch(/^HTTP\/1\.1 429 /);
+    for (const raw of conns.filter((c) => c !== refused)) {
+      expect(raw.received()).toBe('');
+      raw.destroy();
+    }
   });
 
   it('closes a connection whose headers never finish (slow loris) after the header timeout', async () => {

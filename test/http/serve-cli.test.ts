@@ -8,7 +8,7 @@ describe('sluice serve (the built CLI in its own process)', () => {
     for (const c of cleanups.splice(0)) c();
   });
 
-  it('initialises the home, prints a working login link, logs JSON to stderr and stops cleanly on SIGTERM', async () => {
+  it('initialises the home, prints a working single-use login link, logs JSON to stderr and stops cleanly on SIGTERM', async () => {
     const { home, cleanup } = tempHome();
     cleanups.push(cleanup);
     const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
@@ -35,8 +35,15 @@ describe('sluice serve (the built CLI in its own process)', () => {
     const url = new URL(link);
     expect(url.pathname).toBe('/login');
     expect((await fetch(`${url.origin}/healthz`)).status).toBe(200);
-    const login = await fetch(link, { redirect: 'manual' });
-    expect(login.status).toBe(302);
+    expect(url.searchParams.get('code')).toMatch(/^sll_/);
+    expect((await fetch(link)).status).toBe(200);
+    const login = await fetch(`${url.origin}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `code=${url.searchParams.get('code')}`,
+    });
+    expect(login.status).toBe(303);
     expect(login.headers.get('set-cookie')).toContain('HttpOnly');
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

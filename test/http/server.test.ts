@@ -5,6 +5,7 @@ import type { InjectOptions } from 'fastify';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
+import { issueLoginCode } from '../../src/host/sessions.js';
 import { startHostServer } from '../../src/surfaces/http/server.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 
@@ -36,27 +37,38 @@ describe('HTTP routes of sluice serve', () => {
     expect(res.json()).toEqual({ status: 'ok' });
   });
 
-  it('exchanges a login link for an http-only SameSite=Strict cookie and redirects to /', async () => {
-    const res = await inject({ method: 'GET', url: `/login?token=${encodeURIComponent(ownerToken)}` });
-    expect(res.statusCode).toBe(302);
+  it('signs a browser in with a login link (GET shows the button, POST sets the session cookie)', async () => {
+    const { code } = await issueLoginCode(h.ctx, 'owner');
+    expect((await inject({ method: 'GET', url: `/login?code=${code}` })).statusCode).toBe(200);
+    const res = await inject({
+      method: 'POST',
+      url: '/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      payload: `code=${code}`,
+    });
+    expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/');
     const cookie = String(res.headers['set-cookie']);
-    expect(cookie).toMatch(/^sluice_session=/);
-    expect(cookie).toContain('HttpOnly');
-    expect(cookie).toContain('SameSite=Strict');
+    expect(cookie).toMatch(/^sluice_session_\d+=/);
     const rpc = await inject({
       method: 'POST',
       url: '/rpc',
-      headers: { cookie: cookie.split(';')[0] as string, 'content-type': 'application/json' },
+      headers: {
+        cookie: cookie.split(';')[0] as string,
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/json',
+      },
       payload: '{"jsonrpc":"2.0","id":"c","method":"host.hello"}',
     });
     expect(rpc.json()).toMatchObject({ id: 'c', result: { principal: { name: 'owner' } } });
   });
 
-  it('refuses a bad login link without setting a cookie', async () => {
-    const res = await inject({ method: 'GET', url: '/login?token=slu_wrong' });
-    expect(res.statusCode).toBe(401);
-    expect(res.headers['set-cookie']).toBeUndefined();
+  it('refuses a bad login link, and an access token in its place, without setting a cookie', async () => {
+    for (const url of ['/login?code=sll_wrong', `/login?code=${ownerToken}`, `/login?token=${ownerToken}`]) {
+      const res = await inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
   });
 
   it('POST /rpc: malformed JSON is -32700, a notification is 204, and bodies over 4 MiB are 413', async () => {

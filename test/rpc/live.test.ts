@@ -41,7 +41,8 @@ describe('live updates', () => {
   });
 
   it('a subscriber that does not read through 10,000 commits gets only the latest summary, in bounded memory', async () => {
-    h = await openServedHost();
+    // This client stops reading for as long as 10,000 commits take: keep it connected that long.
+    h = await openServedHost({ limits: { stalledSocketMs: 600_000 } });
     const host = h;
     await host.agent('helper');
     const big = await sendMessage(host.ctx, host.owner, { to: 'helper', body: 'x'.repeat(2_000_000) });
@@ -56,8 +57,9 @@ describe('live updates', () => {
     const reads = Array.from({ length: 40 }, (_, i) =>
       client.call('queue.read', { agent: 'helper', messageId: big.message_id }, `fill-${i}`),
     );
+    // Replies stop being produced once the socket is over the high-water mark: the rest wait.
     await until(
-      () => connection.pendingRequests === 0 && connection.bufferedAmount > host.server.limits.highWaterBytes,
+      () => connection.pendingRequests > 0 && connection.bufferedAmount > host.server.limits.highWaterBytes,
     );
     await until(() => connection.outbox.pendingSize() === 0);
     const bufferedBefore = connection.bufferedAmount;

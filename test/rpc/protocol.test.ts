@@ -167,10 +167,14 @@ describe('authentication and queue access', () => {
     expect(await upgradeStatus({})).toBe(401);
     expect(await upgradeStatus({ authorization: 'Bearer slu_not-a-token' })).toBe(401);
     const token = await h.token();
-    expect(await upgradeStatus({ cookie: `sluice_session=${token}`, origin: 'http://evil.example' })).toBe(
-      403,
-    );
-    expect(await upgradeStatus({ cookie: `sluice_session=${token}`, origin: h.server.url })).toBe(101);
+    const cookie = await h.sessionCookie();
+    expect(await upgradeStatus({ cookie, origin: 'http://evil.example' })).toBe(403);
+    expect(await upgradeStatus({ cookie, origin: h.server.url })).toBe(101);
+    // An access token is not a session cookie, and a session cookie is not an access token.
+    expect(
+      await upgradeStatus({ cookie: `${h.server.app.sessionCookieName}=${token}`, origin: h.server.url }),
+    ).toBe(401);
+    expect(await upgradeStatus({ authorization: `Bearer ${cookie.split('=')[1]}` })).toBe(401);
     expect(await upgradeStatus({ authorization: `Bearer ${token}` })).toBe(101);
   });
 

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { issueToken } from '../../src/host/principals.js';
+import { issueLoginCode, signInWithCode } from '../../src/host/sessions.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import type { RpcLimits } from '../../src/surfaces/rpc/methods.js';
 import { openTestHost, type TestHost } from '../support/host.js';
@@ -13,6 +14,8 @@ export interface ServedHost extends TestHost {
   /** A WebSocket client authenticated as `name`. */
   client(name?: string): Promise<RpcClient>;
   token(name?: string): Promise<string>;
+  /** A signed-in browser session for a person, as a `Cookie` header value. */
+  sessionCookie(name?: string): Promise<string>;
 }
 
 export async function openServedHost(
@@ -31,6 +34,11 @@ export async function openServedHost(
     ...host,
     server,
     token,
+    async sessionCookie(name = 'owner') {
+      const session = await signInWithCode(host.ctx, (await issueLoginCode(host.ctx, name)).code);
+      if (!session) throw new Error(`could not sign ${name} in`);
+      return `${server.app.sessionCookieName}=${session.secret}`;
+    },
     async client(name = 'owner') {
       const c = await RpcClient.connect(server.url, await token(name));
       clients.push(c);

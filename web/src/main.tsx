@@ -28,7 +28,8 @@ function SignedOut() {
       <h1>Sluice</h1>
       <p>
         You are not signed in. Open the login link that <code>sluice serve</code> printed when it started (it
-        looks like <code>http://127.0.0.1:7777/login?token=…</code>).
+        looks like <code>http://127.0.0.1:7777/login?code=…</code> and works once, for 10 minutes); run{' '}
+        <code>sluice login-link</code> for a fresh one.
       </p>
     </main>
   );

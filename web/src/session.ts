@@ -1,6 +1,7 @@
-// The page's session is the http-only cookie set by `/login?token=…`. Before opening the socket the
-// page asks `host.hello` over HTTP POST: a 401 means "open the login link", which a failed WebSocket
-// upgrade could not tell apart from a network error.
+// The page's session is the http-only cookie set when the button on `/login?code=…` is pressed (a
+// server-side session, not a token). Before opening the socket the page asks `host.hello` over HTTP
+// POST: a 401 means "open a login link", which a failed WebSocket upgrade could not tell apart from
+// a network error.
 
 import type { Hello } from './wire.js';
 
@@ -39,4 +40,16 @@ export async function checkSession(): Promise<SessionCheck> {
 /** The same-origin WebSocket address of `/rpc`. */
 export function rpcSocketUrl(location: Location): string {
   return `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/rpc`;
+}
+
+/**
+ * Ends the session on the host (the cookie stops working everywhere, at once) and reloads, which
+ * shows the signed-out notice. The cookie is http-only, so only the host can clear it.
+ */
+export async function logOut(): Promise<void> {
+  try {
+    await fetch('/logout', { method: 'POST', credentials: 'same-origin' });
+  } finally {
+    window.location.assign('/');
+  }
 }

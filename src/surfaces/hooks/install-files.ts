@@ -1,7 +1,15 @@
 // Shared pieces of `sluice hooks install`: where the CLI lives, how to quote it for a shell, and
 // how to change a user's config files without clobbering them (read, merge, write only on change).
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../../core/errors.js';
 
@@ -108,6 +116,35 @@ export function changeFor(path: string, before: string | null, after: string): F
 
 export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** The real path of `path`, or of its deepest existing ancestor joined with the rest. */
+function realPathOfWhatExists(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(realPathOfWhatExists(parent), relative(parent, path));
+  }
+}
+
+/**
+ * A project install writes only inside the project: a `.claude`/`.codex` folder (or a settings
+ * file) that is a symlink leading elsewhere would let whoever planted it in a repository make
+ * `hooks install` rewrite another agent's or another project's config. Refused, nothing written.
+ */
+export function assertWritesInsideProject(project: string, changes: readonly FileChange[]): void {
+  const root = realPathOfWhatExists(resolve(project));
+  for (const change of changes) {
+    const real = realPathOfWhatExists(resolve(change.path));
+    const rel = relative(root, real);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      throw new SluiceError(
+        'denied',
+        `${change.path} leads out of the project (to ${real}) through a symlink; nothing was changed`,
+      );
+    }
+  }
 }
 
 /** Writes every change atomically (temp file + rename), keeping an existing file's mode. */

@@ -1,26 +1,32 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HostContext } from '../../host/context.js';
 import { authenticateToken, type Principal } from '../../host/principals.js';
-
-/** The browser session cookie: the access token itself, http-only and same-site only. */
-export const SESSION_COOKIE = 'sluice_session';
-const COOKIE_MAX_AGE_S = 30 * 24 * 3600;
+import { authenticateSession } from '../../host/sessions.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
   }
+  interface FastifyInstance {
+    /** This server's session cookie name (it depends on the bound port); '' when it has none. */
+    sessionCookieName: string;
+  }
 }
 
-/** The bearer token of a request: the Authorization header, else the session cookie. */
-export function requestToken(req: FastifyRequest): { token: string; via: 'bearer' | 'cookie' } | undefined {
+/**
+ * The browser session cookie's name for a port. Browsers send a cookie for 127.0.0.1 to every
+ * port of it, so two hosts on one machine would otherwise overwrite each other's session.
+ */
+export function sessionCookieName(port: number): string {
+  return `sluice_session_${port}`;
+}
+
+/** The bearer token of the Authorization header, if any. */
+export function bearerToken(req: FastifyRequest): string | undefined {
   const header = req.headers.authorization;
-  if (typeof header === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (match?.[1]) return { token: match[1], via: 'bearer' };
-  }
-  const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
-  return cookie ? { token: cookie, via: 'cookie' } : undefined;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
 }
 
 /** One cookie's value from a Cookie header, or undefined. */
@@ -39,44 +45,68 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
-/** Set-Cookie value for a browser session. */
-export function sessionCookie(token: string): string {
-  return `${SESSION_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${COOKIE_MAX_AGE_S}`;
+/** Set-Cookie for a signed-in browser: http-only, same-site only, `Secure` behind TLS. */
+export function sessionCookie(name: string, secret: string, maxAgeS: number, secure: boolean): string {
+  return `${name}=${encodeURIComponent(secret)}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeS))}${secure ? '; Secure' : ''}`;
+}
+
+/** Set-Cookie that removes the session cookie (log out, or a cookie the host no longer knows). */
+export function clearedSessionCookie(name: string, secure: boolean): string {
+  return sessionCookie(name, '', 0, secure);
 }
 
 /**
- * A cookie rides along on any request the browser makes, so a cookie-authenticated request that
- * names another origin (a cross-site WebSocket or form) is refused; bearer requests carry their
- * own proof.
+ * A session cookie counts only on a request the page itself made: the browser says so with
+ * `Sec-Fetch-Site: same-origin` (or `none` for a navigation the user typed), or with an Origin the
+ * request guard already checked against the allow-list. A script outside the browser that copied
+ * the cookie must use an access token instead.
  */
-function sameOrigin(req: FastifyRequest): boolean {
+export function isOwnPageRequest(req: FastifyRequest): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || (site === 'none' && req.method === 'GET');
   const origin = req.headers.origin;
-  if (origin === undefined) return true;
-  try {
-    return new URL(origin).host === req.headers.host;
-  } catch {
-    return false;
-  }
+  return typeof origin === 'string' && origin !== 'null';
 }
 
-/** A preValidation hook that sets `req.principal` or answers 401/403 with one clear line. */
-export function requireAuth(ctx: HostContext) {
+export interface AuthOptions {
+  /** Whether the page's session cookie is accepted here (false: bearer tokens only, as on MCP). */
+  cookie?: boolean;
+}
+
+function unauthenticated(reply: FastifyReply, message: string) {
+  return reply
+    .code(401)
+    .header('www-authenticate', 'Bearer')
+    .send({ error: { code: 'unauthenticated', message } });
+}
+
+/**
+ * An onRequest hook that sets `req.principal` or answers 401 with one line, before any body is
+ * read. An `Authorization: Bearer` header must hold an access token (a session id is not one); a
+ * session cookie is accepted unless `cookie: false`, and only from the page itself.
+ */
+export function requireAuth(ctx: HostContext, options: AuthOptions = {}) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    const found = requestToken(req);
-    const principal = found ? await authenticateToken(ctx, found.token) : undefined;
-    if (!found || !principal) {
-      return reply
-        .code(401)
-        .header('www-authenticate', 'Bearer')
-        .send({
-          error: { code: 'unauthenticated', message: 'a valid bearer token or session cookie is required' },
-        });
+    const token = bearerToken(req);
+    if (token !== undefined) {
+      const principal = await authenticateToken(ctx, token);
+      if (!principal) return unauthenticated(reply, 'the bearer token is unknown, expired or revoked');
+      req.principal = principal;
+      return;
     }
-    if (found.via === 'cookie' && !sameOrigin(req)) {
-      return reply
-        .code(403)
-        .send({ error: { code: 'denied', message: 'cross-origin requests need a bearer token' } });
-    }
-    req.principal = principal;
+    const cookieName = options.cookie === false ? '' : (req.server.sessionCookieName ?? '');
+    const cookie = cookieName ? cookieValue(req.headers.cookie, cookieName) : undefined;
+    if (cookie === undefined)
+      return unauthenticated(
+        reply,
+        cookieName
+          ? 'a bearer access token or a session cookie is required'
+          : 'a bearer access token is required',
+      );
+    if (!isOwnPageRequest(req))
+      return unauthenticated(reply, 'a session cookie counts only from the page; use a bearer access token');
+    const session = await authenticateSession(ctx, cookie);
+    if (!session) return unauthenticated(reply, 'the session has ended; open a new login link');
+    req.principal = session.principal;
   };
 }

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SluiceError } from '../../core/errors.js';
+import { PrincipalGate } from './principal-gate.js';
 
 /**
  * Limits the HTTP server enforces before doing work for a request; each is a named setting
@@ -15,6 +17,11 @@ export interface HttpLimits {
   socketIdleTimeoutMs: number;
   /** Open connections at once (WebSockets included); further ones are closed on accept. */
   maxConnections: number;
+  /**
+   * POST requests with a body (`/rpc`, `/mcp`) one principal may have in progress at once; more
+   * answer 429 unread. Bounds what half-sent bodies hold: this many times the largest frame.
+   */
+  maxRequestBodiesPerPrincipal: number;
   /** Uploads one principal may have in progress at once; more answer 429. */
   maxUploadsPerPrincipal: number;
   /** Downloads one principal may have in progress at once; more answer 429. */
@@ -28,6 +35,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   keepAliveTimeoutMs: 5_000,
   socketIdleTimeoutMs: 60_000,
   maxConnections: 256,
+  maxRequestBodiesPerPrincipal: 8,
   maxUploadsPerPrincipal: 4,
   // A browser opens up to 6 connections per origin; two tabs of images stay under this.
   maxDownloadsPerPrincipal: 16,
@@ -47,10 +55,16 @@ export function parseHttpLimits(text: string | undefined): Partial<HttpLimits> {
     const name = rawName?.trim() as keyof HttpLimits;
     const value = Number(rawValue?.trim());
     if (!LIMIT_NAMES.includes(name)) {
-      throw new RangeError(`unknown HTTP limit "${rawName?.trim()}" (known: ${LIMIT_NAMES.join(', ')})`);
+      throw new SluiceError(
+        'invalid_params',
+        `SLUICE_HTTP_LIMITS: unknown limit "${rawName?.trim()}" (known: ${LIMIT_NAMES.join(', ')})`,
+      );
     }
     if (!Number.isSafeInteger(value) || value <= 0) {
-      throw new RangeError(`HTTP limit ${name} must be a positive integer, not "${rawValue?.trim()}"`);
+      throw new SluiceError(
+        'invalid_params',
+        `SLUICE_HTTP_LIMITS: ${name} must be a positive integer, not "${rawValue?.trim()}"`,
+      );
     }
     out[name] = value;
   }
@@ -96,4 +110,28 @@ export function installRequestLimits(app: FastifyInstance, limits: HttpLimits): 
     }
     return payload;
   });
+}
+
+/** A 429 with one line and `Retry-After`, closing the connection when a body is left unread. */
+export function answerBusy(reply: FastifyReply, what: string, max: number): FastifyReply {
+  return reply
+    .code(429)
+    .header('retry-after', '1')
+    .send({
+      error: { code: 'busy', message: `at most ${max} ${what} at once per principal; retry when one ends` },
+    });
+}
+
+/**
+ * An onRequest hook (registered after authentication) that admits at most `max` requests with a
+ * body per principal at once; the slot frees when the response ends or the connection closes.
+ */
+export function capBodiesPerPrincipal(max: number) {
+  const gate = new PrincipalGate(max);
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!req.principal || !declaresBody(req)) return;
+    const release = gate.tryEnter(req.principal.id);
+    if (!release) return answerBusy(reply, 'requests with a body', max);
+    reply.raw.once('close', release);
+  };
 }

@@ -4,6 +4,7 @@ import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { buildMcpServer } from '../mcp/tools.js';
 import { requireAuth } from './auth.js';
+import { capBodiesPerPrincipal } from './limits.js';
 
 /**
  * MCP over Streamable HTTP at `/mcp`, stateless: each POST builds the agent's tool server for the
@@ -12,10 +13,16 @@ import { requireAuth } from './auth.js';
 export async function registerMcpRoute(
   app: FastifyInstance,
   ctx: HostContext,
-  options: { maxBodyBytes: number; onInternalError?: (err: unknown) => void },
+  options: {
+    maxBodyBytes: number;
+    /** Requests with a body one principal may have in progress (limits.ts). */
+    maxBodiesPerPrincipal?: number;
+    onInternalError?: (err: unknown) => void;
+  },
 ): Promise<void> {
   await app.register(async (scope) => {
     scope.addHook('onRequest', requireAuth(ctx, { cookie: false }));
+    scope.addHook('onRequest', capBodiesPerPrincipal(options.maxBodiesPerPrincipal ?? 8));
     scope.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',

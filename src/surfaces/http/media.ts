@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import { openMediaStream, putMediaStream } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
 import { requireAuth } from './auth.js';
-import type { HttpLimits } from './limits.js';
+import { answerBusy, type HttpLimits } from './limits.js';
 import { PrincipalGate } from './principal-gate.js';
 import { resolveRange } from './range.js';
 import { httpError } from './status.js';
@@ -27,15 +27,6 @@ function fileNameOf(header: unknown): string {
  */
 async function* chunksOf(stream: Readable): AsyncGenerator<Uint8Array> {
   for await (const chunk of stream.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
-}
-
-function busy(reply: FastifyReply, what: string, max: number) {
-  return reply
-    .code(429)
-    .header('retry-after', '1')
-    .send({
-      error: { code: 'busy', message: `at most ${max} ${what} at once per principal; retry when one ends` },
-    });
 }
 
 /**
@@ -69,7 +60,7 @@ export async function registerMediaRoutes(
         return reply.code(status).send(body);
       }
       const release = uploads.tryEnter(principal.id);
-      if (!release) return busy(reply, 'uploads', uploads.max);
+      if (!release) return answerBusy(reply, 'uploads', uploads.max);
       try {
         const stream = (req.body ?? req.raw) as Readable;
         const ref = await putMediaStream(
@@ -114,7 +105,7 @@ export async function registerMediaRoutes(
             });
         }
         const release = downloads.tryEnter(principal.id);
-        if (!release) return busy(reply, 'downloads', downloads.max);
+        if (!release) return answerBusy(reply, 'downloads', downloads.max);
         // Released when the response ends or its connection goes away, read or not.
         reply.raw.once('close', release);
         let stream: Readable;

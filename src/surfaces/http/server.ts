@@ -10,7 +10,13 @@ import { type DispatchObserver, handleRpcText } from '../rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
 import { requireAuth, sessionCookieName } from './auth.js';
 import { createHostAllowList, registerRequestGuard } from './guard.js';
-import { DEFAULT_HTTP_LIMITS, type HttpLimits, installRequestLimits, nodeServerOptions } from './limits.js';
+import {
+  capBodiesPerPrincipal,
+  DEFAULT_HTTP_LIMITS,
+  type HttpLimits,
+  installRequestLimits,
+  nodeServerOptions,
+} from './limits.js';
 import { requestLogOptions } from './log-redaction.js';
 import { registerLoginRoutes } from './login.js';
 import { registerMcpRoute } from './mcp.js';
@@ -124,6 +130,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     );
     // onRequest: nobody unauthenticated gets a body read (or buffered) on their behalf.
     scope.addHook('onRequest', requireAuth(ctx));
+    scope.addHook('onRequest', capBodiesPerPrincipal(httpLimits.maxRequestBodiesPerPrincipal));
     scope.route({
       method: 'GET',
       url: '/rpc',
@@ -179,6 +186,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   if (options.mcp !== false) {
     await registerMcpRoute(app, ctx, {
       maxBodyBytes: limits.maxFrameBytes,
+      maxBodiesPerPrincipal: httpLimits.maxRequestBodiesPerPrincipal,
       onInternalError: (err) => app.log.error({ err }, 'mcp tool failed'),
     });
   }

@@ -1,10 +1,90 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { initHome, OWNER_NAME } from '../../../host/home.js';
-import { issueToken } from '../../../host/principals.js';
-import { startHostServer } from '../../http/server.js';
+import { DEFAULT_SESSION_SETTINGS, issueLoginCode } from '../../../host/sessions.js';
+import { isLoopbackHost } from '../../http/guard.js';
+import { parseHttpLimits } from '../../http/limits.js';
+import { type HostServer, startHostServer } from '../../http/server.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
+import { SERVE_ORIGIN_FILE } from './tokens.js';
+
+interface ServeOptions {
+  port?: string;
+  host?: string;
+  allowedHost?: string[];
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureRemote?: boolean;
+}
+
+const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
+
+function readPem(path: string, flag: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new SluiceError(
+      'invalid_params',
+      `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+    );
+  }
+}
+
+/**
+ * Refuses to expose the host beyond this machine in the clear: a session cookie or access token
+ * sent over plain HTTP on a network can be read by anyone on the path.
+ */
+function tlsFor(bindHost: string, opts: ServeOptions): { cert: Buffer; key: Buffer } | undefined {
+  if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
+    throw new SluiceError('invalid_params', '--tls-cert and --tls-key go together');
+  if (opts.tlsCert !== undefined && opts.tlsKey !== undefined)
+    return { cert: readPem(opts.tlsCert, '--tls-cert'), key: readPem(opts.tlsKey, '--tls-key') };
+  if (!isLoopbackHost(bindHost) && !opts.insecureRemote)
+    throw new SluiceError(
+      'invalid_params',
+      `--host ${bindHost} is reachable from other machines: give --tls-cert and --tls-key, or --insecure-remote to serve plain HTTP anyway`,
+    );
+  return undefined;
+}
+
+/** Every address other machines can use when the host is bound to all interfaces. */
+function interfaceUrls(protocol: string, port: number, v6: boolean): string[] {
+  const urls: string[] = [];
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) {
+      if (a.internal || (a.family === 'IPv6' && !v6)) continue;
+      if (a.family === 'IPv6' && a.address.startsWith('fe80:')) continue;
+      urls.push(`${protocol}//${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${port}`);
+    }
+  }
+  return urls;
+}
+
+async function listen(options: Parameters<typeof startHostServer>[0]): Promise<HostServer> {
+  try {
+    return await startHostServer(options);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const where = `${options.host}:${options.port}`;
+    if (code === 'EADDRINUSE')
+      throw new SluiceError(
+        'unavailable',
+        `${where} is already in use (another sluice serve?); pick another port with --port N (0 picks a free one)`,
+      );
+    if (code === 'EACCES')
+      throw new SluiceError(
+        'unavailable',
+        `not allowed to listen on ${where}; use a port above 1023 with --port N`,
+      );
+    if (code === 'EADDRNOTAVAIL')
+      throw new SluiceError('unavailable', `${options.host} is not an address of this machine (--host)`);
+    throw err;
+  }
+}
 
 /** `sluice serve`: the host for people and devices, until SIGTERM/SIGINT. */
 export function registerServeCommand(program: Command): void {
@@ -12,26 +92,62 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .description('serve JSON-RPC (/rpc), MCP (/mcp), media and the web page; prints a login link')
     .option('--port <n>', 'port (default 7777; 0 picks a free one)')
-    .option('--host <addr>', 'address to bind (default 127.0.0.1)')
+    .option('--host <addr>', 'address to bind (default 127.0.0.1; others need TLS or --insecure-remote)')
+    .option(
+      '--allowed-host <name>',
+      'also answer to this Host name (repeatable; e.g. behind a proxy)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate')
+    .option('--tls-key <file>', 'and this PEM private key')
+    .option(
+      '--insecure-remote',
+      'allow plain HTTP on a non-loopback --host (tokens and cookies travel in the clear)',
+    )
     .action(
-      action(async ({ host: ctx }, opts: { port?: string; host?: string }) => {
+      action(async ({ host: ctx }, opts: ServeOptions) => {
         const port = opts.port === '0' ? 0 : parseLimit(opts.port, '--port', 65535, 7777);
         const bindHost = opts.host ?? '127.0.0.1';
         if (!/^[A-Za-z0-9.:[\]-]+$/.test(bindHost))
           throw new SluiceError('invalid_params', `--host ${bindHost} is not an address`);
+        for (const name of opts.allowedHost ?? [])
+          if (!/^[A-Za-z0-9.:[\]-]{1,253}$/.test(name))
+            throw new SluiceError(
+              'invalid_params',
+              `--allowed-host ${JSON.stringify(name.slice(0, 80))} is not a host name`,
+            );
+        const tls = tlsFor(bindHost, opts);
         await initHome(ctx);
-        const server = await startHostServer({
+        const server = await listen({
           ctx,
-          host: bindHost,
+          host: bindHost.replace(/^\[|\]$/g, ''),
           port,
+          ...(tls ? { tls } : {}),
+          allowedHosts: opts.allowedHost ?? [],
+          httpLimits: parseHttpLimits(process.env.SLUICE_HTTP_LIMITS),
           // Structured logs go to stderr so stdout stays the login link.
           logger: { level: process.env.SLUICE_LOG_LEVEL ?? 'info', stream: process.stderr },
         });
-        const token = await issueToken(ctx, OWNER_NAME);
         const url = new URL(server.url);
-        await writeOut(
-          `Sluice is serving ${server.url} (home ${ctx.home})\nLogin link: ${url.origin}/login?token=${token}\n`,
+        const bound = Number(url.port);
+        // A wildcard bind reports 0.0.0.0 or [::], which no browser can open: sign in on loopback.
+        const origin = WILDCARD.has(bindHost) ? `${url.protocol}//127.0.0.1:${bound}` : url.origin;
+        try {
+          writeFileSync(join(ctx.home, SERVE_ORIGIN_FILE), `${origin}\n`, { mode: 0o600 });
+        } catch {
+          // Only a convenience for `sluice login-link`; it takes --url too.
+        }
+        const { code } = await issueLoginCode(ctx, OWNER_NAME);
+        const lines = [`Sluice is serving ${origin} (home ${ctx.home})`];
+        if (WILDCARD.has(bindHost)) {
+          const others = interfaceUrls(url.protocol, bound, bindHost !== '0.0.0.0');
+          if (others.length > 0) lines.push(`Also reachable at ${others.join(', ')}`);
+        }
+        lines.push(
+          `Login link: ${origin}/login?code=${code}`,
+          `(it works once, for ${DEFAULT_SESSION_SETTINGS.loginLinkTtlMs / 60_000} minutes; \`sluice login-link\` prints another)`,
         );
+        await writeOut(`${lines.join('\n')}\n`);
         await new Promise<void>((resolve) => {
           const stop = (signal: string) => {
             server.app.log.info({ signal }, 'shutting down');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { initHome } from '../../../host/home.js';
-import { addPrincipal, issueToken } from '../../../host/principals.js';
+import { addPrincipal } from '../../../host/principals.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 
@@ -39,15 +39,6 @@ export function registerSetupCommands(program: Command): void {
       action(async ({ host }, name: string) => {
         const row = await addPrincipal(host, { name, kind: 'person' });
         await writeOut(`${row.name}\n`);
-      }),
-    );
-
-  program
-    .command('token <name>')
-    .description('print a new access token for that principal (devices, HTTP MCP)')
-    .action(
-      action(async ({ host }, name: string) => {
-        await writeOut(`${await issueToken(host, name)}\n`);
       }),
     );
 }

@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { SluiceError } from '../../../core/errors.js';
+import { issueAccessToken } from '../../../host/principals.js';
+import {
+  DEFAULT_SESSION_SETTINGS,
+  issueLoginCode,
+  listCredentials,
+  revokeCredential,
+} from '../../../host/sessions.js';
+import { action } from '../context.js';
+import { writeOut } from '../io.js';
+
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `--expires 30d` (m, h, d or w) → milliseconds; `never` → null (no expiry). */
+export function parseExpiry(text: string): number | null {
+  if (text === 'never') return null;
+  const match = /^(\d{1,5})([mhdw])$/.exec(text.trim());
+  const n = match ? Number(match[1]) : 0;
+  if (!match || n < 1)
+    throw new SluiceError(
+      'invalid_params',
+      `--expires must look like 90m, 12h, 30d or 2w (or never), not ${JSON.stringify(text.slice(0, 40))}`,
+    );
+  return n * (UNIT_MS[match[2] as string] as number);
+}
+
+/** Where `sluice serve` said it listens (written at its start), so a login link points there. */
+export const SERVE_ORIGIN_FILE = 'serve-origin';
+
+function serveOrigin(home: string, explicit: string | undefined): string {
+  const text =
+    explicit ??
+    (() => {
+      try {
+        return readFileSync(join(home, SERVE_ORIGIN_FILE), 'utf8').trim();
+      } catch {
+        return 'http://127.0.0.1:7777';
+      }
+    })();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SluiceError('invalid_params', `--url must be the host's address, like http://127.0.0.1:7777`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new SluiceError('invalid_params', '--url must start with http:// or https://');
+  return url.origin;
+}
+
+const table = (rows: string[][]) => {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+};
+
+/**
+ * `sluice token NAME [--expires 30d|never]`, `sluice token ls [--json]`, `sluice token revoke ID`
+ * and `sluice login-link [PERSON] [--url ORIGIN]`.
+ */
+export function registerTokenCommands(program: Command): void {
+  const token = program
+    .command('token')
+    .description('access tokens: `token NAME` prints a new one; `token ls`, `token revoke ID`')
+    .argument('<name>', 'the principal the token acts as')
+    .option('--expires <age>', 'lifetime: 90m, 12h, 30d, 2w or never (default 90d)')
+    .action(
+      action(async ({ host }, name: string, opts: { expires?: string }) => {
+        const issued = await issueAccessToken(host, name, {
+          ...(opts.expires !== undefined ? { expiresInMs: parseExpiry(opts.expires) } : {}),
+        });
+        await writeOut(`${issued.token}\n`);
+      }),
+    );
+
+  token
+    .command('ls')
+    .description('list access tokens and browser sessions (never their secrets)')
+    .option('--json', 'one JSON array: {id, kind, principal, created, expires, lastUsed}')
+    .action(
+      action(async ({ host }, opts: { json?: boolean }) => {
+        const rows = await listCredentials(host);
+        if (opts.json) return writeOut(`${JSON.stringify(rows)}\n`);
+        if (rows.length === 0) return writeOut('no tokens or sessions\n');
+        await writeOut(
+          `${table([
+            ['ID', 'KIND', 'PRINCIPAL', 'CREATED', 'EXPIRES', 'LAST USED'],
+            ...rows.map((r) => [
+              r.id,
+              r.kind,
+              r.principal,
+              r.created,
+              r.expires ?? 'never',
+              r.lastUsed ?? '-',
+            ]),
+          ])}\n`,
+        );
+      }),
+    );
+
+  token
+    .command('revoke <id>')
+    .description('revoke an access token or end a browser session (ids from `token ls`)')
+    .action(
+      action(async ({ host }, id: string) => {
+        const kind = await revokeCredential(host, id);
+        await writeOut(`${kind === 'token' ? 'revoked token' : 'ended session'} ${id}\n`);
+      }),
+    );
+
+  program
+    .command('login-link [person]')
+    .description(
+      `print a single-use sign-in link for the web page (valid ${DEFAULT_SESSION_SETTINGS.loginLinkTtlMs / 60_000} minutes)`,
+    )
+    .option('--url <origin>', "the host's address (default: where `sluice serve` last started)")
+    .action(
+      action(async ({ host, actorName }, person: string | undefined, opts: { url?: string }) => {
+        const origin = serveOrigin(host.home, opts.url);
+        const { code } = await issueLoginCode(host, person ?? actorName);
+        await writeOut(`${origin}/login?code=${code}\n`);
+      }),
+    );
+}
