@@ -11,7 +11,9 @@ import { registerQueueCommands } from './commands/queue.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSetupCommands } from './commands/setup.js';
 import { registerStartCommand } from './commands/start.js';
+import { registerTokenCommands } from './commands/tokens.js';
 import { registerTurnCommands } from './commands/turns.js';
+import { reportError } from './io.js';
 
 /** Builds the `sluice` command tree. */
 export function buildProgram(): Command {
@@ -35,6 +37,7 @@ export function buildProgram(): Command {
   registerTurnCommands(program);
   registerQueueCommands(program);
   registerServeCommand(program);
+  registerTokenCommands(program);
   registerDriveCommands(program);
   registerMediaCommands(program);
   registerMcpCommands(program);
@@ -52,6 +55,13 @@ function allCommands(command: Command): Command[] {
 
 /** CLI entry: exit 0 ok, 1 usage/validation, 2 not found/denied. */
 export async function main(argv: readonly string[]): Promise<void> {
+  // A bug in a callback (a socket handler in `serve`, a timer) is still one line, not a stack.
+  const crash = (err: unknown) => {
+    process.exitCode = reportError(err);
+    process.exit();
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
   const program = buildProgram();
   try {
     await program.parseAsync([...argv]);
@@ -60,6 +70,6 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : 1;
       return;
     }
-    throw err;
+    process.exitCode = reportError(err);
   }
 }
