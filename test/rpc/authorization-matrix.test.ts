@@ -1,0 +1,241 @@
+// Authorization before commit (issue 12): every JSON-RPC method and every CLI command that acts on
+// a channel, a message or a queue, called by an outsider, a non-member and a removed member, is
+// refused — and the store is byte-for-byte what it was (a snapshot of every table and counter).
+// The table has a row for every RPC method: a method added without one fails here.
+// docs/security.md, "Who may do what", states the rules this table checks.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChannel, removeMember } from '../../src/host/channels.js';
+import { nowIso } from '../../src/host/context.js';
+import { transitionEntry } from '../../src/host/inbox.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { type Principal, resolvePrincipal } from '../../src/host/principals.js';
+import { findInboxEntry } from '../../src/store/ops/inbox.js';
+import { findMessageById } from '../../src/store/ops/messages.js';
+import { buildProgram } from '../../src/surfaces/cli/main.js';
+import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
+import { DEFAULT_RPC_LIMITS, type SubscriptionControl } from '../../src/surfaces/rpc/methods.js';
+import { PARAMS } from '../../src/surfaces/rpc/schemas.js';
+import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { snapshotStore } from '../support/store-snapshot.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: tests inspect reply JSON field by field.
+type Json = any;
+
+/** The fixture every row refers to. */
+interface Fixture {
+  team: string;
+  /** alice's message in #team, waiting in helper's queue. */
+  waiting: string;
+  /** alice's earlier message in #team, returned (the blocking card). */
+  returned: string;
+}
+
+type Caller = 'outsider' | 'non-member' | 'removed member';
+const CALLERS: Record<Caller, string> = {
+  // A person in no channel at all.
+  outsider: 'mallory',
+  // A person in another channel (with alice), sharing none with helper and not in #team.
+  'non-member': 'nina',
+  // A person who was in #team (so shared it with helper) and was removed.
+  'removed member': 'rem',
+};
+
+/** Refused: the call fails and changes nothing. Open: anyone may, and it touches only their own. */
+type Outcome = 'refused' | 'open';
+type RpcRow = [method: string, label: string, params: (f: Fixture) => unknown, outcome: Outcome];
+
+const RPC_TABLE: RpcRow[] = [
+  ['host.hello', 'says who you are', () => ({}), 'open'],
+  ['queue.summary', "helper's summary", () => ({ agent: 'helper' }), 'refused'],
+  ['queue.page', "helper's cards", () => ({ agent: 'helper' }), 'refused'],
+  ['queue.read', 'a card body', (f) => ({ agent: 'helper', messageId: f.waiting }), 'refused'],
+  ['queue.pause', "pause helper's queue", () => ({ agent: 'helper', reason: 'x' }), 'refused'],
+  ['queue.resume', "unpause helper's queue", () => ({ agent: 'helper' }), 'refused'],
+  [
+    'queue.resume',
+    'resume the blocking card',
+    (f) => ({ agent: 'helper', messageId: f.returned }),
+    'refused',
+  ],
+  ['queue.withdraw', 'withdraw a card', (f) => ({ agent: 'helper', messageId: f.waiting }), 'refused'],
+  [
+    'queue.edit',
+    'edit a card',
+    (f) => ({ agent: 'helper', messageId: f.waiting, body: 'changed' }),
+    'refused',
+  ],
+  ['channel.list', 'list your own channels', () => ({}), 'open'],
+  ['channel.create', 'create a channel naming helper', () => ({ name: 'mine', members: ['helper'] }), 'open'],
+  [
+    'channel.addMember',
+    'add yourself to #team',
+    (f) => ({ channelId: f.team, member: 'mallory' }),
+    'refused',
+  ],
+  ['channel.removeMember', 'remove bob from #team', (f) => ({ channelId: f.team, member: 'bob' }), 'refused'],
+  ['channel.leave', 'leave #team', (f) => ({ channel_id: f.team }), 'refused'],
+  ['channel.invitations', 'list your own invitations', () => ({}), 'open'],
+  ['channel.accept', 'join #team uninvited', (f) => ({ channel_id: f.team }), 'refused'],
+  ['channel.decline', 'decline #team uninvited', (f) => ({ channel_id: f.team }), 'refused'],
+  ['channel.history', "read #team's history", (f) => ({ channelId: f.team }), 'refused'],
+  ['message.send', 'post into #team by id', (f) => ({ to: f.team, body: 'hi' }), 'refused'],
+  ['message.send', 'post into #team by name', () => ({ to: '#team', body: 'hi' }), 'refused'],
+  [
+    'message.send',
+    "reply in #team's thread from a DM",
+    (f) => ({ to: 'helper', body: 'hi', reply_to: f.waiting }),
+    'refused',
+  ],
+  ['message.edit', "edit alice's message", (f) => ({ messageId: f.waiting, body: 'changed' }), 'refused'],
+  ['message.read', "read alice's message", (f) => ({ messageId: f.waiting }), 'refused'],
+  ['message.markRead', "mark alice's message read", (f) => ({ messageId: f.waiting }), 'refused'],
+  ['subscribe', "watch helper's queue", () => ({ queues: ['helper'] }), 'refused'],
+  ['subscribe', 'watch #team', (f) => ({ channels: [f.team] }), 'refused'],
+  ['unsubscribe', 'drop your own subscriptions', () => ({ queues: ['helper'] }), 'open'],
+];
+
+/** CLI commands that act on a channel, a message or a queue (`--as` the caller). */
+const CLI_TABLE: [label: string, args: (f: Fixture) => string[]][] = [
+  ['channel add', () => ['channel', 'add', '#team', 'mallory']],
+  ['channel remove', () => ['channel', 'remove', '#team', 'bob']],
+  ['channel leave', () => ['channel', 'leave', '#team']],
+  ['channel accept', () => ['channel', 'accept', '#team']],
+  ['channel decline', () => ['channel', 'decline', '#team']],
+  ['channel history', () => ['channel', 'history', '#team']],
+  ['message send', () => ['message', 'send', '#team', '-m', 'hi']],
+  ['message reply', (f) => ['message', 'reply', f.waiting, '-m', 'hi']],
+  ['message read', (f) => ['message', 'read', f.waiting]],
+  ['message archive', (f) => ['message', 'archive', f.waiting]],
+  ['queue summary', () => ['queue', 'summary', 'helper']],
+  ['queue ls', () => ['queue', 'ls', 'helper']],
+  ['queue pause', () => ['queue', 'pause', 'helper']],
+  ['queue resume', () => ['queue', 'resume', 'helper']],
+  ['queue resume (card)', (f) => ['queue', 'resume', 'helper', f.returned]],
+  ['queue withdraw', (f) => ['queue', 'withdraw', 'helper', f.waiting]],
+];
+
+describe('every RPC method has a row in the authorization table', () => {
+  it('names each method of src/surfaces/rpc/schemas.ts', () => {
+    const covered = new Set(RPC_TABLE.map(([method]) => method));
+    expect(Object.keys(PARAMS).filter((m) => !covered.has(m))).toEqual([]);
+  });
+});
+
+describe.each(backendsUnderTest())('authorization before commit (%s)', (backend) => {
+  let h: ConformanceHost;
+  let f: Fixture;
+  const principals = new Map<string, Principal>();
+  const subscribed: unknown[] = [];
+
+  beforeAll(async () => {
+    h = await openConformanceHost(backend, 'authz');
+    const alice = await h.person('alice');
+    await h.person('bob');
+    for (const name of Object.values(CALLERS)) await h.person(name);
+    const helper = await h.agent('helper');
+    const team = await createChannel(h.ctx, alice, { name: 'team', members: ['bob', 'helper', 'rem'] });
+    await createChannel(h.ctx, alice, { name: 'elsewhere', members: ['nina'] });
+    const returned = await sendMessage(h.ctx, alice, { to: '#team', body: 'first, failed' });
+    const waiting = await sendMessage(h.ctx, alice, { to: '#team', body: 'second, waiting' });
+    await h.ctx.store.transaction(async (trx) => {
+      const message = await findMessageById(trx, returned.message_id);
+      const entry = message && (await findInboxEntry(trx, helper.id, message.seq));
+      if (!entry) throw new Error('no entry');
+      await transitionEntry(trx, entry, 'returned', nowIso(h.ctx), { failure_kind: 'crash' });
+    });
+    await removeMember(h.ctx, alice, team.id, 'rem');
+    f = { team: team.id, waiting: waiting.message_id, returned: returned.message_id };
+    await h.person('oscar');
+    for (const name of [...Object.values(CALLERS), 'oscar', 'bob']) {
+      principals.set(name, await resolvePrincipal(h.ctx, name));
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const subscriptions: SubscriptionControl = {
+    subscribe: (queues, channels) => subscribed.push({ queues, channels }),
+    unsubscribe: () => undefined,
+    list: () => ({ queues: [], channels: [] }),
+  };
+
+  async function rpc(caller: string, method: string, params: unknown): Promise<Json> {
+    const principal = principals.get(caller);
+    if (!principal) throw new Error(`no principal ${caller}`);
+    const reply = await handleRpcText(
+      { ctx: h.ctx, principal, limits: DEFAULT_RPC_LIMITS, subscriptions },
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    );
+    return JSON.parse(reply ?? 'null');
+  }
+
+  for (const [method, label, params, outcome] of RPC_TABLE) {
+    for (const [who, name] of Object.entries(CALLERS)) {
+      if (outcome === 'refused') {
+        it(`rpc ${method} (${label}): the ${who} is refused and nothing changes`, async () => {
+          const before = await snapshotStore(h.ctx);
+          const reply = await rpc(name, method, params(f));
+          expect(reply.result, JSON.stringify(reply.result)).toBeUndefined();
+          expect(['denied', 'not_member', 'not_found']).toContain(reply.error?.data?.code);
+          expect(reply.raw ?? JSON.stringify(reply)).not.toContain('second, waiting');
+          expect(await snapshotStore(h.ctx)).toEqual(before);
+          expect(subscribed).toEqual([]);
+        });
+      } else if (method !== 'channel.create') {
+        it(`rpc ${method} (${label}): open to the ${who}, showing nothing of #team and changing nothing`, async () => {
+          const before = await snapshotStore(h.ctx);
+          const reply = await rpc(name, method, params(f));
+          expect(reply.error).toBeUndefined();
+          expect(JSON.stringify(reply.result)).not.toContain(f.team);
+          expect(await snapshotStore(h.ctx)).toEqual(before);
+        });
+      }
+    }
+  }
+
+  it('rpc channel.create is open to anyone and touches only the new channel', async () => {
+    // oscar, not one of the callers above: creating a channel with helper makes him share one.
+    const before = await snapshotStore(h.ctx);
+    const reply = await rpc('oscar', 'channel.create', { name: 'oscars', members: ['helper'] });
+    expect(reply.result).toMatchObject({ name: 'oscars', joined: ['oscar', 'helper'], invited: [] });
+    const after = await snapshotStore(h.ctx);
+    for (const table of ['inbox', 'messages', 'queues', 'invitations', 'principals']) {
+      expect(after[table], table).toEqual(before[table]);
+    }
+  });
+
+  async function cli(caller: string, args: string[]): Promise<number> {
+    const saved = process.exitCode;
+    process.exitCode = undefined;
+    const db = h.db ? ['--db', h.db] : [];
+    const program = buildProgram();
+    try {
+      await program.parseAsync(['node', 'sluice', '--home', h.home, ...db, '--as', caller, ...args]);
+    } catch {
+      process.exitCode = 1; // a usage error (commander)
+    }
+    const code = Number(process.exitCode ?? 0);
+    process.exitCode = saved;
+    return code;
+  }
+
+  for (const [label, args] of CLI_TABLE) {
+    for (const [who, name] of Object.entries(CALLERS)) {
+      it(`cli ${label}: the ${who} is refused (exit 1 or 2) and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        expect(await cli(name, args(f))).toBeGreaterThan(0);
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+
+  it('the members themselves may (the refusals are about the caller)', async () => {
+    expect((await rpc('bob', 'queue.summary', { agent: 'helper' })).result.newestPersonMessageId).toBe(
+      f.waiting,
+    );
+    expect((await rpc('bob', 'channel.history', { channelId: f.team })).result).toBeDefined();
+    expect(await cli('bob', ['queue', 'summary', 'helper'])).toBe(0);
+    expect((await rpc('bob', 'queue.pause', { agent: 'helper' })).result.summary.paused).toBe(true);
+  });
+});
