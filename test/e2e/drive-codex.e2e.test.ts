@@ -22,7 +22,6 @@ import { ensureClients } from './support/clients.js';
 import {
   findText,
   type ModelServer,
-  shellCall,
   startModelServer,
   toolResults,
   userContent,
@@ -114,13 +113,13 @@ describe.skipIf(!enabled)('sluice drive codex (real Codex app-server)', () => {
     expect(db.includes(zipPayload.subarray(0, 64))).toBe(false);
   }, 240_000);
 
-  test('the model replies with `sluice message reply` from its shell without an approval prompt', async () => {
+  test('the model replies with the sluice MCP tool without an approval prompt (its shell cannot reach the store)', async () => {
     server.reset((req) => {
       const envelope = envelopesIn(req).at(-1) ?? '';
       const id = envelopeIds(envelope)[0];
       if (!id) throw new Error('no delivery in the request');
       return toolResults(req).length === 0
-        ? { toolCalls: [shellCall(req, `sluice message reply ${id} -m "on it"`)] }
+        ? { toolCalls: [{ name: 'mcp__sluice__message_reply', input: { message_id: id, body: 'on it' } }] }
         : { text: 'replied' };
     });
     const { h, start } = await setup();

@@ -5,11 +5,20 @@ import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { type JsonLineChild, startJsonLineChild } from './child.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
+import { codexSluiceResults, SeenResults } from './seen-results.js';
 import type { DriverSetup } from './setup.js';
 
 /** The text input that leads a Codex turn; the envelope itself is in additionalContext. */
 export const CODEX_TURN_LEAD =
-  'New messages arrived in your Sluice inbox: the <sluice> context holds the delivery with their complete bodies. Handle them, replying with `sluice message reply`.';
+  'New messages arrived in your Sluice inbox: the <sluice> context holds the delivery with their complete bodies. Handle them with the sluice MCP tools (message_reply, with archive: true to archive what you answered; message_archive; channel_read): your shell cannot reach the Sluice store.';
+
+/**
+ * The permission profile the model's shell runs under (workspace-write): Codex's `:workspace`
+ * with the Sluice home denied for reads and writes, so a command can neither read other inboxes
+ * from the database nor alter it; the agent's inbox work goes through the MCP server, which runs
+ * outside the sandbox as this agent (DESIGN.md §8 I8).
+ */
+export const CODEX_PERMISSION_PROFILE = 'sluice_agent';
 
 /** TOML literal for a `-c key=value` override (JSON strings and arrays are valid TOML). */
 function toml(value: string | string[] | Record<string, string>): string {
@@ -29,9 +38,20 @@ export function codexArgs(setup: DriverSetup): string[] {
     `mcp_servers.sluice.args=${toml(setup.mcp.args)}`,
     '-c',
     `mcp_servers.sluice.env=${toml(setup.mcp.env)}`,
+    // The sluice tools act only as this agent (the server runs outside the sandbox with --as), so
+    // they are approved up front; Codex would otherwise ask, and an unattended driver says no.
+    '-c',
+    'mcp_servers.sluice.default_tools_approval_mode="approve"',
+    // Start the turn only once the server is up, so the first model call already has the tools.
+    '-c',
+    'mcp_servers.sluice.required=true',
     // A login shell re-reads /etc/profile, which resets PATH and hides the `sluice` shim.
     '-c',
     'allow_login_shell=false',
+    '-c',
+    `permissions.${CODEX_PERMISSION_PROFILE}.extends=":workspace"`,
+    '-c',
+    `permissions.${CODEX_PERMISSION_PROFILE}.filesystem=${toml({ [setup.home]: 'deny' })}`,
   ];
 }
 
@@ -107,14 +127,14 @@ class AppServerPeer {
 export interface CodexClientOptions {
   bin: string;
   cwd: string;
-  /** Sandbox for the model's shell commands; the sluice home is always writable in workspace-write. */
+  /** Sandbox for the model's shell: workspace-write denies the Sluice home (see CODEX_PERMISSION_PROFILE). */
   sandbox: 'workspace-write' | 'danger-full-access';
 }
 
 /**
  * Starts `codex app-server`, opens one thread and returns it as a driver client. Approvals are
  * `never` (an unattended driver cannot answer prompts); with `workspace-write` the model's shell
- * may write the working directory and the sluice home (so `sluice message …` works), nothing else.
+ * may write the working directory and temp folders, never read or write the Sluice home.
  */
 export async function startCodexClient(
   ctx: HostContext,
@@ -128,16 +148,11 @@ export async function startCodexClient(
       `codex app-server exited (${signal ?? `code ${code}`})${child.stderrTail() ? `: ${lastLine(child.stderrTail())}` : ''}`,
   );
   const peer = new AppServerPeer(child);
-  const sandboxPolicy =
+  // workspace-write selects the profile that denies the Sluice home; full access keeps no sandbox.
+  const sandboxChoice =
     options.sandbox === 'danger-full-access'
-      ? { type: 'dangerFullAccess' }
-      : {
-          type: 'workspaceWrite',
-          writableRoots: [ctx.home],
-          networkAccess: false,
-          excludeTmpdirEnvVar: false,
-          excludeSlashTmp: false,
-        };
+      ? { sandboxPolicy: { type: 'dangerFullAccess' } }
+      : { permissions: CODEX_PERMISSION_PROFILE };
   let threadId: string;
   try {
     await peer.request('initialize', {
@@ -148,7 +163,9 @@ export async function startCodexClient(
     const started = await peer.request<{ thread: { id: string } }>('thread/start', {
       cwd: options.cwd,
       approvalPolicy: 'never',
-      sandbox: options.sandbox,
+      ...(options.sandbox === 'danger-full-access'
+        ? { sandbox: options.sandbox }
+        : { permissions: CODEX_PERMISSION_PROFILE }),
     });
     threadId = started.thread.id;
   } catch (err) {
@@ -165,8 +182,11 @@ export async function startCodexClient(
       let unsubscribe: () => void = () => {};
       let turnId: string | undefined;
       const early: TurnCompleted[] = [];
+      // Only sluice results Codex reports as completed items count for the turn (DESIGN.md I9).
+      const received = new SeenResults(ctx, agent, request.turnId);
       const completed = new Promise<TurnCompleted>((resolve) => {
         unsubscribe = peer.onNotification((method, params) => {
+          received.saw(codexSluiceResults(method, params));
           if (method !== 'turn/completed') return;
           const p = params as TurnCompleted;
           if (turnId === undefined) early.push(p);
@@ -181,7 +201,7 @@ export async function startCodexClient(
             input,
             additionalContext: codexAdditionalContext(request.delivery),
             approvalPolicy: 'never',
-            sandboxPolicy,
+            ...sandboxChoice,
           }),
           goneEarly,
         ]);
@@ -190,6 +210,7 @@ export async function startCodexClient(
         const seen = early.find((p) => p.turn?.id === turnId);
         const ended = seen ?? (await Promise.race([completed, goneEarly]));
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
+        await received.settled();
         return codexOutcome(ended);
       } finally {
         unsubscribe();

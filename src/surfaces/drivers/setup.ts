@@ -40,6 +40,8 @@ export function findClientBinary(client: 'claude' | 'codex', env: NodeJS.Process
 export interface DriverSetup {
   /** `<home>/drivers/<agent>`: the shim and the MCP config (0700). */
   dir: string;
+  /** The Sluice home the driver serves (the Codex sandbox denies it to the model's shell). */
+  home: string;
   /** JSON `{mcpServers:{sluice:…}}` for `claude --mcp-config`. */
   mcpConfigPath: string;
   /** How to start `sluice mcp --as AGENT`. */
@@ -92,7 +94,7 @@ export async function prepareDriver(
     ...lockedEnv,
     PATH: [bin, process.env.PATH ?? ''].filter((p) => p !== '').join(delimiter),
   };
-  return { dir, mcpConfigPath, mcp, env };
+  return { dir, home: ctx.home, mcpConfigPath, mcp, env };
 }
 
 function shellQuote(s: string): string {
