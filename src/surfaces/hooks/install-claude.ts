@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { AGENT_LOCK_ENV, encodeAgentLock } from '../cli/agent-lock.js';
 import {
   arrayAt,
   changeFor,
@@ -12,7 +13,15 @@ import {
   type SluiceLauncher,
   shellCommand,
 } from './install-files.js';
-import { type HookDeliveryMode, mergeSluiceHooks, type StoreLocation } from './install-hook-entries.js';
+import {
+  type HookDeliveryMode,
+  isSluiceWake,
+  mergeSluiceHooks,
+  mergeSluiceWake,
+  removeHookEntries,
+  type StoreLocation,
+  WAKE_HOOK_TIMEOUT_S,
+} from './install-hook-entries.js';
 
 /** Where to install for Claude Code: one project, or the user's own settings. */
 export type ClaudeScope = { project: string } | { user: { configDir: string; globalConfig: string } };
@@ -22,6 +31,8 @@ export interface ClaudeInstallOptions extends HookDeliveryMode {
   scope: ClaudeScope;
   store: StoreLocation;
   launcher: SluiceLauncher;
+  /** Install the wake (an asyncRewake hook running `sluice wait`); default true (`--no-wake`: false). */
+  wake?: boolean | undefined;
 }
 
 /** Claude Code's user config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`; and its global JSON. */
@@ -49,6 +60,19 @@ export function claudeAllowRules(launcher: SluiceLauncher): string[] {
     `Bash(${shellCommand([launcher.node, launcher.bin])} message:*)`,
     'mcp__sluice__*',
   ];
+}
+
+/**
+ * The agent lock the installed settings carry in `env`: this agent, this store, and `--attach` from
+ * the project folder (a user-wide install names no folder: only materialised copies).
+ */
+export function claudeAgentLock(options: Pick<ClaudeInstallOptions, 'agent' | 'scope' | 'store'>): string {
+  return encodeAgentLock({
+    agent: options.agent,
+    home: options.store.home,
+    db: options.store.db,
+    attachRoots: 'project' in options.scope ? [options.scope.project] : [],
+  });
 }
 
 function addMissing(list: unknown[], values: readonly string[]): string[] {
@@ -86,8 +110,13 @@ export function planClaudeInstall(options: ClaudeInstallOptions): InstallPlan {
 
   const settings = jsonChange(settingsPath, (obj) => {
     mergeSluiceHooks(obj, launcher, 'claude', agent, store, settingsPath, { timeout: 10 }, options);
+    if (options.wake === false) removeHookEntries(obj, isSluiceWake);
+    else mergeSluiceWake(obj, launcher, agent, store, settingsPath);
     const permissions = objectAt(obj, 'permissions', settingsPath);
     addedRules = addMissing(arrayAt(permissions, 'allow', `${settingsPath} permissions`), allowRules);
+    // The allow rules above approve `sluice message …` whatever its flags; the lock in the session's
+    // environment is what keeps it this agent on this store (DESIGN.md §8 I8).
+    objectAt(obj, 'env', settingsPath)[AGENT_LOCK_ENV] = claudeAgentLock(options);
     if ('project' in scope) addMissing(arrayAt(obj, 'enabledMcpjsonServers', settingsPath), ['sluice']);
   });
   if (settings) changes.push(settings);
@@ -101,9 +130,17 @@ export function planClaudeInstall(options: ClaudeInstallOptions): InstallPlan {
   notes.push(
     `hooks: SessionStart and UserPromptSubmit run sluice hook claude … --as ${agent} (${settingsPath})`,
   );
+  notes.push(
+    options.wake === false
+      ? 'wake: not installed (--no-wake): an idle session hears new mail only at its next prompt'
+      : `wake: SessionStart and Stop run sluice wait --as ${agent} --for claude --hook (asyncRewake, timeout ${WAKE_HOOK_TIMEOUT_S} s): an idle interactive session is woken when mail arrives; claude -p runs are not held`,
+  );
   notes.push(`MCP server "sluice" runs sluice mcp --as ${agent} (${mcpPath})`);
   notes.push(
     `permissions.allow ${addedRules.length > 0 ? 'now has' : 'already had'}: ${allowRules.join(', ')} — the model runs sluice message … and the sluice MCP tools without a prompt`,
+  );
+  notes.push(
+    `env.${AGENT_LOCK_ENV} locks the sluice the model runs to agent ${agent} on this store${'project' in scope ? `; --attach reads only from ${scope.project}` : '; --attach reads only materialised copies'}`,
   );
   return { changes, notes };
 }
