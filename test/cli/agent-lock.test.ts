@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { initHome, openHost } from '../../src/host/home.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { addPrincipal } from '../../src/host/principals.js';
 import {
   AGENT_LOCK_ENV,
   type AgentLock,
@@ -17,6 +17,7 @@ import {
   readAttachment,
 } from '../../src/surfaces/cli/agent-lock.js';
 import { prepareDriver } from '../../src/surfaces/drivers/setup.js';
+import { planClaudeInstall } from '../../src/surfaces/hooks/install-claude.js';
 import { SLUICE_BIN } from '../support/host.js';
 
 const lock: AgentLock = { agent: 'bot', home: '/srv/sluice', attachRoots: ['/work/project'] };
@@ -100,6 +101,41 @@ describe('under an agent lock the CLI', () => {
     expect(agentLockFrom({ [AGENT_LOCK_ENV]: encodeAgentLock(lock) })).toEqual({ ...lock, db: undefined });
     for (const bad of ['{', '{}', '{"agent":"bot","home":"relative"}', '{"agent":"","home":"/x"}', '[1]']) {
       expect(refusal(() => agentLockFrom({ [AGENT_LOCK_ENV]: bad }))).toBe('denied');
+    }
+  });
+});
+
+describe('sluice hooks install claude', () => {
+  const launcher = { node: '/usr/bin/node', bin: '/opt/sluice/bin/sluice.js' };
+  const store = { home: '/srv/sluice', db: undefined };
+  const settingsOf = (plan: ReturnType<typeof planClaudeInstall>) =>
+    JSON.parse(plan.changes.find((c) => c.path.endsWith('settings.json'))?.after ?? '{}');
+
+  it('puts the agent lock in the settings env: this agent, this store, --attach from the project', () => {
+    const project = mkdtempSync(join(tmpdir(), 'sluice-install-lock-'));
+    try {
+      writeFileSync(join(project, 'keep.txt'), '');
+      const settings = settingsOf(planClaudeInstall({ agent: 'bot', scope: { project }, store, launcher }));
+      expect(agentLockFrom(settings.env)).toEqual({
+        agent: 'bot',
+        home: '/srv/sluice',
+        db: undefined,
+        attachRoots: [project],
+      });
+      expect(settings.permissions.allow).toContain('Bash(sluice message:*)');
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  it('a user-wide install names no folder: a locked --attach reads only materialised copies', () => {
+    const configDir = mkdtempSync(join(tmpdir(), 'sluice-install-user-'));
+    try {
+      const scope = { user: { configDir, globalConfig: join(configDir, '.claude.json') } };
+      const settings = settingsOf(planClaudeInstall({ agent: 'bot', scope, store, launcher }));
+      expect(agentLockFrom(settings.env)?.attachRoots).toEqual([]);
+    } finally {
+      rmSync(configDir, { recursive: true, force: true });
     }
   });
 });
@@ -272,7 +308,7 @@ describe('the driver shim', () => {
     for (const extra of [{ SLUICE_AS: 'owner' }, { SLUICE_HOME: other }, { SLUICE_AGENT_LOCK: '' }]) {
       // The shim sets the lock and the identity again before the CLI starts.
       const r = await run(shim, ['message', 'ls', '--json'], { ...env, ...extra }, cwd);
-      expect(r.stderr).toBe("");
+      expect(r.stderr).toBe('');
       expect(JSON.parse(r.stdout).map((row: { id: string }) => row.id)).toEqual([forBot]);
     }
   }, 20_000);
