@@ -8,7 +8,8 @@ import WebSocket from 'ws';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { issueAccessToken, type Principal } from '../../src/host/principals.js';
+import { revokeCredential } from '../../src/host/sessions.js';
 import { connectInMemory, type ToolCaller } from '../mcp/support.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 
@@ -21,7 +22,16 @@ type Caller =
   | 'non-member'
   | 'removed member'
   | 'wrong token'
-  | "another caller's cursor";
+  | "another caller's cursor"
+  | BadBearer;
+
+/**
+ * Credentials that once were, or look like, the member's own: a browser session id sent as a bearer
+ * token (sessions are cookies, not tokens), and the member's access token after it expired or was
+ * revoked. Every surface reached over HTTP refuses each as `unauthenticated`.
+ */
+const BAD_BEARERS = ['session id as bearer', 'expired token', 'revoked token'] as const;
+type BadBearer = (typeof BAD_BEARERS)[number];
 
 /** What one attempt returned, reduced to what the matrix asserts. */
 interface Outcome {
@@ -95,6 +105,9 @@ const TABLE: [surface: string, caller: Caller, expected: string][] = [
   ['ws subscribe queues', 'removed member', 'denied'],
   ['ws subscribe queues', 'wrong token', 'unauthenticated'],
 ];
+for (const surface of new Set(TABLE.map(([s]) => s))) {
+  for (const caller of BAD_BEARERS) TABLE.push([surface, caller, 'unauthenticated']);
+}
 
 /** Surfaces whose successful answer carries message content. */
 const CARRIES_CONTENT = new Set([
@@ -155,6 +168,17 @@ describe('security matrix: every read surface refuses every caller who may not r
         return { ok: !r.isError, code: r.json.error?.code, text: r.text };
       };
     const botToken = await h.token('bot');
+    // The member's credentials gone bad (see BAD_BEARERS), for every surface reached over HTTP.
+    const gone = await issueAccessToken(h.ctx, 'alice');
+    await revokeCredential(h.ctx, gone.id);
+    const past = { ...h.ctx, now: () => new Date(Date.now() - 2 * 3_600_000) };
+    const badTokens: Record<BadBearer, string> = {
+      'session id as bearer': (await h.sessionCookie('alice')).split('=')[1] as string,
+      'expired token': (await issueAccessToken(past, 'alice', { expiresInMs: 3_600_000 })).token,
+      'revoked token': gone.token,
+    };
+    const bad = (attempt: (token: string) => Attempt) =>
+      Object.fromEntries(BAD_BEARERS.map((c) => [c, attempt(badTokens[c])])) as Record<BadBearer, Attempt>;
     const overHttp =
       (name: string, args: Record<string, unknown>, token = WRONG_TOKEN): Attempt =>
       () =>
@@ -176,6 +200,7 @@ describe('security matrix: every read surface refuses every caller who may not r
       'non-member': tool(eveMcp, 'channel_read', page),
       'removed member': tool(remMcp, 'channel_read', page),
       'wrong token': overHttp('channel_read', page),
+      ...bad((t) => overHttp('channel_read', page, t)),
       "another caller's cursor": tool(botMcp, 'channel_read', { ...page, cursor: bot2History }),
     });
     attempts.set('mcp channel_read fragments', {
@@ -184,6 +209,7 @@ describe('security matrix: every read surface refuses every caller who may not r
       'non-member': tool(eveMcp, 'channel_read', { message_id: big }),
       'removed member': tool(remMcp, 'channel_read', { message_id: big }),
       'wrong token': overHttp('channel_read', { message_id: big, content_cursor: bot2Content }),
+      ...bad((t) => overHttp('channel_read', { message_id: big, content_cursor: bot2Content }, t)),
       "another caller's cursor": tool(botMcp, 'channel_read', {
         message_id: big,
         content_cursor: bot2Content,
@@ -196,6 +222,7 @@ describe('security matrix: every read surface refuses every caller who may not r
       'non-member': tool(eveMcp, 'channel_search', search),
       'removed member': tool(remMcp, 'channel_search', search),
       'wrong token': overHttp('channel_search', search),
+      ...bad((t) => overHttp('channel_search', search, t)),
       "another caller's cursor": tool(botMcp, 'channel_search', { ...search, cursor: bot2Search }),
     });
     const img = { attachment_id: image.attachment_id };
@@ -205,6 +232,7 @@ describe('security matrix: every read surface refuses every caller who may not r
       'non-member': tool(eveMcp, 'channel_read_image', img),
       'removed member': tool(remMcp, 'channel_read_image', img),
       'wrong token': overHttp('channel_read_image', img),
+      ...bad((t) => overHttp('channel_read_image', img, t)),
     });
 
     // JSON-RPC over POST: alice (a person in #room with bot) is the member, mallory never was,
@@ -230,6 +258,7 @@ describe('security matrix: every read surface refuses every caller who may not r
       'non-member': rpc(tokens.mallory, method, params),
       'removed member': rpc(tokens.ron, method, params),
       'wrong token': rpc(WRONG_TOKEN, method, params),
+      ...bad((t) => rpc(t, method, params)),
       "another caller's cursor": rpc(tokens.alice, method, { ...params, cursor }),
     });
     const queuePage = { agent: 'bot', size: 1 };
@@ -256,6 +285,7 @@ describe('security matrix: every read surface refuses every caller who may not r
       'non-member': media(tokens.mallory),
       'removed member': media(tokens.ron),
       'wrong token': media(WRONG_TOKEN),
+      ...bad((t) => media(t)),
     });
 
     const subscribe =
@@ -271,6 +301,7 @@ describe('security matrix: every read surface refuses every caller who may not r
         'non-member': subscribe(tokens.mallory, params),
         'removed member': subscribe(tokens.ron, params),
         'wrong token': subscribe(WRONG_TOKEN, params),
+        ...bad((t) => subscribe(t, params)),
       });
     }
   });
