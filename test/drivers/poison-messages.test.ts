@@ -184,8 +184,9 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
     const { done } = start(client);
     await until(() => returned.length === 1, 'the poisoned message returned');
 
-    // Tried with the rest once, then alone (so a failure is its own), then returned.
-    expect(client.turns.map((t) => t.ids)).toEqual([[poison, innocent], [poison], [poison]]);
+    // Tried as delivered twice (a single failure may be anyone's), then alone (so a failure is
+    // its own), then returned.
+    expect(client.turns.map((t) => t.ids)).toEqual([[poison, innocent], [poison, innocent], [poison]]);
     expect(await stateOf(poison)).toEqual({
       state: 'returned',
       failure_kind: REPEATED_FAILURE_KIND,
@@ -240,7 +241,7 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
       await expect(start(client).done).rejects.toBeInstanceOf(ClientGoneError);
       dispatched.push(...client.turns.map((t) => t.ids));
     }
-    expect(dispatched).toEqual([[poison, innocent], [poison], [poison]]);
+    expect(dispatched).toEqual([[poison, innocent], [poison, innocent], [poison]]);
     const client = new RenderingClient('claude', h, bot, () => ({ ok: true }));
     start(client);
     await until(async () => (await stateOf(poison)).state === 'returned', 'returned before dispatch');
@@ -250,6 +251,18 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
     await withdrawMessage(h.ctx, h.owner, 'bot', poison);
     await until(async () => (await stateOf(innocent)).state === 'handled', 'the innocent message handled');
     expect(client.turns.map((t) => t.ids)).toEqual([[innocent]]);
+  });
+
+  test('one client death re-delivers the same turn as it was; only a repeat splits it', async () => {
+    const ids = [await send('a'), await send('b'), await send('c')];
+    const dying = new RenderingClient('codex', h, bot, () => 'die');
+    await expect(start(dying).done).rejects.toBeInstanceOf(ClientGoneError);
+    const client = new RenderingClient('codex', h, bot, () => ({ ok: true }));
+    start(client);
+    await until(() => reports.length === 2, 'the second turn settled');
+    expect([...dying.turns, ...client.turns].map((t) => t.ids)).toEqual([ids, ids]);
+    expect(reports[1]).toMatchObject({ outcome: 'ok', handled: ids });
+    expect(await h.ctx.store.db.selectFrom('dispatch_attempts').selectAll().execute()).toEqual([]);
   });
 
   test('stopping the driver mid-turn (SIGINT/SIGTERM) is not held against the message, however often', async () => {

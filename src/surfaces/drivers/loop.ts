@@ -222,7 +222,7 @@ async function runOneTurn(
   const turn = await beginTurn(ctx, agent, { sessionKey: client.sessionKey });
   let request: TurnRequest;
   try {
-    const delivery = await renderDispatch(ctx, agent, options.limits);
+    const delivery = await renderDispatch(ctx, agent, options.limits, options.maxAttempts);
     if (delivery.text === '') {
       await abandonTurn(ctx, agent, turn.id);
       return 'empty';
