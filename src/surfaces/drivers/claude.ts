@@ -5,6 +5,7 @@ import type { TurnOutcome } from '../../host/turns.js';
 import { startJsonLineChild } from './child.js';
 import { claudeTurnContent } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
+import { ClaudeStreamResults, SeenResults } from './seen-results.js';
 import type { DriverSetup } from './setup.js';
 
 /** The sluice MCP tools a driven Claude may call without a prompt (the whole `sluice` server). */
@@ -80,8 +81,12 @@ export function startClaudeClient(
     async runTurn(request: TurnRequest): Promise<TurnOutcome> {
       const content = await claudeTurnContent(ctx, agent, request.delivery.text, request.delivered);
       let unsubscribe: () => void = () => {};
+      // Only sluice results the stream shows Claude received count for the turn (DESIGN.md I9).
+      const seen = new SeenResults(ctx, agent, request.turnId);
+      const stream = new ClaudeStreamResults();
       const result = new Promise<ClaudeResult>((resolve) => {
         unsubscribe = child.onLine((line) => {
+          seen.saw(stream.resultsIn(line));
           if ((line as { type?: unknown }).type === 'result') resolve(line as ClaudeResult);
         });
       });
@@ -94,6 +99,7 @@ export function startClaudeClient(
         });
         const ended = await Promise.race([result, gone.then((why) => ({ gone: why }))]);
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
+        await seen.settled();
         return claudeOutcome(ended);
       } finally {
         unsubscribe();

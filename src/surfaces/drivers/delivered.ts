@@ -4,7 +4,7 @@ import type { HostContext } from '../../host/context.js';
 import { getMessageRow, loadProjections } from '../../host/messages.js';
 import type { Principal } from '../../host/principals.js';
 import { type AttachmentRef, type MessageProjection, projectionText } from '../../host/projection.js';
-import { recordCoverage } from '../../host/turns.js';
+import { type CoverageRead, recordCoverage } from '../../host/turns.js';
 
 /** A message a turn carries: its projection and the attachments to materialise for the client. */
 export interface DeliveredMessage {
@@ -45,7 +45,7 @@ export async function coverDelivery(
   const rows = [];
   for (const id of delivery.included) rows.push(await getMessageRow(ctx, agent, id));
   const projections = await loadProjections(ctx.store.db, rows);
-  const reads = [];
+  const reads: CoverageRead[] = [];
   const delivered: DeliveredMessage[] = [];
   for (const [i, row] of rows.entries()) {
     const projection = projections[i] as MessageProjection;
@@ -61,6 +61,8 @@ export async function coverDelivery(
     });
     delivered.push({ id: row.id, projection, attachments: projection.attachments });
   }
-  await recordCoverage(ctx.store.db, agent.id, reads);
+  // The driver hands this envelope to the client itself, and the turn can only succeed once the
+  // client took it: its coverage is recorded now, in one transaction with the open-turn lookup.
+  await ctx.store.transaction((trx) => recordCoverage(trx, agent.id, reads));
   return delivered;
 }

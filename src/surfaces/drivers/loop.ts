@@ -219,7 +219,8 @@ async function runOneTurn(
   aborted: Promise<'aborted'>,
 ): Promise<TurnReport | 'empty' | 'aborted'> {
   const started = Date.now();
-  const turn = await beginTurn(ctx, agent, { sessionKey: client.sessionKey });
+  // A driven turn counts a tool result only once the client's stream shows it received it (I9).
+  const turn = await beginTurn(ctx, agent, { sessionKey: client.sessionKey, receipt: 'seen' });
   let request: TurnRequest;
   try {
     const delivery = await renderDispatch(ctx, agent, options.limits, options.maxAttempts);

@@ -2,13 +2,16 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
+import { ReceiptLedger } from '../mcp/receipts.js';
 import { buildMcpServer } from '../mcp/tools.js';
 import { requireAuth } from './auth.js';
 import { capBodiesPerPrincipal } from './limits.js';
 
 /**
  * MCP over Streamable HTTP at `/mcp`, stateless: each POST builds the agent's tool server for the
- * bearer token's principal (which must be an agent) and answers that one request.
+ * bearer token's principal (which must be an agent) and answers that one request. A read in the
+ * agent's open turn counts only once the whole HTTP response was written ('finish'); a connection
+ * closed before that (client gone, host killed) leaves everything it carried pending (DESIGN.md I9).
  */
 export async function registerMcpRoute(
   app: FastifyInstance,
@@ -34,14 +37,24 @@ export async function registerMcpRoute(
             .code(403)
             .send({ error: { code: 'denied', message: 'MCP tools act for an agent: use an agent token' } });
         }
-        const server = buildMcpServer(
-          ctx,
-          agent,
-          options.onInternalError ? { onInternalError: options.onInternalError } : {},
-        );
+        const onInternalError = options.onInternalError ?? (() => {});
+        const receipts = new ReceiptLedger(ctx, onInternalError);
+        const server = buildMcpServer(ctx, agent, { onInternalError, receipts });
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         reply.hijack();
+        reply.raw.once('finish', () => {
+          // A client that closed its side right after its request (the FIN queued behind it)
+          // never reads the reply, even one Node wrote out before it saw that FIN: look once more
+          // after the socket's pending events have run.
+          setImmediate(() => {
+            const socket = req.raw.socket;
+            if (socket.readableEnded || socket.errored) receipts.close();
+            else void receipts.confirmAll();
+          });
+        });
         reply.raw.on('close', () => {
+          // A response closes after 'finish' too; closed before it, the reply was lost.
+          if (!reply.raw.writableFinished) receipts.close();
           void transport.close();
           void server.close();
         });

@@ -1,0 +1,89 @@
+import type { HostContext } from '../../host/context.js';
+import type { Principal } from '../../host/principals.js';
+import { confirmSeen } from '../../host/receipts.js';
+
+/** The name the driver registers `sluice mcp` under (setup.ts writes it into the client's config). */
+export const SLUICE_MCP_SERVER = 'sluice';
+
+/**
+ * Confirms, during one driven turn, the sluice tool results the client's own output stream shows
+ * it received (DESIGN.md I9). The MCP server only offered their coverage; the text seen here is
+ * hashed and must match a result it produced exactly. Settle only after {@link settled}.
+ */
+export class SeenResults {
+  readonly #pending: Promise<unknown>[] = [];
+
+  constructor(
+    private readonly ctx: HostContext,
+    private readonly agent: Principal,
+    private readonly turnId: string,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  /** The client handed `texts` to its model as the result of a sluice tool call. */
+  saw(texts: readonly string[]): void {
+    for (const text of texts) {
+      this.#pending.push(confirmSeen(this.ctx, this.agent, this.turnId, text).catch(this.onError));
+    }
+  }
+
+  /** Resolves once every confirmation started so far was stored (or failed, counting nothing). */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.#pending);
+  }
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Text blocks of MCP content: `[{type:'text', text}]`, or one string (Claude's plain form). */
+function textsOf(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((c) =>
+    isObject(c) && c.type === 'text' && typeof c.text === 'string' ? [c.text] : [],
+  );
+}
+
+/**
+ * Reads Claude Code's stream-json output: an `assistant` event names its tool calls
+ * (`tool_use {id, name}`); the `user` event that follows carries each `tool_result` the client
+ * gave the model. Returns the texts of successful results of `mcp__sluice__*` calls.
+ */
+export class ClaudeStreamResults {
+  readonly #sluiceCalls = new Set<string>();
+
+  resultsIn(line: unknown): string[] {
+    if (!isObject(line) || !isObject(line.message) || !Array.isArray(line.message.content)) return [];
+    const blocks = line.message.content.filter(isObject);
+    if (line.type === 'assistant') {
+      for (const b of blocks) {
+        if (b.type === 'tool_use' && typeof b.id === 'string' && typeof b.name === 'string') {
+          if (b.name.startsWith(`mcp__${SLUICE_MCP_SERVER}__`)) this.#sluiceCalls.add(b.id);
+        }
+      }
+      return [];
+    }
+    if (line.type !== 'user') return [];
+    return blocks.flatMap((b) =>
+      b.type === 'tool_result' &&
+      typeof b.tool_use_id === 'string' &&
+      this.#sluiceCalls.has(b.tool_use_id) &&
+      b.is_error !== true
+        ? textsOf(b.content)
+        : [],
+    );
+  }
+}
+
+/**
+ * Reads a Codex app-server notification: `item/completed` with a completed `mcpToolCall` item of
+ * the sluice server carries the result the client gave the model. Returns its text blocks.
+ */
+export function codexSluiceResults(method: string, params: unknown): string[] {
+  if (method !== 'item/completed' || !isObject(params) || !isObject(params.item)) return [];
+  const item = params.item;
+  if (item.type !== 'mcpToolCall' || item.server !== SLUICE_MCP_SERVER || item.status !== 'completed')
+    return [];
+  return isObject(item.result) ? textsOf(item.result.content) : [];
+}
