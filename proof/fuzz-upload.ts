@@ -48,6 +48,9 @@ const fileNames = fc.oneof(
     '%ZZ',
     'shot.png',
     'note.txt',
+    'invoice%E2%80%AEgpj.exe',
+    '%E2%81%A7photo%E2%81%A9.png',
+    'zero%E2%80%8Bwidth%EF%BB%BF.txt',
     '',
   ),
   fc.nat({ max: 64 }).map((n) => `${'a'.repeat(5_000 + n)}.png`),
@@ -112,7 +115,8 @@ export function nameProblems(name: unknown): string[] {
   if (typeof name !== 'string' || name === '') return ['name is missing'];
   const problems: string[] = [];
   if (/[/\\]/.test(name)) problems.push(`name has a path separator: ${name.slice(0, 80)}`);
-  if (/[\u0000-\u001f\u007f]/.test(name)) problems.push('name has a control character');
+  if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name))
+    problems.push('name has a control or invisible format character');
   if (name.startsWith('.')) problems.push(`name starts with a dot: ${name.slice(0, 80)}`);
   if (name.length > 200) problems.push(`name is ${name.length} characters`);
   return problems;

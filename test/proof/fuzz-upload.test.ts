@@ -12,9 +12,20 @@ describe('upload bad-input fuzzing against a real server', () => {
 });
 
 describe('the name checker the campaign relies on', () => {
-  it('refuses paths, control characters, dot names and overlong names', () => {
+  it('refuses paths, control and invisible format characters, dot names and overlong names', () => {
     expect(nameProblems('shot.png')).toEqual([]);
-    for (const bad of ['../x', 'a/b', 'a\\b', '.htaccess', 'a\u0000b', 'x'.repeat(201), '', undefined]) {
+    for (const bad of [
+      '../x',
+      'a/b',
+      'a\\b',
+      '.htaccess',
+      'a\u0000b',
+      'a\u202Eb',
+      'a\u200Bb',
+      'x'.repeat(201),
+      '',
+      undefined,
+    ]) {
       expect(nameProblems(bad), JSON.stringify(bad)).not.toEqual([]);
     }
   });
