@@ -289,18 +289,19 @@ export async function listAllChannels(ctx: HostContext, actor: Principal): Promi
 
 /**
  * Adds a principal to a group the caller belongs to: an agent (or the caller) joins now, another
- * person is invited. Adding someone already in is a no-op.
+ * person is invited. Adding someone already in is a no-op. `channelRef` is an id or `#name`.
  */
 export async function addMember(
   ctx: HostContext,
   actor: Principal,
-  channelId: string,
+  channelRef: string,
   memberName: string,
 ): Promise<MembershipChange> {
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
   const change = await ctx.store.transaction(async (trx) => {
-    const channel = await requireMemberChannel(trx, actor, channelId);
+    const found = await findChannelRef(trx, channelRef);
+    const channel = await requireMemberChannel(trx, actor, found.id);
     if (channel.kind === 'dm')
       throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
     const done: MembershipChange = { joined: [], invited: [] };

@@ -11,10 +11,8 @@ import {
   removeMember,
   resolveTarget,
 } from '../../../host/channels.js';
-import type { HostContext } from '../../../host/context.js';
 import { displayChannel } from '../../../host/inbox.js';
 import { loadProjections } from '../../../host/messages.js';
-import { findChannelByName } from '../../../store/ops/channels.js';
 import { listChannelHistory } from '../../../store/ops/messages.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
@@ -64,7 +62,7 @@ export function registerChannelCommands(program: Command): void {
     .description('add an agent to a group you are in, or invite a person (they join when they accept)')
     .action(
       action(async ({ host, actor }, ref: string, member: string) => {
-        const change = await addMember(host, await actor(), await channelIdOf(host, ref), member);
+        const change = await addMember(host, await actor(), ref, member);
         await writeOut(change.invited.length ? `invited ${member}\n` : `added ${member}\n`);
       }),
     );
@@ -152,12 +150,4 @@ export function registerChannelCommands(program: Command): void {
         await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no messages\n');
       }),
     );
-}
-
-/** `#name` or a channel id, as an id (access is checked by the host function that uses it). */
-async function channelIdOf(host: HostContext, ref: string): Promise<string> {
-  if (!ref.startsWith('#')) return ref;
-  const row = await findChannelByName(host.store.db, ref.slice(1));
-  if (!row) throw new SluiceError('not_found', `no channel ${JSON.stringify(ref).slice(0, 80)}`);
-  return row.id;
 }
