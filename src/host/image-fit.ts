@@ -25,7 +25,7 @@ export function isInlineImage(mime: string): boolean {
 export interface ImageDecodeLimits {
   /** Width × height above which an image is refused unread. */
   maxPixels: number;
-  /** Wall time one decode/encode step may take (libvips stops it), in seconds. */
+  /** Wall time all decoding and re-encoding of one image may take, in seconds (libvips stops it). */
   timeoutSeconds: number;
 }
 
@@ -69,14 +69,32 @@ export interface FittedImage {
 
 const MAX_ATTEMPTS = 12;
 
+/** One image's time budget: each libvips step gets what is left of it (whole seconds, at least 1). */
+class Deadline {
+  private readonly endsAt: number;
+  constructor(private readonly limits: ImageDecodeLimits) {
+    this.endsAt = Date.now() + limits.timeoutSeconds * 1000;
+  }
+  seconds(): number {
+    const left = Math.ceil((this.endsAt - Date.now()) / 1000);
+    if (left <= 0) throw tooSlow(this.limits);
+    return left;
+  }
+}
+
+function tooSlow(limits: ImageDecodeLimits): SluiceError {
+  return new SluiceError('too_large', `processing the image took longer than ${limits.timeoutSeconds} s`);
+}
+
 /** Decoding under the limits: the pixel cap is checked from the header before any pixel is read. */
-function decoder(bytes: Uint8Array, limits: ImageDecodeLimits): sharp.Sharp {
+function decoder(bytes: Uint8Array, limits: ImageDecodeLimits, deadline: Deadline): sharp.Sharp {
   return sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning' }).timeout({
-    seconds: limits.timeoutSeconds,
+    seconds: deadline.seconds(),
   });
 }
 
 function unreadable(err: unknown, limits: ImageDecodeLimits): SluiceError {
+  if (err instanceof SluiceError) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/pixel limit/i.test(message)) {
     return new SluiceError(
@@ -84,9 +102,7 @@ function unreadable(err: unknown, limits: ImageDecodeLimits): SluiceError {
       `the image is larger than ${limits.maxPixels / 1_000_000} megapixels and is not decoded`,
     );
   }
-  if (/timeout/i.test(message)) {
-    return new SluiceError('too_large', `decoding the image took longer than ${limits.timeoutSeconds} s`);
-  }
+  if (/timeout/i.test(message)) return tooSlow(limits);
   // libvips messages are one line at most but say nothing a model can act on beyond "broken".
   const detail = message.split('\n')[0]?.slice(0, 120) ?? '';
   return new SluiceError('invalid_params', `the image could not be decoded${detail ? ` (${detail})` : ''}`);
@@ -97,18 +113,26 @@ function unreadable(err: unknown, limits: ImageDecodeLimits): SluiceError {
  * `SluiceError` when it is not a readable image (bad header, truncated or corrupt pixels, over
  * the pixel limit, too slow). Cheap on memory: the pixels are shrunk to a thumbnail as they are read.
  */
-export async function checkImage(
+export function checkImage(
   bytes: Uint8Array,
   limits: ImageDecodeLimits = IMAGE_DECODE_LIMITS,
+): Promise<{ width: number; height: number }> {
+  return inspect(bytes, limits, new Deadline(limits));
+}
+
+async function inspect(
+  bytes: Uint8Array,
+  limits: ImageDecodeLimits,
+  deadline: Deadline,
 ): Promise<{ width: number; height: number }> {
   let width: number;
   let height: number;
   try {
-    const meta = await decoder(bytes, limits).metadata();
+    const meta = await decoder(bytes, limits, deadline).metadata();
     width = meta.autoOrient?.width ?? meta.width ?? 0;
     height = meta.autoOrient?.height ?? meta.height ?? 0;
     if (width === 0 || height === 0) throw new Error('no size in the header');
-    await decoder(bytes, limits).resize({ width: 64, height: 64, fit: 'inside' }).raw().toBuffer();
+    await decoder(bytes, limits, deadline).resize({ width: 64, height: 64, fit: 'inside' }).raw().toBuffer();
   } catch (err) {
     throw unreadable(err, limits);
   }
@@ -132,7 +156,8 @@ export async function fitImage(
     maxPixels: limits.maxPixels ?? IMAGE_DECODE_LIMITS.maxPixels,
     timeoutSeconds: limits.timeoutSeconds ?? IMAGE_DECODE_LIMITS.timeoutSeconds,
   };
-  const { width, height } = await checkImage(bytes, decode);
+  const deadline = new Deadline(decode);
+  const { width, height } = await inspect(bytes, decode, deadline);
   const longSide = Math.max(width, height);
   if (isInlineImage(mime) && bytes.length <= limits.maxBytes && longSide <= limits.maxSide) {
     return { data: Buffer.from(bytes), mime, width, height, downscaled: false };
@@ -143,7 +168,7 @@ export async function fitImage(
   let decoded: { data: Buffer; info: sharp.OutputInfo };
   try {
     // Decode (and orient) once; every attempt below resizes these pixels, not the source file.
-    decoded = await decoder(bytes, decode)
+    decoded = await decoder(bytes, decode, deadline)
       .rotate()
       .resize({ width: cap, height: cap, fit: 'inside', withoutEnlargement: true })
       .raw()
@@ -155,7 +180,7 @@ export async function fitImage(
   let side = Math.max(raw.width, raw.height);
   let quality = 85;
   for (let attempt = 0; attempt < MAX_ATTEMPTS && side >= 1; attempt++) {
-    let pipeline = sharp(decoded.data, { raw }).timeout({ seconds: decode.timeoutSeconds });
+    let pipeline = sharp(decoded.data, { raw }).timeout({ seconds: deadline.seconds() });
     if (side < Math.max(raw.width, raw.height))
       pipeline = pipeline.resize({ width: side, height: side, fit: 'inside' });
     const encoded =

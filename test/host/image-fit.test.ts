@@ -103,6 +103,16 @@ describe('fitImage', () => {
     });
   });
 
+  test('the time budget covers the whole image: once it is spent the image is refused in one line', async () => {
+    const png = await solid(64, 64).png().toBuffer();
+    await expect(
+      fitImage(png, 'image/png', { maxBytes: 10, maxSide: 8000, timeoutSeconds: 0 }),
+    ).rejects.toMatchObject({
+      code: 'too_large',
+      message: 'processing the image took longer than 0 s',
+    });
+  });
+
   test('the limits: Claude 5 MiB of base64 and 8000 px, channel_read_image 5 MB and 8000 px, 100 Mpx decode', () => {
     expect(base64Length(CLAUDE_IMAGE_LIMITS.maxBytes)).toBe(5 * 1024 * 1024);
     expect(base64Length(CLAUDE_IMAGE_LIMITS.maxBytes + 1)).toBeGreaterThan(5 * 1024 * 1024);
