@@ -9,6 +9,10 @@ process.env.SLUICE_USER_UMASK ??= userUmask.toString(8);
 if (process.argv[2] === 'hook') {
   const { runHookCli } = await import('../dist/src/surfaces/hooks/hook-cli.js');
   await runHookCli(process.argv.slice(3));
+} else if (process.argv[2] === 'wait') {
+  // The wake runs after every Claude Code turn: like the hook, it skips the CLI graph.
+  const { runWaitCli } = await import('../dist/src/surfaces/hooks/wait-cli.js');
+  await runWaitCli(process.argv.slice(3));
 } else {
   const { main } = await import('../dist/src/surfaces/cli/main.js');
   await main(process.argv);

@@ -54,7 +54,7 @@ describe('sluice hooks install claude', () => {
 
     const settings = readJson(join(project, '.claude', 'settings.json'));
     expect(settings.model).toBe('sonnet');
-    expect(settings.hooks.Stop).toEqual(USER_SETTINGS.hooks.Stop);
+    expect(settings.hooks.Stop[0]).toEqual(USER_SETTINGS.hooks.Stop[0]); // then the wake (wake-install.test.ts)
     expect(settings.hooks.UserPromptSubmit[0]).toEqual(USER_SETTINGS.hooks.UserPromptSubmit[0]);
     const prompt = settings.hooks.UserPromptSubmit[1].hooks[0];
     expect(prompt).toEqual({

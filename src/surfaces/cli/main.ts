@@ -13,6 +13,7 @@ import { registerSetupCommands } from './commands/setup.js';
 import { registerStartCommand } from './commands/start.js';
 import { registerTokenCommands } from './commands/tokens.js';
 import { registerTurnCommands } from './commands/turns.js';
+import { registerWaitCommand } from './commands/wait.js';
 import { reportError } from './io.js';
 
 /** Builds the `sluice` command tree. */
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   registerDriveCommands(program);
   registerMediaCommands(program);
   registerMcpCommands(program);
+  registerWaitCommand(program);
   registerBridgeCommands(program);
   for (const sub of allCommands(program)) {
     sub.exitOverride();

@@ -9,7 +9,7 @@ import { SluiceError } from '../../core/errors.js';
 import { HOOK_EVENT_NAMES, HOOK_LIMITS, hookOutput } from './adapters.js';
 import { type HookArgs, parseHookArgs } from './hook-args.js';
 import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
-import { alreadyDelivered, forgetOldSessions, rememberDelivery } from './session-memory.js';
+import { claimHookDelivery, forgetOldSessions, notePrompt } from './session-memory.js';
 import { openPendingReader } from './sqlite-pending.js';
 
 /** Where a hook finds its store and agent: the same rules as the CLI (DESIGN.md §4). */
@@ -20,7 +20,10 @@ export interface HookEnvironment {
   agent: string;
 }
 
-export function hookEnvironment(args: HookArgs, env: NodeJS.ProcessEnv = process.env): HookEnvironment {
+export function hookEnvironment(
+  args: Pick<HookArgs, 'as' | 'home' | 'db'>,
+  env: NodeJS.ProcessEnv = process.env,
+): HookEnvironment {
   const home = resolve(args.home ?? env.SLUICE_HOME ?? join(homedir(), '.sluice'));
   const db = args.db ?? (env.SLUICE_DB || undefined);
   const agent = args.as ?? (env.SLUICE_AS || undefined);
@@ -116,15 +119,17 @@ export async function runHook(
     );
   }
   const where = hookEnvironment(args, env);
-  const text = await renderHookContext(args, where);
-  if (text === '') return '';
   const session =
     input.sessionId === null
       ? null
       : { home: where.home, client: args.client, agent: where.agent, sessionId: input.sessionId };
+  // A submitted prompt opens a turn: a waiter started before it must not wake the session now.
+  if (session !== null && args.event === 'user-prompt-submit' && input.promptId !== null)
+    notePrompt(session, input.promptId);
+  const text = await renderHookContext(args, where);
+  if (text === '') return '';
   if (args.event === 'session-start') forgetOldSessions(where.home);
-  if (session !== null && alreadyDelivered(session, text, input.source)) return '';
-  if (session !== null) rememberDelivery(session, text);
+  if (session !== null && !claimHookDelivery(session, text, input.source, args.event)) return '';
   return hookOutput(args.event, text);
 }
 

@@ -7,6 +7,8 @@ export interface HookInput {
   /** SessionStart only: `startup`, `resume`, `clear` or `compact`. */
   source: string | null;
   cwd: string | null;
+  /** Claude Code's id of the prompt a turn answers (UserPromptSubmit, Stop); null elsewhere. */
+  promptId: string | null;
 }
 
 /**
@@ -52,5 +54,6 @@ export function parseHookInput(text: string): HookInput {
     hookEventName: optionalString(record.hook_event_name, 'hook_event_name'),
     source: optionalString(record.source, 'source'),
     cwd: optionalString(record.cwd, 'cwd'),
+    promptId: optionalString(record.prompt_id, 'prompt_id'),
   };
 }

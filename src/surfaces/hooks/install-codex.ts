@@ -51,6 +51,15 @@ const SLUICE_TABLE = /^mcp_servers\.("sluice"|sluice)(\.|$)/;
  * (dotted keys, inline table) is refused rather than guessed at.
  */
 export function mergeCodexConfig(before: string | null, block: string, path: string): string {
+  const rest = withoutSluiceTables(before, path).trimEnd();
+  return `${rest === '' ? '' : `${rest}\n\n`}${block}\n`;
+}
+
+/**
+ * `config.toml` without the `[mcp_servers.sluice]` table and its sub-tables, every other line as
+ * it was; refuses a `sluice` server written another way (nothing is changed).
+ */
+export function withoutSluiceTables(before: string | null, path: string): string {
   const lines = (before ?? '').split('\n');
   const kept: string[] = [];
   let inSluice = false;
@@ -69,8 +78,7 @@ export function mergeCodexConfig(before: string | null, block: string, path: str
     }
     kept.push(line);
   }
-  const rest = kept.join('\n').trimEnd();
-  return `${rest === '' ? '' : `${rest}\n\n`}${block}\n`;
+  return kept.join('\n');
 }
 
 /**

@@ -12,14 +12,17 @@ import {
   describeChanges,
   type InstallPlan,
 } from '../../hooks/install-files.js';
+import { planClaudeUninstall, planCodexUninstall } from '../../hooks/uninstall.js';
 import { action } from '../context.js';
-import { writeOut } from '../io.js';
+import { reportError, writeOut } from '../io.js';
 
 interface InstallOptions {
   project?: string;
   user?: boolean;
   dryRun?: boolean;
   metadata?: boolean;
+  /** false with --no-wake. */
+  wake?: boolean;
 }
 
 export function registerHooksCommands(program: Command): void {
@@ -33,6 +36,10 @@ export function registerHooksCommands(program: Command): void {
     .option('--user', 'install into your user settings (Codex default)')
     .option('--dry-run', 'print the changes and write nothing')
     .option('--metadata', 'hooks deliver only the short metadata notice, not bodies')
+    .option(
+      '--no-wake',
+      'Claude: do not install the wake (an idle session then hears mail only at its next prompt)',
+    )
     .action(
       action(async ({ host, global }, client: string, opts: InstallOptions) => {
         if (client !== 'claude' && client !== 'codex') {
@@ -53,6 +60,7 @@ export function registerHooksCommands(program: Command): void {
                 store,
                 launcher,
                 metadata: opts.metadata,
+                wake: opts.wake,
                 scope: opts.user
                   ? { user: claudeUserPaths(process.env, homedir()) }
                   : { project: resolve(opts.project ?? '.') },
@@ -81,4 +89,51 @@ export function registerHooksCommands(program: Command): void {
         await writeOut(`${lines.join('\n')}\n`);
       }),
     );
+  hooks
+    .command('uninstall <client>')
+    .description('remove what hooks install added (hooks, wake, permission rules, agent lock, MCP server)')
+    .option('--project <dir>', 'the project to clean (Claude default: the current directory)')
+    .option('--user', 'your user settings (Codex default)')
+    .option('--dry-run', 'print the changes and write nothing')
+    .action(async (client: string, opts: Omit<InstallOptions, 'metadata' | 'wake'>) => {
+      try {
+        await uninstall(client, opts);
+      } catch (err) {
+        process.exitCode = reportError(err);
+      }
+    });
+}
+
+async function uninstall(client: string, opts: Omit<InstallOptions, 'metadata' | 'wake'>): Promise<void> {
+  if (client !== 'claude' && client !== 'codex') {
+    throw new SluiceError('invalid_params', 'hooks uninstall takes claude or codex');
+  }
+  if (opts.project !== undefined && opts.user) {
+    throw new SluiceError('invalid_params', 'use --project DIR or --user, not both');
+  }
+  // The model's shell runs under the agent lock; removing the lock from its settings is not its call.
+  if (process.env.SLUICE_AGENT_LOCK) {
+    throw new SluiceError('denied', 'hooks uninstall is not available under the agent lock');
+  }
+  const plan =
+    client === 'claude'
+      ? planClaudeUninstall(
+          opts.user
+            ? { user: claudeUserPaths(process.env, homedir()) }
+            : { project: resolve(opts.project ?? '.') },
+        )
+      : planCodexUninstall(
+          opts.project !== undefined ? resolve(opts.project, '.codex') : codexUserDir(process.env, homedir()),
+        );
+  const lines: string[] = [];
+  if (plan.changes.length === 0)
+    lines.push(`${client}: nothing of sluice's installed here, nothing to change`);
+  else if (opts.dryRun)
+    lines.push(`${client}: would change (dry run, nothing written):`, describeChanges(plan.changes));
+  else {
+    applyChanges(plan.changes);
+    lines.push(...plan.changes.map((c) => `updated ${c.path}`));
+  }
+  lines.push(...plan.notes);
+  await writeOut(`${lines.join('\n')}\n`);
 }
