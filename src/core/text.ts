@@ -50,3 +50,17 @@ export function sliceWhole(text: string, max: number): string {
   const end = max > 0 && /[\ud800-\udbff]/.test(text.charAt(max - 1)) ? max - 1 : max;
   return text.slice(0, end);
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The text UTF-8 `bytes` spell, BOM included, or `undefined` when they are not UTF-8: decoders
+ * that substitute U+FFFD for bad bytes would change the text without a word.
+ */
+export function decodeUtf8Exactly(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

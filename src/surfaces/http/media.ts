@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { SluiceError } from '../../core/errors.js';
+import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext } from '../../host/context.js';
 import { openMediaStream, putMediaStream } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
@@ -10,10 +11,23 @@ import { PrincipalGate } from './principal-gate.js';
 import { resolveRange } from './range.js';
 import { httpError } from './status.js';
 
-/** `X-Filename` is percent-encoded UTF-8 (headers are Latin-1); a raw value is taken as it is. */
+/**
+ * `X-Filename` is percent-encoded UTF-8 (headers are Latin-1); an ASCII value that is not valid
+ * percent-encoding is taken as it is. Raw non-ASCII bytes are taken as UTF-8, exactly, or refused:
+ * never stored as Latin-1 mojibake or replacement characters.
+ */
 function fileNameOf(header: unknown): string {
   const raw = Array.isArray(header) ? header[0] : header;
   if (typeof raw !== 'string') return 'file';
+  if (/[^\x00-\x7f]/.test(raw)) {
+    const text = decodeUtf8Exactly(Buffer.from(raw, 'latin1'));
+    if (text === undefined) {
+      throw new SluiceError('invalid_params', 'X-Filename is not UTF-8: percent-encode it', {
+        field: 'X-Filename',
+      });
+    }
+    return text;
+  }
   try {
     return decodeURIComponent(raw);
   } catch {

@@ -6,7 +6,7 @@ import { type LiveHub, startLiveHub } from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
 import type { SessionSettings } from '../../host/sessions.js';
 import { RpcConnection } from '../rpc/connection.js';
-import { type DispatchObserver, handleRpcText } from '../rpc/dispatch.js';
+import { type DispatchObserver, handleRpcBytes } from '../rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
 import { requireAuth, sessionCookieName } from './auth.js';
 import { createHostAllowList, registerRequestGuard } from './guard.js';
@@ -125,7 +125,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     // The dispatcher parses the JSON itself, so malformed JSON is a JSON-RPC -32700, not an HTTP 400.
     scope.addContentTypeParser(
       '*',
-      { parseAs: 'string', bodyLimit: limits.maxFrameBytes },
+      { parseAs: 'buffer', bodyLimit: limits.maxFrameBytes },
       (_req, body, done) => done(null, body),
     );
     // onRequest: nobody unauthenticated gets a body read (or buffered) on their behalf.
@@ -171,10 +171,10 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
       },
     });
     scope.post('/rpc', async (req, reply) => {
-      const text = typeof req.body === 'string' ? req.body : '';
-      const reply_ = await handleRpcText(
+      const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const reply_ = await handleRpcBytes(
         { ctx, principal: req.principal as Principal, limits },
-        text,
+        bytes,
         observer,
       );
       if (reply_ === null) return reply.code(204).send();

@@ -1,5 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
+import { decodeUtf8Exactly } from '../../core/text.js';
 import {
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
@@ -31,6 +32,26 @@ export function envelopeOverhead(idJson: string): number {
 /** Optional hooks for logging and measuring. */
 export interface DispatchObserver {
   onError?(method: string, err: unknown): void;
+}
+
+/**
+ * Handles a request that arrived as bytes (HTTP POST): bytes that are not UTF-8 are a parse error,
+ * never decoded with replacement characters into text the host would then store altered.
+ */
+export async function handleRpcBytes(
+  session: RpcSession,
+  bytes: Uint8Array,
+  observer: DispatchObserver = {},
+): Promise<string | null> {
+  const text = decodeUtf8Exactly(bytes);
+  if (text === undefined) {
+    return renderError('null', {
+      code: PARSE_ERROR,
+      message: 'parse error: the request is not valid UTF-8; nothing was stored',
+      data: { code: 'parse_error' },
+    });
+  }
+  return handleRpcText(session, text, observer);
 }
 
 /**
