@@ -75,6 +75,11 @@ const METHODS = [
   'channel.list',
   'channel.create',
   'channel.addMember',
+  'channel.removeMember',
+  'channel.leave',
+  'channel.invitations',
+  'channel.accept',
+  'channel.decline',
   'channel.history',
   'message.send',
   'message.edit',
@@ -92,6 +97,8 @@ const FIELDS = [
   'size',
   'messageId',
   'channelId',
+  'channel_id',
+  'limit',
   'to',
   'body',
   'subject',
@@ -184,9 +191,14 @@ const METHOD_FIELDS: Record<string, string[]> = {
   'queue.resume': ['agent', 'messageId'],
   'queue.withdraw': ['agent', 'messageId'],
   'queue.edit': ['agent', 'messageId', 'body'],
-  'channel.list': [],
+  'channel.list': ['cursor', 'limit'],
   'channel.create': ['name', 'members'],
   'channel.addMember': ['channelId', 'member'],
+  'channel.removeMember': ['channelId', 'member'],
+  'channel.leave': ['channel_id'],
+  'channel.invitations': ['cursor', 'limit'],
+  'channel.accept': ['channel_id'],
+  'channel.decline': ['channel_id'],
   'channel.history': ['channelId', 'cursor', 'size'],
   'message.send': ['to', 'body', 'subject', 'reply_to', 'attachments'],
   'message.edit': ['messageId', 'body', 'subject'],
@@ -214,6 +226,7 @@ function plausibleFor(field: string, known: KnownIds): fc.Arbitrary<unknown> {
     case 'source':
       return fc.constantFrom('person', 'agent', 'unknown');
     case 'size':
+    case 'limit':
       return fc.integer({ min: 1, max: 200 });
     case 'messageId':
     case 'around':
@@ -221,6 +234,8 @@ function plausibleFor(field: string, known: KnownIds): fc.Arbitrary<unknown> {
       return message;
     case 'channelId':
       return channel;
+    case 'channel_id':
+      return fc.oneof(channel, fc.constantFrom('#room', '#nope'));
     case 'to':
       return fc.oneof(principal, channel, fc.constantFrom('#room', '#nope'));
     case 'members':
