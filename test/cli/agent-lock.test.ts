@@ -1,6 +1,6 @@
 // The agent lock (DESIGN.md §8 I8): what a model's pre-approved `sluice …` may do. Pure checks of
 // the rule, then the attacks from issue 11 through the driver's real shim and the built CLI.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,6 +178,16 @@ describe('a locked --attach', () => {
     await expect(readAttachment(attach, path())).rejects.toMatchObject({ code: 'denied' });
   });
 
+  it('refuses a folder or a FIFO in the project as not a regular file, without hanging', async () => {
+    execFileSync('mkfifo', [join(project, 'pipe')]);
+    await expect(readAttachment(attach, join(project, 'docs'))).rejects.toMatchObject({
+      code: 'invalid_params',
+    });
+    await expect(readAttachment(attach, join(project, 'pipe'))).rejects.toMatchObject({
+      code: 'invalid_params',
+    });
+  });
+
   it('reads any readable file when there is no lock (a person’s own CLI)', async () => {
     expect((await readAttachment(undefined, secret)).toString()).toBe('PRIVATE KEY');
   });
@@ -311,10 +321,12 @@ describe('the driver shim', () => {
       expect(r.stderr).toBe('');
       expect(JSON.parse(r.stdout).map((row: { id: string }) => row.id)).toEqual([forBot]);
     }
-  }, 20_000);
+  }, 60_000);
 
   it('still lets the agent list, reply with an attachment from its cwd, and archive its own messages', async () => {
-    const rows = JSON.parse((await run(shim, ['message', 'ls', '--json'], env, cwd)).stdout);
+    const listed = await run(shim, ['message', 'ls', '--json'], env, cwd);
+    expect(listed.stderr).toBe('');
+    const rows = JSON.parse(listed.stdout);
     expect(rows.map((r: { id: string }) => r.id)).toEqual([forBot]);
     const reply = await run(
       shim,
@@ -328,5 +340,5 @@ describe('the driver shim', () => {
     expect(archived.stderr).toBe('');
     expect(archived.code).toBe(0);
     expect(JSON.parse((await run(shim, ['message', 'ls', '--json'], env, cwd)).stdout)).toEqual([]);
-  }, 30_000);
+  }, 90_000);
 });

@@ -178,7 +178,8 @@ export async function readAttachment(lock: AgentLock | undefined, file: string):
   // is (Linux: /proc/self/fd), so a link swapped in between the two cannot redirect the read.
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO planted in the folder must not hang the command at open.
+    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     throw new SluiceError('not_found', `cannot read attachment ${file}`);
   }
@@ -187,6 +188,8 @@ export async function readAttachment(lock: AgentLock | undefined, file: string):
     if (!mayAttach(opened)) {
       throw new SluiceError('denied', `attachment ${file} changed while it was read; refused`);
     }
+    if (!(await handle.stat()).isFile())
+      throw new SluiceError('invalid_params', `attachment ${file} is not a regular file`);
     return await handle.readFile();
   } finally {
     await handle.close();
