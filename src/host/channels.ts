@@ -99,6 +99,7 @@ async function admitOrInvite(
 ): Promise<void> {
   if (joinsDirectly(actor, member)) {
     await upsertMembership(trx, channel.id, member.id, at);
+    await deleteInvitation(trx, channel.id, member.id); // joined: an earlier invitation is moot
     done.joined.push(member.name);
     return;
   }

@@ -257,4 +257,21 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     expect((await rpc(carol, 'channel.accept', { channel_id: team.id })).error?.data.code).toBe('not_found');
     expect(await snapshotStore(h.ctx)).toEqual(before);
   });
+
+  it('a person a member adds directly joins at once, and an invitation from an agent is then gone', async () => {
+    const bot = await h.agent('bot');
+    const bob = await h.person('bob');
+    const carol = await h.person('carol');
+    const team = await createChannel(h.ctx, bot, { name: 'team', members: ['bob', 'carol'] });
+    await rpc(bob, 'channel.accept', { channel_id: team.id });
+    const added = await rpc(bob, 'channel.addMember', { channelId: team.id, member: 'carol' });
+    expect(added.result).toMatchObject({ joined: ['carol'], invited: [] });
+    expect((await rpc(carol, 'channel.invitations', {})).result.invitations).toEqual([]);
+    expect((await rpc(carol, 'channel.history', { channelId: team.id })).result.status).toBe('page');
+    // An agent adding a person who already left only invites them again.
+    await rpc(carol, 'channel.leave', { channel_id: team.id });
+    const again = await rpc(bot, 'channel.addMember', { channelId: team.id, member: 'carol' });
+    expect(again.result).toMatchObject({ joined: [], invited: ['carol'] });
+    expect((await rpc(carol, 'channel.history', { channelId: team.id })).error?.data.code).toBe('not_member');
+  });
 });
