@@ -63,3 +63,57 @@ describe('POST /media: the X-Filename header is stored exactly or refused', () =
     expect(await count()).toBe(before);
   });
 });
+
+describe('POST /mcp: JSON bytes that are not UTF-8 are refused, not decoded with U+FFFD', () => {
+  let h: TestHost;
+  let server: HostServer;
+  let token: string;
+  beforeAll(async () => {
+    h = await openTestHost();
+    await h.agent('bot');
+    server = await startHostServer({ ctx: h.ctx, port: 0, webRoot: '/nonexistent-web-root' });
+    token = await issueToken(h.ctx, 'bot');
+  });
+  afterAll(async () => {
+    await server?.close();
+    await h?.close();
+  });
+
+  const call = (bytes: Buffer) =>
+    fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: bytes,
+    });
+  const send = (body: string) =>
+    Buffer.from(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'message_send', arguments: { to: 'owner', body } },
+      }),
+    );
+  const bodies = async () =>
+    (await h.ctx.store.db.selectFrom('messages').select('body').execute()).map((r) => r.body);
+
+  it('refuses a tools/call whose body bytes are not UTF-8, sending nothing', async () => {
+    const bytes = send('caf-X');
+    bytes[bytes.indexOf('X')] = 0xe9;
+    const res = await call(bytes);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('not valid UTF-8');
+    expect(await bodies()).toEqual([]);
+  });
+
+  it('still sends a UTF-8 tools/call exactly', async () => {
+    const res = await call(send('café 😀'));
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(await bodies()).toEqual(['café 😀']);
+  });
+});

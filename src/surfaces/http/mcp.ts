@@ -1,5 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { ReceiptLedger } from '../mcp/receipts.js';
@@ -26,6 +27,18 @@ export async function registerMcpRoute(
   await app.register(async (scope) => {
     scope.addHook('onRequest', requireAuth(ctx, { cookie: false }));
     scope.addHook('onRequest', capBodiesPerPrincipal(options.maxBodiesPerPrincipal ?? 8));
+    // JSON whose bytes are not UTF-8 is refused, never decoded with U+FFFD into altered text.
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+      const text = decodeUtf8Exactly(body as Buffer);
+      const refuse = (message: string) => done(Object.assign(new Error(message), { statusCode: 400 }));
+      if (text === undefined) return refuse('the request is not valid UTF-8; nothing was stored');
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        refuse('the request body is not valid JSON');
+      }
+    });
     scope.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',
