@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { initHome, openHost } from '../../src/host/home.js';
+import { sendMessage } from '../../src/host/messages.js';
 import { addPrincipal } from '../../src/host/principals.js';
 import {
   AGENT_LOCK_ENV,
@@ -18,6 +19,7 @@ import {
 } from '../../src/surfaces/cli/agent-lock.js';
 import { prepareDriver } from '../../src/surfaces/drivers/setup.js';
 import { planClaudeInstall } from '../../src/surfaces/hooks/install-claude.js';
+import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { SLUICE_BIN } from '../support/host.js';
 
 const lock: AgentLock = { agent: 'bot', home: '/srv/sluice', attachRoots: ['/work/project'] };
@@ -340,5 +342,44 @@ describe('the driver shim', () => {
     expect(archived.stderr).toBe('');
     expect(archived.code).toBe(0);
     expect(JSON.parse((await run(shim, ['message', 'ls', '--json'], env, cwd)).stdout)).toEqual([]);
+  }, 90_000);
+});
+
+// The same lock on a PostgreSQL store: the locked database is the URL, and no other store opens.
+describe.skipIf(!backendsUnderTest().includes('postgres'))('the driver shim on PostgreSQL', () => {
+  let host: ConformanceHost;
+  let shim = '';
+  let env: NodeJS.ProcessEnv = {};
+  let cwd = '';
+  let forBot = '';
+
+  beforeAll(async () => {
+    host = await openConformanceHost('postgres', 'agentlock');
+    const bot = await host.agent('bot');
+    await host.agent('alice');
+    cwd = mkdtempSync(join(tmpdir(), 'sluice-lock-pg-'));
+    forBot = (await sendMessage(host.ctx, host.owner, { to: 'bot', body: 'hi bot' })).message_id;
+    await sendMessage(host.ctx, host.owner, { to: 'alice', body: 'alice only' });
+    const setup = await prepareDriver(host.ctx, bot, { entry: SLUICE_BIN, cwd, db: host.db });
+    shim = join(setup.dir, 'bin', 'sluice');
+    env = { ...setup.env, PATH: process.env.PATH ?? '' };
+  }, 60_000);
+  afterAll(async () => {
+    await host?.close();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('lists only the agent’s own inbox and refuses another agent or a switch to the SQLite file', async () => {
+    const own = await run(shim, ['message', 'ls', '--json'], env, cwd);
+    expect(own.stderr).toBe('');
+    expect(JSON.parse(own.stdout).map((r: { id: string }) => r.id)).toEqual([forBot]);
+    for (const args of [
+      ['message', 'ls', '--as', 'alice', '--json'],
+      ['message', 'ls', '--db', join(host.home, 'sluice.db')],
+    ]) {
+      const r = await run(shim, args, env, cwd);
+      expect(r.stderr).toMatch(/^sluice: denied: [^\n]+\n$/);
+      expect(r.code).toBe(2);
+    }
   }, 90_000);
 });
