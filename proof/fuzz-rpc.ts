@@ -8,6 +8,7 @@ import type { HostContext, HostLimits } from '../src/host/context.js';
 import { initHome, openHost } from '../src/host/home.js';
 import { sendMessage } from '../src/host/messages.js';
 import { addPrincipal, issueToken, type Principal, resolvePrincipal } from '../src/host/principals.js';
+import { findMessageById } from '../src/store/ops/messages.js';
 import { type HostServer, startHostServer } from '../src/surfaces/http/server.js';
 import type { FuzzFailure, FuzzReport } from './fuzz-cli.js';
 import { stateSnapshot } from './state-snapshot.js';
@@ -200,7 +201,7 @@ const METHOD_FIELDS: Record<string, string[]> = {
   'channel.accept': ['channel_id'],
   'channel.decline': ['channel_id'],
   'channel.history': ['channelId', 'cursor', 'size'],
-  'message.send': ['to', 'body', 'subject', 'reply_to', 'attachments'],
+  'message.send': ['to', 'body', 'subject', 'reply_to', 'attachments', 'idempotency_key'],
   'message.edit': ['messageId', 'body', 'subject'],
   'message.read': ['messageId', 'cursor'],
   'message.markRead': ['messageId'],
@@ -245,6 +246,9 @@ function plausibleFor(field: string, known: KnownIds): fc.Arbitrary<unknown> {
       return fc.array(channel, { maxLength: 2 });
     case 'attachments':
       return fc.constantFrom([], ['a_nope']);
+    case 'idempotency_key':
+      // Few keys, so the campaign retries (same request: the first result) and reuses (conflict).
+      return fc.constantFrom('k1', 'k2', 'k3');
     case 'name':
       return fc.nat({ max: 50 }).map((n) => `room-${n}`);
     default:
@@ -399,6 +403,32 @@ function isNotification(text: string): boolean {
   }
 }
 
+/**
+ * A send that succeeded stored its text exactly (DESIGN.md §8: stored exactly or refused). A
+ * retried key returns the first message, whose request had the same body and subject.
+ */
+async function storedTextProblems(
+  ctx: HostContext,
+  input: string,
+  reply: string | undefined,
+): Promise<string[]> {
+  let request: { method?: unknown; params?: { body?: unknown; subject?: unknown } };
+  let result: { message_id?: unknown } | undefined;
+  try {
+    request = JSON.parse(input);
+    result = JSON.parse(reply ?? 'null')?.result;
+  } catch {
+    return [];
+  }
+  if (request?.method !== 'message.send' || typeof result?.message_id !== 'string') return [];
+  const row = await findMessageById(ctx.store.db, result.message_id);
+  const problems: string[] = [];
+  if (row?.body !== request.params?.body) problems.push('a sent body was stored altered');
+  if ((row?.subject ?? undefined) !== request.params?.subject)
+    problems.push('a sent subject was stored altered');
+  return problems;
+}
+
 const hasError = (raw: string): boolean => {
   try {
     return 'error' in JSON.parse(raw);
@@ -527,6 +557,9 @@ export async function fuzzRpcWebSocket(runs: number, seed: number): Promise<Fuzz
           for (const raw of r.replies) {
             for (const problem of replyProblems(raw)) failures.push({ input: label, problem });
           }
+          if (!input.binary)
+            for (const problem of await storedTextProblems(host.ctx, input.text, r.replies[0]))
+              failures.push({ input: label, problem });
           const refused = input.kind === 'oversized' || r.replies.some(hasError);
           if (refused && (await stateSnapshot(host.ctx)) !== before)
             failures.push({ input: label, problem: 'state changed on a rejected input' });
@@ -583,6 +616,8 @@ export async function fuzzRpcPost(runs: number, seed: number): Promise<FuzzRepor
               if (!isNotification(input.text)) failures.push({ input: label, problem: '204 for a request' });
             } else if (res.status === 200) {
               for (const problem of replyProblems(body)) failures.push({ input: label, problem });
+              for (const problem of await storedTextProblems(host.ctx, input.text, body))
+                failures.push({ input: label, problem });
               refused = hasError(body);
             } else {
               failures.push({ input: label, problem: `HTTP ${res.status}: ${body.slice(0, 200)}` });
