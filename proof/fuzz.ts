@@ -5,6 +5,7 @@ import { type FuzzReport, fuzzCli } from './fuzz-cli.js';
 import { fuzzHook } from './fuzz-hook.js';
 import { fuzzMcp } from './fuzz-mcp.js';
 import { fuzzRpcPost, fuzzRpcWebSocket } from './fuzz-rpc.js';
+import { fuzzTransfer } from './fuzz-transfer.js';
 import { fuzzUpload } from './fuzz-upload.js';
 
 // `npm run proof:fuzz [scale] [seed]`: the full bad-input campaign over every surface. `scale`
@@ -28,6 +29,7 @@ const CAMPAIGNS: [string, number, (runs: number, seed: number) => Promise<FuzzRe
   ['rpc http post', 5_000, fuzzRpcPost],
   ['mcp tools', 20_000, fuzzMcp],
   ['uploads', 3_000, fuzzUpload],
+  ['media transfers', 2_000, fuzzTransfer],
   ['hook stdin', 300, fuzzHook],
   ['cli argv', 3_000, cli],
 ];
