@@ -66,6 +66,8 @@ export interface ListInboxOptions {
   sinceId?: string | undefined;
   fromName?: string | undefined;
   limit?: number | undefined;
+  /** Only these channels (a person reading the queue: the channels they share with the agent). */
+  withinChannelIds?: readonly string[] | undefined;
 }
 
 /**
@@ -92,7 +94,9 @@ export async function listInbox(
   }
   const authorId =
     options.fromName !== undefined ? (await resolvePrincipal(ctx, options.fromName)).id : undefined;
-  const channelIds = await listActiveChannelIds(ctx.store.db, agent.id);
+  const active = await listActiveChannelIds(ctx.store.db, agent.id);
+  const within = options.withinChannelIds;
+  const channelIds = within === undefined ? active : active.filter((id) => within.includes(id));
   const entries = await listInboxEntries(ctx.store.db, agent.id, {
     afterPosition,
     channelIds,

@@ -3,7 +3,7 @@
 // refused — and the store is byte-for-byte what it was (a snapshot of every table and counter).
 // The table has a row for every RPC method: a method added without one fails here.
 // docs/security.md, "Who may do what", states the rules this table checks.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
@@ -135,6 +135,8 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     const helper = await h.agent('helper');
     const team = await createChannel(h.ctx, alice, { name: 'team', members: ['bob', 'helper', 'rem'] });
     await createChannel(h.ctx, alice, { name: 'elsewhere', members: ['nina'] });
+    // The oldest card: alice's DM with helper, which nobody else may see.
+    await sendMessage(h.ctx, alice, { to: 'helper', body: 'alice only, in the DM' });
     const returned = await sendMessage(h.ctx, alice, { to: '#team', body: 'first, failed' });
     const waiting = await sendMessage(h.ctx, alice, { to: '#team', body: 'second, waiting' });
     await h.ctx.store.transaction(async (trx) => {
@@ -236,6 +238,20 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     );
     expect((await rpc('bob', 'channel.history', { channelId: f.team })).result).toBeDefined();
     expect(await cli('bob', ['queue', 'summary', 'helper'])).toBe(0);
+    // bob's card list holds only #team's cards: the DM card is not his, even as the oldest.
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string, done?: () => void) => {
+      written.push(String(chunk));
+      done?.();
+      return true;
+    }) as typeof process.stdout.write);
+    try {
+      expect(await cli('bob', ['queue', 'ls', 'helper', '--limit', '1'])).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written.join('')).toContain(f.returned);
+    expect(written.join('')).not.toContain('alice only');
     expect((await rpc('bob', 'queue.pause', { agent: 'helper' })).result.summary.paused).toBe(true);
   });
 });

@@ -24,9 +24,10 @@ export function registerQueueCommands(program: Command): void {
     .action(
       action(async ({ host, actor }, agentName: string, opts: { limit?: string }) => {
         const access = await requireQueueAccess(host, await actor(), agentName);
-        const rows = (
-          await listInbox(host, access.agent, { limit: parseLimit(opts.limit, '--limit', 10_000, 40) })
-        ).filter((r) => access.channelIds.includes(r.entry.channel_id));
+        const rows = await listInbox(host, access.agent, {
+          limit: parseLimit(opts.limit, '--limit', 10_000, 40),
+          withinChannelIds: access.channelIds,
+        });
         const lines = rows.map(
           (r) =>
             `${r.entry.position}\t${r.entry.state}\t${r.entry.source}\t${r.projection.message_id}\t${r.projection.author.name}\t${JSON.stringify(cutUtf8(r.projection.body, 80).text)}`,
