@@ -148,11 +148,9 @@ export async function authenticateToken(ctx: HostContext, token: unknown): Promi
   if (!found) return undefined;
   const now = ctx.now();
   if (found.token.expires_at !== null && found.token.expires_at <= now.toISOString()) return undefined;
-  await touchToken(
-    ctx.store.db,
-    found.token.id,
-    now.toISOString(),
-    new Date(now.getTime() - TOKEN_TOUCH_INTERVAL_MS).toISOString(),
-  );
+  const staleBefore = new Date(now.getTime() - TOKEN_TOUCH_INTERVAL_MS).toISOString();
+  // Checked here first: an UPDATE that matches nothing still takes SQLite's write lock.
+  if (found.token.last_used_at === null || found.token.last_used_at < staleBefore)
+    await touchToken(ctx.store.db, found.token.id, now.toISOString(), staleBefore);
   return found.principal;
 }

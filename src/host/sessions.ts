@@ -135,7 +135,10 @@ export async function authenticateSession(
   const found = await findSessionBySecretHash(ctx.store.db, hashToken(sessionSecret));
   const now = ctx.now().getTime();
   if (!found || found.session.expires_at <= iso(now)) return undefined;
-  await touchSession(ctx.store.db, found.session.id, iso(now), iso(now - SESSION_TOUCH_INTERVAL_MS));
+  const staleBefore = iso(now - SESSION_TOUCH_INTERVAL_MS);
+  // Checked here first: an UPDATE that matches nothing still takes SQLite's write lock.
+  if (found.session.last_seen_at < staleBefore)
+    await touchSession(ctx.store.db, found.session.id, iso(now), staleBefore);
   return { sessionId: found.session.id, principal: found.principal };
 }
 
