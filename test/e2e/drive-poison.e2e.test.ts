@@ -113,46 +113,57 @@ describe.skipIf(!enabled)('drivers survive poison attachments (real clients)', (
     400_000,
   );
 
-  test('claude: a driver killed again and again while carrying one message returns it on the next start instead of crash-looping; the rest is handled', async () => {
-    let hold = true;
-    server.reset((req) => {
-      if (!isMainAgentRequest(req)) return { text: 'side' };
-      return hold ? { text: 'late', delayMs: 120_000 } : { text: 'done' };
-    });
-    const h = await openDriveHome();
-    cleanups.push(() => h.close());
-    const poison = await h.send('every turn with this one dies');
-    const innocent = await h.send('this one is fine');
-    for (let run = 1; run <= 3; run++) {
-      const d = startClaude(h);
-      await eventually(
-        async () => (server.mainCalls().length >= run ? true : undefined),
-        120_000,
-        `model call ${run}`,
-      );
-      d.killDriver(); // as a crash or the OOM killer would
-      await d.exited;
-      d.killTree();
-    }
-    // One kill re-delivers the same turn; a repeat sends the message alone. (Each run's claude is
-    // a fresh session, and its one model call hangs: main call i is run i's turn.)
-    const carried = (i: number) => envelopeIds(envelopesIn(server.mainCalls()[i]!).at(-1) ?? '');
-    expect([carried(0), carried(1), carried(2)]).toEqual([[poison, innocent], [poison, innocent], [poison]]);
+  test.each([
+    ['claude', startClaude],
+    ['codex', startCodex],
+  ] as const)(
+    '%s: a driver killed again and again while carrying one message returns it on the next start instead of crash-looping; the rest is handled',
+    async (_client, startClient) => {
+      let hold = true;
+      server.reset((req) => {
+        if (!isMainAgentRequest(req)) return { text: 'side' };
+        return hold ? { text: 'late', delayMs: 120_000 } : { text: 'done' };
+      });
+      const h = await openDriveHome();
+      cleanups.push(() => h.close());
+      const poison = await h.send('every turn with this one dies');
+      const innocent = await h.send('this one is fine');
+      for (let run = 1; run <= 3; run++) {
+        const d = startClient(h);
+        await eventually(
+          async () => (server.mainCalls().length >= run ? true : undefined),
+          120_000,
+          `model call ${run}`,
+        );
+        d.killDriver(); // as a crash or the OOM killer would
+        await d.exited;
+        d.killTree();
+      }
+      // One kill re-delivers the same turn; a repeat sends the message alone. (Each run's client is
+      // a fresh session, and its one model call hangs: main call i is run i's turn.)
+      const carried = (i: number) => envelopeIds(envelopesIn(server.mainCalls()[i]!).at(-1) ?? '');
+      expect([carried(0), carried(1), carried(2)]).toEqual([
+        [poison, innocent],
+        [poison, innocent],
+        [poison],
+      ]);
 
-    hold = false;
-    const d = startClaude(h);
-    const line = await d.waitForOutput(/ returned /, 120_000);
-    expect(line).toContain(
-      `returned ${poison} (repeated_failure): 3 turns carrying it ended without settling; last: the client or the driver stopped during the turn; resume or withdraw it to go on`,
-    );
-    expect(await h.states()).toEqual([
-      { id: poison, state: 'returned', failure_kind: 'repeated_failure' },
-      { id: innocent, state: 'waiting', failure_kind: null },
-    ]);
-    await withdrawMessage(h.ctx, h.owner, h.agent.name, poison);
-    await d.waitForOutput(new RegExp(` ok: 1 delivered \\[${innocent}\\]`), 120_000);
-    expect((await h.states())[1]).toEqual({ id: innocent, state: 'handled', failure_kind: null });
-    expect(carried(server.mainCalls().length - 1)).toEqual([innocent]);
-    expect(d.child.exitCode).toBeNull();
-  }, 600_000);
+      hold = false;
+      const d = startClient(h);
+      const line = await d.waitForOutput(/ returned /, 120_000);
+      expect(line).toContain(
+        `returned ${poison} (repeated_failure): 3 turns carrying it ended without settling; last: the client or the driver stopped during the turn; resume or withdraw it to go on`,
+      );
+      expect(await h.states()).toEqual([
+        { id: poison, state: 'returned', failure_kind: 'repeated_failure' },
+        { id: innocent, state: 'waiting', failure_kind: null },
+      ]);
+      await withdrawMessage(h.ctx, h.owner, h.agent.name, poison);
+      await d.waitForOutput(new RegExp(` ok: 1 delivered \\[${innocent}\\]`), 120_000);
+      expect((await h.states())[1]).toEqual({ id: innocent, state: 'handled', failure_kind: null });
+      expect(carried(server.mainCalls().length - 1)).toEqual([innocent]);
+      expect(d.child.exitCode).toBeNull();
+    },
+    600_000,
+  );
 });
