@@ -77,7 +77,11 @@ describe.skipIf(!enabled)('agent tools are that agent (real Codex driver)', () =
         const label = labels[k];
         if (label === undefined) return { text: 'done' };
         const command = shell[label];
-        return { toolCalls: [command !== undefined ? shellCall(req, command) : (mcp[label] as ToolCall)] };
+        if (command === undefined) return { toolCalls: [mcp[label] as ToolCall] };
+        // A loaded machine starts the CLI slowly: wait for the exit code rather than a running session.
+        const call = shellCall(req, command);
+        if (call.name === 'exec_command') call.input = { ...(call.input as object), yield_time_ms: 30_000 };
+        return { toolCalls: [call] };
       });
       const before = await h.ctx.store.db
         .selectFrom('inbox')
