@@ -1,6 +1,9 @@
-import { sql } from 'kysely';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
+import { openHost } from '../../src/host/home.js';
 import { authenticateToken, hashToken, issueAccessToken } from '../../src/host/principals.js';
 import {
   authenticateSession,
@@ -11,7 +14,10 @@ import {
   revokeCredential,
   signInWithCode,
 } from '../../src/host/sessions.js';
+import type { Database } from '../../src/store/schema.js';
+import { sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { tempHome } from '../support/host.js';
 
 /** The host's context with a clock the test moves. */
 function withClock(ctx: HostContext, start = Date.parse('2026-06-01T12:00:00Z')) {
@@ -124,5 +130,39 @@ describe.each(backendsUnderTest())('sessions and tokens (%s)', (backend) => {
     expect((await authenticateToken(h.ctx, legacy))?.name).toBe('owner');
     expect(await revokeCredential(h.ctx, `tok_${hash.slice(0, 16)}`)).toBe('token');
     expect(await authenticateToken(h.ctx, legacy)).toBeUndefined();
+  });
+});
+
+describe('migration 003 on a home that already has tokens', () => {
+  it('keeps a token minted before expiries working, with a derived id and no expiry', async () => {
+    const { home, cleanup } = tempHome();
+    try {
+      const db = new Kysely<Database>({
+        dialect: new SqliteDialect({ database: new BetterSqlite3(join(home, 'sluice.db')) }),
+      });
+      const result = await new Migrator({ db, provider: sqliteMigrations }).migrateTo('001_initial');
+      expect(result.error).toBeUndefined();
+      const legacy = 'slu_minted-by-an-older-sluice-serve';
+      await sql`insert into principals (id, name, kind, settlement, created_at)
+        values ('p_old', 'owner', 'person', 'explicit', '2025-01-01T00:00:00.000Z')`.execute(db);
+      await sql`insert into tokens (token_hash, principal_id, created_at)
+        values (${hashToken(legacy)}, 'p_old', '2025-01-01T00:00:00.000Z')`.execute(db);
+      await db.destroy();
+
+      const ctx = await openHost({ home, durability: 'normal' });
+      try {
+        expect((await authenticateToken(ctx, legacy))?.name).toBe('owner');
+        const [row] = (await listCredentials(ctx)).filter((r) => r.kind === 'token');
+        expect(row).toMatchObject({
+          id: `tok_${hashToken(legacy).slice(0, 16)}`,
+          expires: null,
+          principal: 'owner',
+        });
+      } finally {
+        await ctx.store.close();
+      }
+    } finally {
+      cleanup();
+    }
   });
 });
