@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uploadTempDir } from '../../src/host/media.js';
+import { putMedia, uploadTempDir } from '../../src/host/media.js';
 import { issueToken } from '../../src/host/principals.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
@@ -152,6 +152,54 @@ describe.each(backendsUnderTest())('media streaming over HTTP (%s)', (backend) =
       expect((await h.ctx.store.blobs.list()).length).toBe(before);
     } finally {
       await capped.close();
+    }
+  });
+
+  it('answers HEAD with the headers only and holds no download slot afterwards', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${server.url}/media/${id}`, { method: 'HEAD', headers: auth() });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-length')).toBe(String(blob.length));
+      expect(res.headers.get('etag')).toBe(`"${sha}"`);
+    }
+    const after = await get({ range: 'bytes=0-0' });
+    expect(after.status).toBe(206);
+    await after.arrayBuffer();
+  });
+
+  it('closes a download nobody reads once the socket idle timeout passes, freeing its slot', async () => {
+    const idle = await startHostServer({
+      ctx: h.ctx,
+      port: 0,
+      webRoot: '/nonexistent-web-root',
+      mcp: false,
+      httpLimits: { socketIdleTimeoutMs: 300, maxDownloadsPerPrincipal: 1 },
+    });
+    try {
+      // Stored directly: a pooled keep-alive connection would outlive this short idle timeout.
+      const { attachment_id: bigId } = await putMedia(
+        h.ctx,
+        h.owner,
+        Buffer.alloc(24 * 1024 * 1024, 5),
+        'idle.bin',
+      );
+      const raw = await openRaw(idle.url);
+      raw.write(headersOnly(idle.url, 'GET', `/media/${bigId}`, auth()));
+      await raw.waitFor('HTTP/1.1 200');
+      raw.socket.pause();
+      // The host drops the stalled socket (the paused client cannot see that) and frees the slot.
+      const next = await until(async () => {
+        // A pooled connection may itself have just been closed as idle: that probe just retries.
+        const r = await fetch(`${idle.url}/media/${bigId}`, {
+          headers: { ...auth(), range: 'bytes=0-0' },
+        }).catch(() => undefined);
+        await r?.arrayBuffer();
+        return r?.status === 206 ? r : undefined;
+      }, 'the stalled download to be dropped');
+      expect(next.status).toBe(206);
+      raw.destroy();
+    } finally {
+      await idle.close();
     }
   });
 
