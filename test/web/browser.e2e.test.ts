@@ -17,6 +17,7 @@ import { readProjection, sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { queueSummary } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
+import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
 
@@ -208,7 +209,8 @@ beforeAll(async () => {
       '--disable-sync',
     ],
   });
-}, 120_000);
+  // Seeding runs the CLI some twenty times; on a loaded machine that alone takes minutes.
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -217,12 +219,44 @@ afterAll(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
+let printedLinkUsed = false;
+
+/**
+ * Signs the page in the way a person does: opens a login link (a fresh single-use one unless
+ * given), and presses the button that POSTs it.
+ */
+async function signIn(page: Page, link?: string): Promise<void> {
+  const url = link ?? `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`;
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Sign in as owner' }).click();
+  await page.waitForURL((u) => u.pathname === '/' && !u.search.includes('code='));
+}
+
 describe('before logging in', () => {
   it('the page tells a visitor without a session to open the login link', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(served.origin);
     await page.getByText('You are not signed in').waitFor();
+    await context.close();
+  });
+
+  it('a login link opened a second time, or followed by a cross-site page, signs nobody in; Log out ends the session', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) errors.push(msg.text());
+    });
+    const link = `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`;
+    await page.goto(link);
+    expect(await context.cookies()).toEqual([]);
+    await signIn(page, link);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByText('You are not signed in').waitFor();
+    await page.goto(link);
+    await page.getByText('That login link is not valid').waitFor();
+    expect(errors).toEqual([]);
     await context.close();
   });
 });
@@ -261,11 +295,16 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
   });
 
   it('logs in through the printed link and lists the channels and agent queues', async () => {
-    await page.goto(served.loginLink);
+    // The printed link works once: the first viewport uses it, the next a fresh `login-link`.
+    await signIn(page, printedLinkUsed ? undefined : served.loginLink);
+    printedLinkUsed = true;
     expect(new URL(page.url()).pathname).toBe('/');
-    expect(page.url()).not.toContain('token=');
+    expect(page.url()).not.toContain('code=');
     const cookies = await context.cookies();
-    expect(cookies.find((c) => c.name === 'sluice_session')).toMatchObject({ httpOnly: true });
+    expect(cookies.find((c) => c.name === `sluice_session_${new URL(served.origin).port}`)).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+    });
     const nav = page.getByRole('navigation');
     await nav.getByRole('link', { name: `#team-${view.name}` }).waitFor();
     await nav.getByRole('link', { name: helper, exact: true }).waitFor();
@@ -529,7 +568,7 @@ describe('when a page of cards goes stale', () => {
         server.send(text);
       });
     });
-    await page.goto(served.loginLink);
+    await signIn(page);
     await page.getByRole('navigation').getByRole('link', { name: 'drift', exact: true }).click();
     const card = (n: number) => page.locator('.card-preview', { hasText: new RegExp(`^drift card ${n}$`) });
     await card(0).waitFor();
@@ -554,7 +593,7 @@ describe('when the host restarts', () => {
   it('the page reconnects on its own and live updates resume', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
-    await page.goto(served.loginLink);
+    await signIn(page);
     await page.getByRole('navigation').getByRole('link', { name: 'helper-desktop', exact: true }).click();
     const total = page.getByTestId('queue-total');
     await expect.poll(() => total.textContent(), POLL).toBe('5');
