@@ -6,6 +6,7 @@ import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { ConfirmingTransport, ReceiptLedger } from './receipts.js';
 import { buildMcpServer } from './tools.js';
+import { Utf8LineGuard } from './utf8-lines.js';
 
 /**
  * The SDK's stdio transport, except that `send` resolves only once stdout has taken the whole
@@ -38,7 +39,9 @@ export async function serveStdio(ctx: HostContext, agent: Principal): Promise<vo
     );
   const receipts = new ReceiptLedger(ctx, onInternalError);
   const server = buildMcpServer(ctx, agent, { onInternalError, receipts });
-  const transport = new ConfirmingTransport(new WrittenStdioTransport(), receipts);
+  // Lines that are not UTF-8 are answered with a parse error here, never decoded with U+FFFD.
+  const stdin = process.stdin.pipe(new Utf8LineGuard((reply) => process.stdout.write(reply)));
+  const transport = new ConfirmingTransport(new WrittenStdioTransport(stdin, process.stdout), receipts);
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
