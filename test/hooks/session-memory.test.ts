@@ -1,9 +1,13 @@
 import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import {
   alreadyDelivered,
+  claimHookDelivery,
+  claimWake,
   forgetOldSessions,
+  notePrompt,
+  registerWaiter,
   rememberDelivery,
   SESSION_MEMORY_MAX_AGE_MS,
 } from '../../src/surfaces/hooks/session-memory.js';
@@ -46,4 +50,39 @@ test('session records untouched for two weeks are forgotten, recent ones kept', 
   expect(readdirSync(join(dir, 'hook-sessions'))).toHaveLength(1);
   expect(readdirSync(join(dir, 'hook-sessions'))).not.toContain('old.sha256');
   forgetOldSessions(join(dir, 'missing'));
+});
+
+describe('the wake shares the record', () => {
+  const key = (dir: string) => ({ home: dir, client: 'claude', agent: 'bot', sessionId: 'w' });
+
+  test('a slice is handed over once, whoever claims it first (hook or waiter)', () => {
+    const k = key(home());
+    const waiter = registerWaiter(k, 'p1', 'Stop');
+    expect(claimWake(k, 'SLICE', waiter)).toBe('wake');
+    expect(claimWake(k, 'SLICE', waiter)).toBe('held');
+    expect(claimHookDelivery(k, 'SLICE', null, 'user-prompt-submit')).toBe(false);
+    expect(claimHookDelivery(k, 'SLICE+1', null, 'user-prompt-submit')).toBe(true);
+    expect(claimWake(k, 'SLICE+1', waiter)).toBe('held');
+  });
+
+  test('only the newest waiter wakes, and none from before a newer prompt', () => {
+    const k = key(home());
+    const older = registerWaiter(k, 'p1', 'Stop');
+    const newer = registerWaiter(k, 'p1', 'Stop');
+    expect(claimWake(k, 'A', older)).toBe('superseded');
+    notePrompt(k, 'p2');
+    expect(claimWake(k, 'A', newer)).toBe('turn-started');
+    // The Stop of the turn that answered p2 starts a waiter that may wake again.
+    expect(claimWake(k, 'A', registerWaiter(k, 'p2', 'Stop'))).toBe('wake');
+    // A Stop for a prompt older than the latest is obsolete from the start.
+    expect(claimWake(k, 'B', registerWaiter(k, 'p1', 'Stop'))).toBe('turn-started');
+  });
+
+  test('at session start, a slice the session-start hook added is announced once, not sent again', () => {
+    const k = key(home());
+    expect(claimHookDelivery(k, 'S', 'startup', 'session-start')).toBe(true);
+    const waiter = registerWaiter(k, undefined, 'SessionStart');
+    expect(claimWake(k, 'S', waiter)).toBe('notice');
+    expect(claimWake(k, 'S', waiter)).toBe('held');
+  });
 });
