@@ -7,7 +7,17 @@ import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.
 import { SluiceError } from '../../core/errors.js';
 
 /** The migrations whose schema this reader knows; any other store goes through the host. */
-export const KNOWN_MIGRATIONS: readonly string[] = ['001_initial'];
+export const KNOWN_MIGRATIONS: readonly string[] = [
+  '001_initial',
+  // None of these changes a table the reader queries (test/hooks/sqlite-pending.test.ts keeps the
+  // list equal to the store's, so a new migration is a decision, not a silent slow path).
+  '002_idempotency',
+  '003_sessions_tokens',
+  '004_invitations',
+  '005_telegram',
+  '006_read_receipts',
+  '007_dispatch_attempts',
+];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
 export interface PendingSlice {
