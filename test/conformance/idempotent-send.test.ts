@@ -159,6 +159,40 @@ describe.each(backendsUnderTest())('idempotent sends on %s', (backend) => {
     expect(rows).toHaveLength(1);
   });
 
+  it.runIf(backend === 'postgres')(
+    'stores once even without the write lock: the key primary key refuses the loser, which replays the winner',
+    async () => {
+      // Plain transactions (no advisory lock): concurrent sends all miss the key, all insert a
+      // message, and every one but the first to commit meets the primary key and rolls back.
+      const unlocked: Store = {
+        ...h.ctx.store,
+        transaction: (fn) => h.ctx.store.db.transaction().execute(fn),
+      };
+      const peer = await h.sibling();
+      const peerUnlocked: Store = {
+        ...peer.store,
+        transaction: (fn) => peer.store.db.transaction().execute(fn),
+      };
+      const input: SendInput = { to: '#team', body: 'unlocked', idempotencyKey: 'no-lock' };
+      const results = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          sendMessage(
+            i % 2 === 0 ? { ...h.ctx, store: unlocked } : { ...peer, store: peerUnlocked },
+            h.owner,
+            input,
+          ),
+        ),
+      );
+      expect(new Set(results.map((r) => r.message_id)).size).toBe(1);
+      const rows = await h.ctx.store.db
+        .selectFrom('messages')
+        .select('id')
+        .where('body', '=', 'unlocked')
+        .execute();
+      expect(rows.map((r) => r.id)).toEqual([results[0]?.message_id]);
+    },
+  );
+
   it('commits the key with the message: a crash before commit leaves neither, and the retry stores once', async () => {
     const crashing: Store = {
       ...h.ctx.store,
