@@ -30,6 +30,9 @@ export const CLAUDE_WAKE_EXIT_CODE = 2;
 /** How often a hook waiter checks that the Claude Code process that started it still runs. */
 const CLIENT_ALIVE_CHECK_MS = 5_000;
 
+/** Re-checks of data_version after a WAL write event, until the commit is visible (see sqliteSource). */
+const COMMIT_FOLLOW_UP_MS = [25, 100, 300, 1_000, 3_000];
+
 /** Changes closer together than this are handled in one re-read (a burst of sends). */
 const COALESCE_MS = 20;
 
@@ -121,10 +124,24 @@ async function sqliteSource(where: HookEnvironment, limits: Partial<DeliveryLimi
         limits,
       }).text;
     },
-    watch: (onChange) =>
-      watchSqliteCommits(path, () => {
+    watch: (onChange) => {
+      // The last write to the WAL file can come before the commit shows in the shared-memory index
+      // (updated after the fsync, through mmap: no file event). So a write event is followed by a
+      // few bounded re-checks of data_version — a handful of PRAGMAs per commit, none while idle.
+      let followUps: NodeJS.Timeout[] = [];
+      const probe = () => {
         if (gate.open && version() !== seen) onChange();
-      }),
+      };
+      const stop = watchSqliteCommits(path, () => {
+        probe();
+        for (const t of followUps) clearTimeout(t);
+        followUps = COMMIT_FOLLOW_UP_MS.map((ms) => setTimeout(probe, ms));
+      });
+      return () => {
+        stop();
+        for (const t of followUps) clearTimeout(t);
+      };
+    },
     async close() {
       reader?.close();
       gate.close();
