@@ -15,6 +15,7 @@ import {
   agentLockFrom,
   encodeAgentLock,
   enforceAgentLock,
+  isBroadFolder,
   readAttachment,
 } from '../../src/surfaces/cli/agent-lock.js';
 import { prepareDriver } from '../../src/surfaces/drivers/setup.js';
@@ -188,6 +189,24 @@ describe('a locked --attach', () => {
     await expect(readAttachment(attach, join(project, 'pipe'))).rejects.toMatchObject({
       code: 'invalid_params',
     });
+  });
+
+  it('never attaches from a root that is the home folder or above it (a driver started from ~)', async () => {
+    const savedHome = process.env.HOME;
+    process.env.HOME = project;
+    try {
+      expect(isBroadFolder('/')).toBe(true);
+      expect(isBroadFolder(project)).toBe(true);
+      expect(isBroadFolder(root)).toBe(true);
+      expect(isBroadFolder(join(project, 'docs'))).toBe(false);
+      await expect(readAttachment(attach, join(project, 'docs', 'notes.txt'))).rejects.toMatchObject({
+        code: 'denied',
+      });
+      const narrow: AgentLock = { ...attach, attachRoots: [join(project, 'docs')] };
+      expect((await readAttachment(narrow, join(project, 'docs', 'notes.txt'))).toString()).toBe('notes');
+    } finally {
+      process.env.HOME = savedHome;
+    }
   });
 
   it('reads any readable file when there is no lock (a person’s own CLI)', async () => {

@@ -1,5 +1,6 @@
 // `sluice drive` and `sluice agent settle` refusals: one line, an exit code, nothing changed.
 // Runs the built CLI (npm run build first).
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runCli, tempHome } from '../support/host.js';
 
@@ -29,6 +30,19 @@ describe('sluice drive (refusals)', () => {
     expect(missing.stderr).toBe(
       'sluice: not_found: claude is not on PATH: install @anthropic-ai/claude-code or set SLUICE_CLAUDE_BIN\n',
     );
+  });
+
+  test('a session started from the home folder or above it is refused unless --cwd names it', async () => {
+    await runCli(['agent', 'settle', 'bot', 'turn'], { home });
+    // The test runs in the repository: a HOME below it makes the repository an ancestor of home.
+    const env = { PATH: '/nonexistent', HOME: join(process.cwd(), 'not-a-real-home') };
+    const refused = await runCli(['drive', 'claude', '--as', 'bot'], { home, env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `sluice: invalid_params: refusing to drive from ${process.cwd()}: the model could read every file under it; run it from a project folder or pass --cwd DIR\n`,
+    );
+    const named = await runCli(['drive', 'claude', '--as', 'bot', '--cwd', process.cwd()], { home, env });
+    expect(named.stderr).toMatch(/claude is not on PATH/);
   });
 
   test('bad options and principals get one line each', async () => {

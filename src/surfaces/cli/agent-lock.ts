@@ -4,6 +4,7 @@
 // the folders the user chose. Any override that differs from the lock is refused with `denied`.
 import { constants, readlinkSync, realpathSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 
@@ -140,9 +141,22 @@ export function enforceAgentLock(
   return { as: lock.agent, home: lock.home, db: lock.db };
 }
 
-/** The folders a locked `--attach` may read from: the user's roots and the materialised copies. */
+/**
+ * A folder too broad to attach from: the filesystem root, the user's home folder or one of its
+ * ancestors. A driver started from `~` would otherwise make `~/.ssh` attachable (found in review).
+ */
+export function isBroadFolder(folder: string, userHome: string = homedir()): boolean {
+  const path = canonical(folder);
+  return path === sep || isWithin(path, canonical(userHome));
+}
+
+/**
+ * The folders a locked `--attach` may read from: the user's roots — except any that is the home
+ * folder or above it ({@link isBroadFolder}) — and the materialised copies.
+ */
 export function attachRootsOf(lock: AgentLock): string[] {
-  return [...lock.attachRoots, join(lock.home, 'materialized')].map(canonical);
+  const chosen = lock.attachRoots.filter((root) => !isBroadFolder(root));
+  return [...chosen, join(lock.home, 'materialized')].map(canonical);
 }
 
 /**

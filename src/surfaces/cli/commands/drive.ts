@@ -4,6 +4,7 @@ import { SluiceError } from '../../../core/errors.js';
 import { requireAgent } from '../../../host/inbox.js';
 import { setSettlementMode } from '../../../host/principals.js';
 import { drive } from '../../drivers/run.js';
+import { isBroadFolder } from '../agent-lock.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 
@@ -12,6 +13,22 @@ interface DriveFlags {
   maxMessages?: string;
   maxBytes?: string;
   sandbox?: string;
+}
+
+/**
+ * The client session's working directory. The model may read files there with its client's own
+ * tools, so the home folder or anything above it is refused unless the user names it with --cwd
+ * (and even then nothing there is attachable: agent-lock.ts isBroadFolder).
+ */
+function sessionCwd(flags: DriveFlags): string {
+  const cwd = resolve(flags.cwd ?? process.cwd());
+  if (flags.cwd === undefined && isBroadFolder(cwd)) {
+    throw new SluiceError(
+      'invalid_params',
+      `refusing to drive from ${cwd}: the model could read every file under it; run it from a project folder or pass --cwd DIR`,
+    );
+  }
+  return cwd;
 }
 
 function limitsFrom(flags: DriveFlags) {
@@ -48,7 +65,7 @@ export function registerDriveCommands(program: Command): void {
       requireAgent(agent);
       await drive(host, agent, {
         client: 'claude',
-        cwd: resolve(flags.cwd ?? process.cwd()),
+        cwd: sessionCwd(flags),
         db: global.db,
         limits: limitsFrom(flags),
         extraArgs: claudeArgs,
@@ -74,7 +91,7 @@ export function registerDriveCommands(program: Command): void {
       requireAgent(agent);
       await drive(host, agent, {
         client: 'codex',
-        cwd: resolve(flags.cwd ?? process.cwd()),
+        cwd: sessionCwd(flags),
         db: global.db,
         limits: limitsFrom(flags),
         sandbox: flags.sandbox,
