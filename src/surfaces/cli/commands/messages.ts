@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import type { HostContext } from '../../../host/context.js';
+import { handleMessages, handleReplyKey, parseHandleLines } from '../../../host/handle-messages.js';
 import { archiveMessages, displayChannel, type InboxListing, listInbox } from '../../../host/inbox.js';
 import { putMedia } from '../../../host/media.js';
 import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
@@ -181,26 +182,70 @@ export function registerMessageCommands(program: Command): void {
     .option('--subject <subject>', 'a subject line')
     .option('--attach <file>', 'attach a file (repeatable)', collect, [])
     .option('--idempotency-key <key>', IDEMPOTENCY_HELP)
+    .option('--archive', 'then archive the message: one process; a repeat changes nothing')
+    .option('--json', 'with --archive, print the receipt {id, reply, archived, archivedAt, already}')
     .action(
       action(
         async (
           { host, actor, lock },
           id: string,
-          opts: { message?: string; subject?: string; attach: string[]; idempotencyKey?: string },
+          opts: {
+            message?: string;
+            subject?: string;
+            attach: string[];
+            idempotencyKey?: string;
+            archive?: boolean;
+            json?: boolean;
+          },
         ) => {
           const me = await actor();
           const body =
             opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
+          // With --archive the reply is keyed by (message, content) unless a key is given, so the
+          // pair is idempotent: a repeated command returns the first reply and archives nothing again.
+          // Uploads get fresh ids each run, so a reply with --attach is keyed only by an explicit key.
+          const derivedKey =
+            opts.archive && opts.attach.length === 0 ? handleReplyKey(id, body, opts.subject) : undefined;
           const attachmentIds = await uploadAll(host, me, opts.attach, lock);
           const sent = await replyToMessage(host, me, id, {
             body,
             subject: opts.subject,
             attachmentIds,
-            idempotencyKey: opts.idempotencyKey,
+            idempotencyKey: opts.idempotencyKey ?? derivedKey,
           });
-          await writeOut(`${sent.message_id}\n`);
+          if (!opts.archive) {
+            await writeOut(`${sent.message_id}\n`);
+            return;
+          }
+          const [receipt] = await archiveMessages(host, me, [id]);
+          if (!receipt) throw new SluiceError('internal', 'archive returned no receipt');
+          if (opts.json) {
+            await writeOut(
+              `${JSON.stringify({ id, reply: sent.message_id, archived: true, archivedAt: receipt.archivedAt, already: receipt.already })}\n`,
+            );
+            return;
+          }
+          await writeOut(
+            `${sent.message_id}\n${id} ${receipt.already ? 'already archived' : 'archived'} ${receipt.archivedAt}\n`,
+          );
         },
       ),
+    );
+
+  message
+    .command('handle')
+    .description(
+      'reply to and archive many messages in one process: JSON lines {"id","body","archive"} on stdin; prints one receipt per line',
+    )
+    .action(
+      action(async ({ host, actor }) => {
+        const me = await actor();
+        // Each body is capped; the whole input may hold many of them.
+        const text = await readStdinText(host.limits.maxBodyBytes * 4 + 1_000_000, 'stdin');
+        const items = parseHandleLines(text, host.limits.maxBodyBytes);
+        const receipts = await handleMessages(host, me, items);
+        await writeOut(receipts.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      }),
     );
 
   message
