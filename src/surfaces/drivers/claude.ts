@@ -47,6 +47,8 @@ export function claudeArgs(setup: DriverSetup, extra: readonly string[]): string
     '--output-format',
     'stream-json',
     '--verbose',
+    // Echoes each user message when the client takes it in: a steered message counts only then.
+    '--replay-user-messages',
     '--mcp-config',
     setup.mcpConfigPath,
     '--allowedTools',
@@ -55,9 +57,36 @@ export function claudeArgs(setup: DriverSetup, extra: readonly string[]): string
   ];
 }
 
+/** The running turn, as steering sees it. */
+interface ClaudeTurn {
+  seen: SeenResults;
+  /** Steered envelope texts written but not yet echoed by the client. */
+  awaiting: Set<string>;
+  /** The last `result` arrived: a message written now would start a turn of its own. */
+  closed: boolean;
+}
+
+/** The text blocks of a stream-json `user` event (the echo of a user message). */
+function userTexts(line: unknown): string[] {
+  const l = line as { type?: unknown; message?: { content?: unknown } };
+  if (l.type !== 'user' || !Array.isArray(l.message?.content)) return [];
+  return (l.message.content as { type?: unknown; text?: unknown }[]).flatMap((b) =>
+    b.type === 'text' && typeof b.text === 'string' ? [b.text] : [],
+  );
+}
+
+/** A turn that got several `result` events (steered messages Claude ran after the first) fails if any did. */
+function worstOf(outcomes: readonly TurnOutcome[]): TurnOutcome {
+  return outcomes.find((o) => !o.ok) ?? { ok: true };
+}
+
 /**
- * Starts one Claude Code session and returns it as a driver client: each turn writes ONE user
- * message (envelope text + attachment blocks) and waits for its `result` event.
+ * Starts one Claude Code session and returns it as a driver client: each turn writes one user
+ * message (envelope text + attachment blocks) and waits for its `result` event. A steer writes
+ * another user message while the turn runs: Claude Code (2.1.332) hands it to the model at its next
+ * model call of the running turn (after a tool result), or — when the turn was already answering
+ * without tools — runs it as a follow-up with a `result` of its own. Either way its echo
+ * (`--replay-user-messages`) shows the model received it, and the turn ends with the last result.
  */
 export function startClaudeClient(
   ctx: HostContext,
@@ -73,23 +102,53 @@ export function startClaudeClient(
     ({ code, signal }) =>
       `claude exited (${signal ?? `code ${code}`})${child.stderrTail() ? `: ${lastLine(child.stderrTail())}` : ''}`,
   );
+  let current: ClaudeTurn | undefined;
+  let currentTurnId: string | undefined;
   return {
     name: 'claude',
     sessionKey: `claude:${randomUUID()}`,
     gone,
     stop: () => child.stop(),
+    async steer(request: TurnRequest): Promise<boolean> {
+      const turn = current;
+      if (!turn || turn.closed || currentTurnId !== request.turnId) return false;
+      const content = await claudeTurnContent(ctx, agent, request.delivery.text, request.delivered);
+      // Checked again after the await: the result may have arrived meanwhile.
+      if (turn.closed || current !== turn) return false;
+      turn.awaiting.add(request.delivery.text);
+      child.send({
+        type: 'user',
+        message: { role: 'user', content },
+        parent_tool_use_id: null,
+        session_id: '',
+      });
+      return true;
+    },
     async runTurn(request: TurnRequest): Promise<TurnOutcome> {
       const content = await claudeTurnContent(ctx, agent, request.delivery.text, request.delivered);
       let unsubscribe: () => void = () => {};
       // Only sluice results the stream shows Claude received count for the turn (DESIGN.md I9).
       const seen = new SeenResults(ctx, agent, request.turnId);
+      const turn: ClaudeTurn = { seen, awaiting: new Set(), closed: false };
+      const outcomes: TurnOutcome[] = [];
       const stream = new ClaudeStreamResults();
-      const result = new Promise<ClaudeResult>((resolve) => {
+      const result = new Promise<TurnOutcome>((resolve) => {
         unsubscribe = child.onLine((line) => {
           seen.saw(stream.resultsIn(line));
-          if ((line as { type?: unknown }).type === 'result') resolve(line as ClaudeResult);
+          for (const text of userTexts(line)) {
+            // The echo of a steered message: the model receives exactly this text now.
+            if (turn.awaiting.delete(text)) seen.saw([text]);
+          }
+          if ((line as { type?: unknown }).type !== 'result') return;
+          outcomes.push(claudeOutcome(line as ClaudeResult));
+          // A steered message not yet taken in runs after this result, as a follow-up of its own.
+          if (turn.awaiting.size > 0) return;
+          turn.closed = true;
+          resolve(worstOf(outcomes));
         });
       });
+      current = turn;
+      currentTurnId = request.turnId;
       try {
         child.send({
           type: 'user',
@@ -100,8 +159,10 @@ export function startClaudeClient(
         const ended = await Promise.race([result, gone.then((why) => ({ gone: why }))]);
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
         await seen.settled();
-        return claudeOutcome(ended);
+        return ended;
       } finally {
+        turn.closed = true;
+        if (current === turn) current = undefined;
         unsubscribe();
       }
     },

@@ -12,6 +12,23 @@ import type { DriverSetup } from './setup.js';
 export const CODEX_TURN_LEAD =
   'New messages arrived in your Sluice inbox: the <sluice> context holds the delivery with their complete bodies. Handle them with the sluice MCP tools (message_reply, with archive: true to archive what you answered; message_archive; channel_read): your shell cannot reach the Sluice store.';
 
+/** The text input after a steered envelope (attachment pointers follow it). */
+export const CODEX_STEER_LEAD =
+  'More messages arrived in your Sluice inbox while you worked: the delivery above holds their complete bodies. Handle them too, with the sluice MCP tools.';
+
+/**
+ * The text of a `userMessage` item Codex reports for the steer sent with `clientId`: its content
+ * shows the model received the steered input (the driver sent `clientUserMessageId`).
+ */
+export function codexSteerReceived(method: string, params: unknown, clientId: string): string[] {
+  if (method !== 'item/started' && method !== 'item/completed') return [];
+  const item = (params as { item?: { type?: unknown; clientId?: unknown; content?: unknown } } | null)?.item;
+  if (item?.type !== 'userMessage' || item.clientId !== clientId || !Array.isArray(item.content)) return [];
+  return (item.content as { type?: unknown; text?: unknown }[]).flatMap((c) =>
+    c.type === 'text' && typeof c.text === 'string' ? [c.text] : [],
+  );
+}
+
 /**
  * The permission profile the model's shell runs under (workspace-write): Codex's `:workspace`
  * with the Sluice home denied for reads and writes, so a command can neither read other inboxes
@@ -67,6 +84,14 @@ export function codexOutcome(params: TurnCompleted): TurnOutcome {
   const reason = (params.turn?.error?.message ?? `turn ${status ?? 'ended'}`).slice(0, 300);
   if (status === 'interrupted') return { ok: false, kind: 'interrupted', reason };
   return { ok: false, kind: 'model_error', reason };
+}
+
+/** The running turn: its Sluice id, Codex id (once started), receipts and steer listeners. */
+interface CodexTurn {
+  turnId: string;
+  codexTurnId?: string;
+  received: SeenResults;
+  listeners: (() => void)[];
 }
 
 /** A JSON-RPC peer over the app-server's stdio (no `jsonrpc` member on this wire). */
@@ -172,11 +197,42 @@ export async function startCodexClient(
     await child.stop(500);
     throw err;
   }
+  let current: CodexTurn | undefined;
+  let steers = 0;
   return {
     name: 'codex',
     sessionKey: `codex:${threadId}`,
     gone,
     stop: () => child.stop(),
+    async steer(request: TurnRequest): Promise<boolean> {
+      const turn = current;
+      if (turn?.turnId !== request.turnId || turn.codexTurnId === undefined) return false;
+      const clientUserMessageId = `sluice-steer-${request.turnId}-${++steers}`;
+      const pointers = await codexTurnInput(ctx, agent, CODEX_STEER_LEAD, request.delivered);
+      const input = [{ type: 'text', text: request.delivery.text, text_elements: [] }, ...pointers];
+      const text = request.delivery.text;
+      // The steered text counts once Codex reports the user message it became (DESIGN.md I9).
+      const unsubscribe = peer.onNotification((method, params) => {
+        if (codexSteerReceived(method, params, clientUserMessageId).includes(text)) {
+          turn.received.saw([text]);
+          unsubscribe();
+        }
+      });
+      turn.listeners.push(unsubscribe);
+      try {
+        await peer.request('turn/steer', {
+          threadId,
+          input,
+          expectedTurnId: turn.codexTurnId,
+          clientUserMessageId,
+        });
+        return true;
+      } catch {
+        // "no active turn" (it just ended) or another refusal: the next turn delivers them.
+        unsubscribe();
+        return false;
+      }
+    },
     async runTurn(request: TurnRequest): Promise<TurnOutcome> {
       const input = await codexTurnInput(ctx, agent, CODEX_TURN_LEAD, request.delivered);
       let unsubscribe: () => void = () => {};
@@ -184,6 +240,8 @@ export async function startCodexClient(
       const early: TurnCompleted[] = [];
       // Only sluice results Codex reports as completed items count for the turn (DESIGN.md I9).
       const received = new SeenResults(ctx, agent, request.turnId);
+      const turn: CodexTurn = { turnId: request.turnId, received, listeners: [] };
+      current = turn;
       const completed = new Promise<TurnCompleted>((resolve) => {
         unsubscribe = peer.onNotification((method, params) => {
           received.saw(codexSluiceResults(method, params));
@@ -207,12 +265,15 @@ export async function startCodexClient(
         ]);
         if ('gone' in started) throw new ClientGoneError(started.gone);
         turnId = started.turn.id;
+        turn.codexTurnId = turnId;
         const seen = early.find((p) => p.turn?.id === turnId);
         const ended = seen ?? (await Promise.race([completed, goneEarly]));
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
         await received.settled();
         return codexOutcome(ended);
       } finally {
+        if (current === turn) current = undefined;
+        for (const stopListening of turn.listeners) stopListening();
         unsubscribe();
       }
     },

@@ -1,5 +1,6 @@
 import type { DeliveryLimits, RenderedDelivery } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
+import { sha256Hex } from '../../core/fragment.js';
 import type { HostContext } from '../../host/context.js';
 import {
   clearDispatch,
@@ -19,8 +20,10 @@ import {
   type SettledTurn,
   type TurnOutcome,
 } from '../../host/turns.js';
+import { deleteCoverageOffers } from '../../store/ops/coverage-offers.js';
 import { coverDelivery, type DeliveredMessage } from './delivered.js';
 import { renderDispatch } from './dispatch.js';
+import { offerSteer, renderSteer } from './steer.js';
 
 /** What a client needs to run one turn. */
 export interface TurnRequest {
@@ -38,6 +41,14 @@ export interface DriverClient {
   readonly sessionKey: string;
   /** Runs one turn and reports how it ended; rejects with {@link ClientGoneError} if the client died. */
   runTurn(request: TurnRequest): Promise<TurnOutcome>;
+  /**
+   * Adds more messages to the running turn `request.turnId` (called only while `runTurn` runs).
+   * Resolves `true` when the client took them into that turn, `false` when it refused (no active
+   * turn): they then wait for the next turn. Their coverage is only offered (keyed by the SHA-256
+   * of `request.delivery.text`); the client confirms it through the turn's SeenResults when its
+   * stream shows the model received exactly that text. A client without it never steers.
+   */
+  steer?(request: TurnRequest): Promise<boolean>;
   /** Settles when the client process has exited, with a one-line description. */
   readonly gone: Promise<string>;
   stop(): Promise<void>;
@@ -169,7 +180,7 @@ export async function runDriverLoop(
         if (typeof woke === 'object') throw new ClientGoneError(woke.gone);
         continue;
       }
-      const report = await runOneTurn(ctx, agent, client, options, aborted);
+      const report = await runOneTurn(ctx, agent, client, options, aborted, wake);
       if (report === 'aborted') return;
       if (report !== 'empty' && report.outcome === 'abandoned') {
         // The client refused the turn: back off, then retry (a retried message goes alone).
@@ -217,6 +228,7 @@ async function runOneTurn(
   client: DriverClient,
   options: DriverLoopOptions,
   aborted: Promise<'aborted'>,
+  wake: Wakeup,
 ): Promise<TurnReport | 'empty' | 'aborted'> {
   const started = Date.now();
   // A driven turn counts a tool result only once the client's stream shows it received it (I9).
@@ -237,9 +249,14 @@ async function runOneTurn(
   // Counted before the client sees the turn: a driver killed mid-turn cannot count afterwards.
   const attemptSeqs = await countDispatch(ctx, agent, delivered);
   let outcome: TurnOutcome | 'aborted';
+  const running = client.runTurn(request);
+  const steering = client.steer
+    ? steerWhileRunning(ctx, agent, client, options, request, running, wake, delivered, attemptSeqs)
+    : Promise.resolve();
   try {
-    outcome = await Promise.race([client.runTurn(request), aborted]);
+    outcome = await Promise.race([running, aborted]);
   } catch (err) {
+    await steering;
     const reason = err instanceof Error ? err.message : String(err);
     await noteUnsettledDispatch(ctx, agent, attemptSeqs, reason);
     await abandonTurn(ctx, agent, turn.id);
@@ -257,6 +274,7 @@ async function runOneTurn(
     if (err instanceof ClientGoneError) throw err;
     return report;
   }
+  await steering;
   if (outcome === 'aborted') {
     await forgiveDispatch(ctx, agent, attemptSeqs);
     await abandonTurn(ctx, agent, turn.id);
@@ -285,6 +303,67 @@ async function runOneTurn(
   };
   options.onTurn?.(report);
   return report;
+}
+
+/**
+ * While `running` runs, steers each batch of messages that arrives behind the turn's own into it
+ * (FIFO, within the turn's remaining limits, never past a pause or a returned card). Accepted
+ * steers add their ids to `delivered` and their dispatch attempts to `attemptSeqs`. Resolves once
+ * the turn ended and no steer is in flight, so the turn settles only after the last one.
+ */
+async function steerWhileRunning(
+  ctx: HostContext,
+  agent: Principal,
+  client: DriverClient,
+  options: DriverLoopOptions,
+  request: TurnRequest,
+  running: Promise<unknown>,
+  wake: Wakeup,
+  delivered: string[],
+  attemptSeqs: number[],
+): Promise<void> {
+  const steer = client.steer?.bind(client);
+  if (!steer) return;
+  const ended = running.then(
+    () => 'ended' as const,
+    () => 'ended' as const,
+  );
+  const carried = [...request.delivery.included];
+  let bytes = Buffer.byteLength(request.delivery.text);
+  wake.clear();
+  for (;;) {
+    if ((await Promise.race([wake.wait().then(() => 'wake' as const), ended])) === 'ended') return;
+    wake.clear();
+    if (options.signal?.aborted) return;
+    try {
+      const delivery = await renderSteer(ctx, agent, options.limits, { carried, bytes }, options.maxAttempts);
+      if (!delivery) continue;
+      const offered = await offerSteer(ctx, agent, request.turnId, delivery);
+      if (offered.length === 0) continue;
+      const accepted = await Promise.race([
+        steer({ turnId: request.turnId, delivery, delivered: offered }),
+        ended.then(() => false),
+      ]);
+      if (!accepted) {
+        // The client refused (or the turn ended first): the messages go to the next turn.
+        await withdrawSteer(ctx, request.turnId, delivery.text);
+        return;
+      }
+      carried.push(...delivery.included);
+      bytes += Buffer.byteLength(delivery.text);
+      const ids = offered.map((m) => m.id);
+      delivered.push(...ids);
+      attemptSeqs.push(...(await countDispatch(ctx, agent, ids)));
+    } catch {
+      // A steer that failed leaves its messages pending; the next turn delivers them.
+      return;
+    }
+  }
+}
+
+/** Forgets the coverage offered for a steer the client did not take. */
+async function withdrawSteer(ctx: HostContext, turnId: string, text: string): Promise<void> {
+  await ctx.store.transaction((trx) => deleteCoverageOffers(trx, turnId, sha256Hex(text)));
 }
 
 /** The terminal line for a turn: outcome, counts, the first ids, duration. */

@@ -1,0 +1,210 @@
+// Steering a running driven turn, against an in-memory client (the real clients are exercised in
+// test/e2e/drive-steer.e2e.test.ts): what is steered, when it counts, what waits for the next turn.
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { sendMessage } from '../../src/host/messages.js';
+import type { Principal } from '../../src/host/principals.js';
+import { pauseQueue } from '../../src/host/queue.js';
+import { confirmSeen } from '../../src/host/receipts.js';
+import type { TurnOutcome } from '../../src/host/turns.js';
+import {
+  ClientGoneError,
+  type DriverClient,
+  runDriverLoop,
+  type TurnReport,
+  type TurnRequest,
+} from '../../src/surfaces/drivers/loop.js';
+import { openTestHost, type TestHost } from '../support/host.js';
+import { eventually, sleep } from './drive-harness.js';
+
+/** How the in-memory client answers a steer. */
+type SteerMode = 'echo' | 'silent' | 'refuse';
+
+/** A client whose turns end when the test says so and whose steers behave as `mode` says. */
+class SteeringClient implements DriverClient {
+  readonly name = 'fake';
+  readonly sessionKey = 'fake:steer';
+  readonly requests: TurnRequest[] = [];
+  readonly steers: TurnRequest[] = [];
+  mode: SteerMode = 'echo';
+  private finishers: ((o: TurnOutcome) => void)[] = [];
+  private die: (why: string) => void = () => {};
+  readonly gone = new Promise<string>((resolve) => {
+    this.die = resolve;
+  });
+
+  constructor(
+    private readonly h: TestHost,
+    private readonly agent: () => Principal,
+  ) {}
+
+  runTurn(request: TurnRequest): Promise<TurnOutcome> {
+    this.requests.push(request);
+    return new Promise((resolve, reject) => {
+      this.finishers.push(resolve);
+      void this.gone.then((why) => reject(new ClientGoneError(why)));
+    });
+  }
+  async steer(request: TurnRequest): Promise<boolean> {
+    this.steers.push(request);
+    if (this.mode === 'refuse') return false;
+    // What a real client's stream shows when the model got the steered text.
+    if (this.mode === 'echo')
+      await confirmSeen(this.h.ctx, this.agent(), request.turnId, request.delivery.text);
+    return true;
+  }
+  finish(outcome: TurnOutcome): void {
+    this.finishers.shift()?.(outcome);
+  }
+  kill(): void {
+    this.die('fake client died');
+  }
+  async stop(): Promise<void> {}
+  ids(i: number): string[] {
+    return this.requests[i]?.delivered.map((m) => m.id) ?? [];
+  }
+  steered(i: number): string[] {
+    return this.steers[i]?.delivered.map((m) => m.id) ?? [];
+  }
+}
+
+describe('a driver steering its running turn', () => {
+  let h: TestHost;
+  let bot: Principal;
+  let client: SteeringClient;
+  let stop: AbortController;
+  let loop: Promise<void>;
+  const reports: TurnReport[] = [];
+
+  beforeEach(async () => {
+    h = await openTestHost();
+    bot = await h.agent('bot', 'turn');
+    client = new SteeringClient(h, () => bot);
+    stop = new AbortController();
+    reports.length = 0;
+  });
+  afterEach(async () => {
+    stop.abort();
+    client.kill();
+    await loop?.catch(() => {});
+    await h.close();
+  });
+
+  const send = async (body: string) => (await sendMessage(h.ctx, h.owner, { to: 'bot', body })).message_id;
+  const stateOf = async (id: string) =>
+    (
+      await h.ctx.store.db
+        .selectFrom('inbox')
+        .select('state')
+        .where('agent_id', '=', bot.id)
+        .where('message_id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).state;
+  const start = (limits?: { maxMessages?: number; maxBytes?: number }) => {
+    loop = runDriverLoop(h.ctx, bot, client, { limits, signal: stop.signal, onTurn: (r) => reports.push(r) });
+  };
+  const turnsStarted = (n: number) =>
+    eventually(async () => (client.requests.length >= n ? true : undefined), 5000, `${n} turn(s)`);
+  const steered = (n: number) =>
+    eventually(async () => (client.steers.length >= n ? true : undefined), 5000, `${n} steer(s)`);
+  const settled = (n: number) => eventually(async () => (reports.length >= n ? true : undefined), 5000);
+
+  test('a message that arrives mid-turn joins that turn and is handled when it settles', async () => {
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    const later = await send('arrived during the turn');
+    await steered(1);
+    expect(client.steered(0)).toEqual([later]);
+    expect(client.steers[0]!.delivery.text).toContain('arrived during the turn');
+    client.finish({ ok: true });
+    await settled(1);
+    expect(reports[0]).toMatchObject({ outcome: 'ok', delivered: [first, later], handled: [first, later] });
+    expect(await stateOf(later)).toBe('handled');
+    await sleep(200);
+    expect(client.requests).toHaveLength(1);
+  });
+
+  test('a steer the client accepted but never showed the model stays pending for the next turn', async () => {
+    client.mode = 'silent';
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    const later = await send('never echoed');
+    await steered(1);
+    client.finish({ ok: true });
+    await settled(1);
+    expect(reports[0]!.handled).toEqual([first]);
+    expect(await stateOf(later)).toBe('waiting');
+    await turnsStarted(2);
+    expect(client.ids(1)).toEqual([later]);
+  });
+
+  test('a refused steer ("no active turn") leaves the message to the next turn, without a second steer', async () => {
+    client.mode = 'refuse';
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    const later = await send('refused');
+    await steered(1);
+    await send('after the refusal');
+    await sleep(200);
+    expect(client.steers).toHaveLength(1);
+    client.finish({ ok: true });
+    await settled(1);
+    expect(reports[0]).toMatchObject({ delivered: [first], handled: [first] });
+    await turnsStarted(2);
+    expect(client.ids(1)[0]).toBe(later);
+  });
+
+  test('a message sent after the turn ended is not steered: the next turn carries it', async () => {
+    await send('first');
+    start();
+    await turnsStarted(1);
+    client.finish({ ok: true });
+    await settled(1);
+    const later = await send('after the turn');
+    await turnsStarted(2);
+    expect(client.steers).toHaveLength(0);
+    expect(client.ids(1)).toEqual([later]);
+  });
+
+  test('a steered message shares its turn’s failure: it is returned with the rest', async () => {
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    const later = await send('steered');
+    await steered(1);
+    client.finish({ ok: false, kind: 'model_error', reason: 'scripted' });
+    await settled(1);
+    expect(reports[0]!.returned.sort()).toEqual([first, later].sort());
+  });
+
+  test('steering stays within the turn’s limits and keeps FIFO: the rest waits in order', async () => {
+    const first = await send('first');
+    start({ maxMessages: 2 });
+    await turnsStarted(1);
+    const second = await send('second');
+    await steered(1);
+    const third = await send('third');
+    await sleep(300);
+    expect(client.steers).toHaveLength(1);
+    expect(client.steered(0)).toEqual([second]);
+    client.finish({ ok: true });
+    await turnsStarted(2);
+    expect(reports[0]!.handled).toEqual([first, second]);
+    expect(client.ids(1)).toEqual([third]);
+  });
+
+  test('a paused queue is not steered', async () => {
+    await send('first');
+    start();
+    await turnsStarted(1);
+    await pauseQueue(h.ctx, h.owner, 'bot', 'hold on');
+    const later = await send('while paused');
+    await sleep(300);
+    expect(client.steers).toHaveLength(0);
+    client.finish({ ok: true });
+    await settled(1);
+    expect(await stateOf(later)).toBe('waiting');
+  });
+});
