@@ -6,6 +6,11 @@ import { authenticateSession } from '../../host/sessions.js';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /**
+     * Whether the credential this request came with is still current (not expired, revoked or
+     * logged out): a long-lived WebSocket asks again before each request it serves.
+     */
+    credentialIsCurrent?: () => Promise<boolean>;
   }
   interface FastifyInstance {
     /** This server's session cookie name (it depends on the bound port); '' when it has none. */
@@ -92,6 +97,7 @@ export function requireAuth(ctx: HostContext, options: AuthOptions = {}) {
       const principal = await authenticateToken(ctx, token);
       if (!principal) return unauthenticated(reply, 'the bearer token is unknown, expired or revoked');
       req.principal = principal;
+      req.credentialIsCurrent = async () => (await authenticateToken(ctx, token))?.id === principal.id;
       return;
     }
     const cookieName = options.cookie === false ? '' : (req.server.sessionCookieName ?? '');
@@ -108,5 +114,7 @@ export function requireAuth(ctx: HostContext, options: AuthOptions = {}) {
     const session = await authenticateSession(ctx, cookie);
     if (!session) return unauthenticated(reply, 'the session has ended; open a new login link');
     req.principal = session.principal;
+    req.credentialIsCurrent = async () =>
+      (await authenticateSession(ctx, cookie))?.sessionId === session.sessionId;
   };
 }

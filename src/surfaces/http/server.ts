@@ -23,6 +23,9 @@ import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
 import { packageRoot, registerStaticPage } from './static.js';
 
+/** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
+const CREDENTIAL_RECHECK_MS = 15_000;
+
 export interface HostServerOptions {
   ctx: HostContext;
   host?: string;
@@ -146,6 +149,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
           observer,
         });
         connections.add(connection);
+        let inOrder: Promise<void> = Promise.resolve();
         socket.on('message', (data, isBinary) => {
           if (isBinary) {
             socket.send(
@@ -161,9 +165,28 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
             );
             return;
           }
-          connection.receive(data.toString());
+          // A credential revoked, expired or logged out ends the socket at its next request, so an
+          // open page does not outlive its session (found in review).
+          // Chained, so requests still reach the connection in the order they arrived.
+          const text = data.toString();
+          inOrder = inOrder.then(async () => {
+            if (await credentialCurrent()) connection.receive(text);
+            else closeAsEnded();
+          });
         });
+        // A store error is not a revocation: the socket goes on, and the timer asks again.
+        const credentialCurrent = (): Promise<boolean> =>
+          req.credentialIsCurrent ? req.credentialIsCurrent().catch(() => true) : Promise.resolve(true);
+        const closeAsEnded = () => socket.close(4401, 'the session or token has ended; sign in again');
+        // Pushes need no request: an idle socket is checked on a timer too.
+        const recheck = setInterval(() => {
+          void credentialCurrent().then((current) => {
+            if (!current) closeAsEnded();
+          });
+        }, CREDENTIAL_RECHECK_MS);
+        recheck.unref();
         socket.on('close', () => {
+          clearInterval(recheck);
           connection.close();
           connections.delete(connection);
         });
