@@ -64,6 +64,22 @@ describe('reading what the client showed the model', () => {
     expect(stream.resultsIn({ type: 'result', subtype: 'success' })).toEqual([]);
   });
 
+  it("Claude: a subagent's sluice reads (lines with a parent_tool_use_id) confirm nothing", () => {
+    const stream = new ClaudeStreamResults();
+    const call = { type: 'tool_use', id: 'toolu_sub', name: 'mcp__sluice__channel_read', input: {} };
+    const result = { type: 'tool_result', tool_use_id: 'toolu_sub', content: [{ type: 'text', text: '{}' }] };
+    const inTask = { parent_tool_use_id: 'toolu_task' };
+    expect(stream.resultsIn({ type: 'assistant', ...inTask, message: { content: [call] } })).toEqual([]);
+    expect(stream.resultsIn({ type: 'user', ...inTask, message: { content: [result] } })).toEqual([]);
+    // The same call made by the main model (parent_tool_use_id null) counts.
+    expect(
+      stream.resultsIn({ type: 'assistant', parent_tool_use_id: null, message: { content: [call] } }),
+    ).toEqual([]);
+    expect(
+      stream.resultsIn({ type: 'user', parent_tool_use_id: null, message: { content: [result] } }),
+    ).toEqual(['{}']);
+  });
+
   it('Codex: the text of completed sluice mcpToolCall items, and nothing else', () => {
     const item = (over: Record<string, unknown>) => ({
       item: {

@@ -55,6 +55,9 @@ export class ClaudeStreamResults {
 
   resultsIn(line: unknown): string[] {
     if (!isObject(line) || !isObject(line.message) || !Array.isArray(line.message.content)) return [];
+    // A subagent's (Task tool) calls and results carry the parent's tool_use id: what a subagent
+    // read never reached the model this turn settles for (found in review).
+    if (line.parent_tool_use_id !== undefined && line.parent_tool_use_id !== null) return [];
     const blocks = line.message.content.filter(isObject);
     if (line.type === 'assistant') {
       for (const b of blocks) {
