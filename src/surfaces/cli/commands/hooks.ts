@@ -125,6 +125,9 @@ async function uninstall(client: string, opts: Omit<InstallOptions, 'metadata' |
       : planCodexUninstall(
           opts.project !== undefined ? resolve(opts.project, '.codex') : codexUserDir(process.env, homedir()),
         );
+  // Like install: a project's symlinked .claude/.codex must not lead the edit out of the project.
+  const project = client === 'claude' ? (opts.user ? undefined : (opts.project ?? '.')) : opts.project;
+  if (project !== undefined) assertWritesInsideProject(resolve(project), plan.changes);
   const lines: string[] = [];
   if (plan.changes.length === 0)
     lines.push(`${client}: nothing of sluice's installed here, nothing to change`);
