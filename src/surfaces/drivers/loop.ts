@@ -86,6 +86,8 @@ export interface DriverLoopOptions {
   maxAttempts?: number | undefined;
   /** Wait before re-dispatching after a turn that did not settle; doubles per attempt (default 1000). */
   retryDelayMs?: number | undefined;
+  /** Called after each steer into a running turn: the ids it carried and whether the client took them. */
+  onSteer?: ((steer: { turnId: string; ids: string[]; accepted: boolean }) => void) | undefined;
   /** Called with the messages returned because their turns kept ending without settling. */
   onReturned?: ((returned: { id: string; reason: string }[]) => void) | undefined;
 }
@@ -344,6 +346,7 @@ async function steerWhileRunning(
         steer({ turnId: request.turnId, delivery, delivered: offered }),
         ended.then(() => false),
       ]);
+      options.onSteer?.({ turnId: request.turnId, ids: offered.map((m) => m.id), accepted });
       if (!accepted) {
         // The client refused (or the turn ended first): the messages go to the next turn.
         await withdrawSteer(ctx, request.turnId, delivery.text);
@@ -364,6 +367,19 @@ async function steerWhileRunning(
 /** Forgets the coverage offered for a steer the client did not take. */
 async function withdrawSteer(ctx: HostContext, turnId: string, text: string): Promise<void> {
   await ctx.store.transaction((trx) => deleteCoverageOffers(trx, turnId, sha256Hex(text)));
+}
+
+/** The terminal line for a steer: which turn, how many messages, whether the client took them. */
+export function steerStatusLine(
+  agent: string,
+  turnId: string,
+  ids: readonly string[],
+  accepted: boolean,
+  at: Date = new Date(),
+): string {
+  const shown = `[${ids.slice(0, 3).join(' ')}${ids.length > 3 ? ' …' : ''}]`;
+  const what = accepted ? 'steered' : 'steer refused, next turn';
+  return `${at.toISOString().slice(11, 19)} ${agent} ${turnId} ${what}: ${ids.length} message(s) ${shown}`;
 }
 
 /** The terminal line for a turn: outcome, counts, the first ids, duration. */

@@ -13,6 +13,7 @@ import {
   type DriverClient,
   requireTurnSettlement,
   runDriverLoop,
+  steerStatusLine,
   turnStatusLine,
 } from './loop.js';
 import { findClientBinary, prepareDriver } from './setup.js';
@@ -75,6 +76,10 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
       onTurn: (report) => {
         log.info({ event: 'turn', ...report }, 'turn settled');
         options.status(turnStatusLine(agent.name, report));
+      },
+      onSteer: ({ turnId, ids, accepted }) => {
+        log.info({ event: 'steer', turn: turnId, messages: ids, accepted }, 'steered a running turn');
+        options.status(steerStatusLine(agent.name, turnId, ids, accepted));
       },
       onReturned: (returned) => {
         for (const r of returned) {
