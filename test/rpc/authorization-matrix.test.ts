@@ -65,6 +65,7 @@ const RPC_TABLE: RpcRow[] = [
     'refused',
   ],
   ['channel.list', 'list your own channels', () => ({}), 'open'],
+  ['principal.list', 'list names and kinds of principals', () => ({}), 'open'],
   ['channel.create', 'create a channel naming helper', () => ({ name: 'mine', members: ['helper'] }), 'open'],
   [
     'channel.addMember',

@@ -400,7 +400,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     for (let i = 2; i < 130; i++)
       await sendMessage(hostCtx, owner, { to: `#long-${view.name}`, body: `long message ${i}` });
     await openFromList(`#long-${view.name}`);
-    const line = (n: number) => page.locator('p.body', { hasText: new RegExp(`^long message ${n}$`) });
+    const line = (n: number) => page.locator('.body', { hasText: new RegExp(`^long message ${n}$`) });
     await line(129).waitFor();
     expect(await line(0).count()).toBe(0);
     const log = page.getByRole('log');
@@ -416,7 +416,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     const bigMessage = page.locator('article.message', { hasText: 'BIG ' });
     await bigMessage.getByRole('button', { name: /Show the whole message/ }).click();
     await expect
-      .poll(() => bigMessage.locator('p.body').evaluate((el) => el.textContent), { ...POLL, timeout: 20_000 })
+      .poll(() => bigMessage.locator('.body').evaluate((el) => el.textContent), { ...POLL, timeout: 20_000 })
       .toBe(big);
     await shot('3b-long-channel');
   });

@@ -3,6 +3,7 @@ import type { ChannelPage } from '../../src/host/channels.js';
 import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/history.js';
 import type { QueueSummary } from '../../src/host/queue.js';
 import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
+import type { PrincipalListPage } from '../../src/surfaces/rpc/methods.js';
 import type * as Wire from '../../web/src/wire.js';
 
 // web/src/wire.ts restates the JSON-RPC shapes the page reads (it builds without the host's
@@ -18,6 +19,7 @@ const checks = {
   history: true satisfies Assignable<HistoryPage, Wire.HistoryPage>,
   messageRead: true satisfies Assignable<MessageReadResult, Wire.MessageReadReply>,
   channelList: true satisfies Assignable<ChannelPage, Wire.ChannelListPage>,
+  principals: true satisfies Assignable<PrincipalListPage, Wire.PrincipalListPage>,
 };
 
 describe('the web page wire types', () => {

@@ -4,6 +4,7 @@ import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hook
 import { QueuePanel } from './queue/queue-panel.js';
 import { describeError, type RpcClient } from './rpc.js';
 import { logOut } from './session.js';
+import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
 import type { ChannelListPage, ChannelSummary, Hello, PrincipalRef } from './wire.js';
 
 const CHANNEL_LIST_REFRESH_MS = 30_000;
@@ -49,19 +50,33 @@ export function App({ client, hello }: AppProps) {
       } while (cursor !== null);
       return all;
     };
-    loadAll()
+    return loadAll()
       .then((all) => {
         setChannels(all);
         setError(null);
       })
       .catch((err) => setError(`could not list channels: ${describeError(err)}`));
   }, [client]);
-  useEffect(loadChannels, [loadChannels]);
+  useEffect(() => {
+    void loadChannels();
+  }, [loadChannels]);
+  const [starting, setStarting] = useState<'message' | 'channel' | null>(null);
+  const [messageTo, setMessageTo] = useState('');
+  const startMessage = (to: string) => {
+    setMessageTo(to);
+    setStarting('message');
+  };
+  /** After a DM or channel was made (or left): show the fresh list, then go there. */
+  const goTo = async (channelId: string | null) => {
+    setStarting(null);
+    await loadChannels();
+    window.location.hash = channelId === null ? '#/' : routeHref({ kind: 'channel', channelId });
+  };
   useOnReconnect(client, loadChannels);
   // The host has no notification for "you joined a channel": look again when the page comes back
   // into view, and now and then while it is open.
   useEffect(() => {
-    const onVisible = () => document.visibilityState === 'visible' && loadChannels();
+    const onVisible = () => document.visibilityState === 'visible' && void loadChannels();
     document.addEventListener('visibilitychange', onVisible);
     const timer = setInterval(loadChannels, CHANNEL_LIST_REFRESH_MS);
     return () => {
@@ -95,15 +110,28 @@ export function App({ client, hello }: AppProps) {
       </header>
       <nav class="sidebar" aria-label="Channels and agents">
         {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
+          <div class="error" role="alert">
+            <p>{error}</p>
+            <button type="button" class="button" onClick={() => void loadChannels()}>
+              Try again
+            </button>
+          </div>
         )}
+        <div class="start-buttons">
+          <button type="button" class="button" onClick={() => startMessage('')}>
+            New message
+          </button>
+          <button type="button" class="button" onClick={() => setStarting('channel')}>
+            New channel
+          </button>
+        </div>
         <h2 id="channels-heading">Channels</h2>
         {channels === null ? (
-          <p class="muted">Loading…</p>
+          !error && <p class="muted">Loading channels…</p>
         ) : channels.length === 0 ? (
-          <p class="muted">No channels yet. Create one with sluice channel create.</p>
+          <p class="muted">
+            No channels yet. Press New channel to make one, or New message to write to an agent.
+          </p>
         ) : (
           <ul class="nav-list" aria-labelledby="channels-heading">
             {channels.map((channel) => (
@@ -123,7 +151,7 @@ export function App({ client, hello }: AppProps) {
         )}
         <h2 id="agents-heading">Agent queues</h2>
         {agents.length === 0 ? (
-          <p class="muted">No agents in your channels.</p>
+          <p class="muted">No agents yet. Press New message to write to one.</p>
         ) : (
           <ul class="nav-list" aria-labelledby="agents-heading">
             {agents.map((agent) => (
@@ -153,12 +181,38 @@ export function App({ client, hello }: AppProps) {
               client={client}
               channel={selectedChannel}
               title={channelLabel(selectedChannel, me)}
+              onLeft={() => void goTo(null)}
             />
           ) : (
-            <p class="muted pad">{channels === null ? 'Loading…' : 'That channel is not one of yours.'}</p>
+            <p class="muted pad">
+              {channels === null
+                ? error
+                  ? 'The channel list could not be read; press Try again in the list.'
+                  : 'Loading channels…'
+                : 'That channel is not one of yours (or you left it). Pick one from the list, or press New channel.'}
+            </p>
           ))}
-        {route.kind === 'queue' && <QueuePanel key={route.agent} client={client} agent={route.agent} />}
+        {route.kind === 'queue' && (
+          <QueuePanel key={route.agent} client={client} agent={route.agent} onMessage={startMessage} />
+        )}
       </main>
+      {starting === 'message' && (
+        <NewMessageDialog
+          client={client}
+          me={me}
+          initialTo={messageTo}
+          onClose={() => setStarting(null)}
+          onDone={(id) => void goTo(id)}
+        />
+      )}
+      {starting === 'channel' && (
+        <NewChannelDialog
+          client={client}
+          me={me}
+          onClose={() => setStarting(null)}
+          onDone={(id) => void goTo(id)}
+        />
+      )}
     </div>
   );
 }

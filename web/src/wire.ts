@@ -11,6 +11,21 @@ export interface PrincipalRef {
   kind: PrincipalKind;
 }
 
+/** `principal.list {after?, limit?}`: names and kinds in name order; follow `nextAfter` until null. */
+export interface PrincipalListPage {
+  principals: PrincipalRef[];
+  nextAfter: string | null;
+}
+
+/** `channel.create` / `channel.addMember` reply. */
+export interface ChannelCreated {
+  id: string;
+  name: string;
+  kind: 'dm' | 'group';
+  joined: string[];
+  invited: string[];
+}
+
 export interface Hello {
   protocol: string;
   capabilities: string[];

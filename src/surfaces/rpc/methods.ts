@@ -25,7 +25,27 @@ import {
 } from '../../host/queue.js';
 import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
 import { markRead } from '../../host/read-marks.js';
+import { listPrincipalDirectory } from '../../store/ops/principal-directory.js';
 import type { MethodName, ParamsOf } from './schemas.js';
+
+/** Largest and default `principal.list` page. */
+export const MAX_PRINCIPAL_PAGE = 200;
+
+/**
+ * `principal.list`: names and kinds of every principal, for starting a DM or naming members. Any
+ * signed-in principal may list them (names are already how everyone addresses everyone).
+ */
+async function listDirectoryPage(ctx: HostContext, p: ParamsOf<'principal.list'>) {
+  const limit = p.limit ?? MAX_PRINCIPAL_PAGE;
+  if (limit < 1 || limit > MAX_PRINCIPAL_PAGE)
+    throw new SluiceError('invalid_params', `limit must be 1-${MAX_PRINCIPAL_PAGE}`, { field: 'limit' });
+  const rows = await listPrincipalDirectory(ctx.store.db, { after: p.after, limit: limit + 1 });
+  const principals = rows.slice(0, limit).map((r) => ({ id: r.id, name: r.name, kind: r.kind }));
+  return { principals, nextAfter: rows.length > limit ? (principals.at(-1)?.name ?? null) : null };
+}
+
+/** The `principal.list` reply. */
+export type PrincipalListPage = Awaited<ReturnType<typeof listDirectoryPage>>;
 
 /** Wire limits for device reads (DESIGN.md §3.3); each is a setting with the design's default. */
 export interface RpcLimits {
@@ -141,6 +161,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     const edited = await editQueuedMessage(s.ctx, s.principal, p.agent, p.messageId, p.body);
     return value({ messageId: edited.message_id, revision: edited.revision });
   },
+  'principal.list': async (s, p) => value(await listDirectoryPage(s.ctx, p)),
   'channel.list': async (s, p, budget) => value(await listChannelsPage(s.ctx, s.principal, p, budget)),
   'channel.create': async (s, p) => {
     const c = await createChannel(s.ctx, s.principal, { name: p.name, members: p.members });

@@ -31,6 +31,7 @@ export const PARAMS = {
     cursor: z.string().max(16384).optional(),
     limit: size.optional(),
   }),
+  'principal.list': z.strictObject({ after: name.optional(), limit: size.optional() }),
   'channel.create': z.strictObject({ name, members: z.array(name).max(256) }),
   'channel.addMember': z.strictObject({ channelId: id, member: name }),
   'channel.removeMember': z.strictObject({ channelId: id, member: name }),

@@ -3,20 +3,24 @@ import { useOnReconnect } from '../hooks.js';
 import { formatBytes, isImage, mediaUrl } from '../media.js';
 import { readWholeMessage } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
+import { RelativeTime } from '../time.js';
 import type { ChannelMessageEvent, ChannelSummary, HistoryPage, TimelineMessage } from '../wire.js';
 import { Composer, filesFrom } from './composer.js';
 import { mergeMessages } from './history.js';
+import { MessageBody } from './message-body.js';
 
 interface TimelineProps {
   client: RpcClient;
   channel: ChannelSummary;
   title: string;
+  /** The person left this channel (it is gone from their list). */
+  onLeft: () => void;
 }
 
 /** How close to the top (px) the reader must scroll before the next older page is fetched. */
 const LOAD_OLDER_THRESHOLD = 240;
 
-export function Timeline({ client, channel, title }: TimelineProps) {
+export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
   const [messages, setMessages] = useState<TimelineMessage[]>([]);
   const messagesRef = useRef(messages);
   messagesRef.current = messages;
@@ -53,7 +57,9 @@ export function Timeline({ client, channel, title }: TimelineProps) {
           setLoaded(true);
           setError(null);
         })
-        .catch((err) => setError(`could not load messages: ${describeError(err)}`));
+        .catch((err) =>
+          setError(`Could not load messages: ${describeError(err)}. Pick the channel again to retry.`),
+        );
     },
     [client, channel.id],
   );
@@ -175,7 +181,12 @@ export function Timeline({ client, channel, title }: TimelineProps) {
     >
       <header class="pane-header">
         <h1 id="timeline-title">{title}</h1>
-        <span class="muted small">{channel.members.map((m) => m.name).join(', ')}</span>
+        <span class="muted small members">
+          {channel.members.map((m) => m.name).join(', ')}
+          {channel.memberCount > channel.members.length &&
+            ` +${channel.memberCount - channel.members.length}`}
+        </span>
+        {channel.kind === 'group' && <LeaveButton client={client} channel={channel} onLeft={onLeft} />}
       </header>
       {error && (
         <p class="error" role="alert">
@@ -191,7 +202,9 @@ export function Timeline({ client, channel, title }: TimelineProps) {
           loaded && <p class="muted small center">Beginning of {title}</p>
         )}
         {!loaded && !error && <p class="muted pad">Loading…</p>}
-        {loaded && messages.length === 0 && <p class="muted pad">No messages yet.</p>}
+        {loaded && messages.length === 0 && (
+          <p class="muted pad">No messages yet. Write the first one below.</p>
+        )}
         {messages.map((message) => (
           <MessageItem key={message.messageId} message={message} client={client} />
         ))}
@@ -208,7 +221,6 @@ export function Timeline({ client, channel, title }: TimelineProps) {
 }
 
 function MessageItem({ message, client }: { message: TimelineMessage; client: RpcClient }) {
-  const time = new Date(message.createdAt);
   const [whole, setWhole] = useState<string | null>(null);
   const [expanding, setExpanding] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -226,13 +238,11 @@ function MessageItem({ message, client }: { message: TimelineMessage; client: Rp
     <article class="message" data-message-id={message.messageId}>
       <header>
         <span class={`author kind-${message.author.kind}`}>{message.author.name}</span>
-        <time dateTime={message.createdAt} title={message.createdAt}>
-          {Number.isNaN(time.getTime()) ? message.createdAt : time.toLocaleString()}
-        </time>
+        <RelativeTime iso={message.createdAt} />
         {message.editedAt && <span class="muted small">(edited)</span>}
       </header>
       {message.subject && <p class="subject">{message.subject}</p>}
-      {body && <p class="body">{body}</p>}
+      {body && <MessageBody body={body} bytes={message.bodyBytes} />}
       {message.truncated && whole === null && (
         <button type="button" class="button ghost" onClick={expand} disabled={expanding}>
           {expanding ? 'Reading…' : `Show the whole message (${formatBytes(message.bodyBytes)})`}
@@ -264,5 +274,53 @@ function MessageItem({ message, client }: { message: TimelineMessage; client: Rp
         </p>
       )}
     </article>
+  );
+}
+
+/** "Leave", then a confirmation: the person stops receiving the channel; a DM cannot be left. */
+function LeaveButton({
+  client,
+  channel,
+  onLeft,
+}: {
+  client: RpcClient;
+  channel: ChannelSummary;
+  onLeft: () => void;
+}) {
+  const [confirming, setConfirming] = useState(false);
+  const [leaving, setLeaving] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const leave = () => {
+    setLeaving(true);
+    setError(null);
+    client
+      .call('channel.leave', { channel_id: channel.id })
+      .then(onLeft)
+      .catch((err) => {
+        setError(`could not leave: ${describeError(err)}`);
+        setLeaving(false);
+      });
+  };
+  if (!confirming)
+    return (
+      <button type="button" class="button ghost" onClick={() => setConfirming(true)}>
+        Leave
+      </button>
+    );
+  return (
+    <fieldset class="leave-confirm" aria-label={`Leave #${channel.name}?`}>
+      <span>Leave #{channel.name}? You can be added back by a member.</span>
+      <button type="button" class="button danger" onClick={leave} disabled={leaving}>
+        {leaving ? 'Leaving…' : 'Yes, leave'}
+      </button>
+      <button type="button" class="button ghost" onClick={() => setConfirming(false)} disabled={leaving}>
+        Cancel
+      </button>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </fieldset>
   );
 }

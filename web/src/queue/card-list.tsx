@@ -198,7 +198,9 @@ export function CardList({ client, agent, source, revision, generation, onOpen }
         </p>
       )}
       <div class="card-list" ref={scroller} onScroll={onScroll}>
-        {win && rows.length === 0 && <p class="muted pad">Nothing waiting.</p>}
+        {win && rows.length === 0 && (
+          <p class="muted pad">Nothing waiting: every message sent to {agent} has been taken.</p>
+        )}
         {!win && !error && <p class="muted pad">Loading cards…</p>}
         <ul
           class="cards"

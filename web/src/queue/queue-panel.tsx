@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
-import { describeError, type RpcClient } from '../rpc.js';
+import { describeError, type RpcClient, RpcError } from '../rpc.js';
 import type { MessageSource, QueueSummary } from '../wire.js';
 import { CardList } from './card-list.js';
 import { CardReader } from './card-reader.js';
@@ -8,12 +8,25 @@ import { CardReader } from './card-reader.js';
 interface QueuePanelProps {
   client: RpcClient;
   agent: string;
+  /** Opens "New message" addressed to this agent (the next step when its queue is not yours to see). */
+  onMessage: (agent: string) => void;
 }
 
+/** The host's one-word error code (`denied`, `not_found`, …) of a failed call, if it gave one. */
+function errorCode(err: unknown): string | null {
+  if (!(err instanceof RpcError) || typeof err.data !== 'object' || err.data === null) return null;
+  const code = (err.data as { code?: unknown }).code;
+  return typeof code === 'string' ? code : null;
+}
+
+type Unavailable = { kind: 'denied' | 'not_found' | 'failed'; detail: string };
+
 /** One agent's queue: the live summary, the blocking-card banner, paged cards and the card reader. */
-export function QueuePanel({ client, agent }: QueuePanelProps) {
+export function QueuePanel({ client, agent, onMessage }: QueuePanelProps) {
   const [summary, setSummary] = useState<QueueSummary | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // The summary could not be read at all: the panel shows one message and a next step instead.
+  const [unavailable, setUnavailable] = useState<Unavailable | null>(null);
   const [busy, setBusy] = useState(false);
   const [source, setSource] = useState<MessageSource | ''>('');
   const [openCard, setOpenCard] = useState<{ messageId: string; title: string; returned: boolean } | null>(
@@ -26,14 +39,22 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
       .then((s) => {
         setSummary(s);
         setError(null);
+        setUnavailable(null);
       })
-      .catch((err) => setError(`could not read ${agent}'s queue: ${describeError(err)}`));
+      .catch((err) => {
+        const code = errorCode(err);
+        setUnavailable({
+          kind: code === 'denied' || code === 'not_found' ? code : 'failed',
+          detail: describeError(err),
+        });
+      });
   }, [client, agent]);
 
   useEffect(loadSummary, [loadSummary]);
   useOnReconnect(client, loadSummary);
 
   useEffect(() => {
+    if (unavailable) return;
     const dispose = client.subscribe({ queues: [agent] });
     const off = client.on('queue.changed', (params) => {
       const next = (params as { summary?: QueueSummary }).summary;
@@ -48,7 +69,7 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
       offEnded();
       dispose();
     };
-  }, [client, agent]);
+  }, [client, agent, unavailable]);
 
   const act = async (method: string, params: Record<string, unknown>) => {
     setBusy(true);
@@ -66,6 +87,40 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
   };
 
   const blocking = summary?.blockingReturnedMessageId ?? null;
+
+  if (unavailable)
+    return (
+      <section class="queue state-message" aria-labelledby="queue-title">
+        <h1 id="queue-title">{agent}'s queue</h1>
+        {unavailable.kind === 'denied' ? (
+          <>
+            <p role="alert">
+              You can't see {agent}'s queue: only {agent} itself and people who share a channel with it can.
+            </p>
+            <p class="muted">Write to {agent} to start a direct conversation; its queue then opens here.</p>
+            <button type="button" class="button primary" onClick={() => onMessage(agent)}>
+              Message {agent}
+            </button>
+          </>
+        ) : unavailable.kind === 'not_found' ? (
+          <>
+            <p role="alert">There is no agent called {agent} on this host.</p>
+            <a class="button" href="#/">
+              Back to the list
+            </a>
+          </>
+        ) : (
+          <>
+            <p role="alert">
+              Could not read {agent}'s queue: {unavailable.detail}
+            </p>
+            <button type="button" class="button primary" onClick={loadSummary}>
+              Try again
+            </button>
+          </>
+        )}
+      </section>
+    );
 
   return (
     <section class="queue" aria-labelledby="queue-title">
@@ -145,20 +200,23 @@ export function QueuePanel({ client, agent }: QueuePanelProps) {
           </div>
         </div>
       )}
-      <CardList
-        client={client}
-        agent={agent}
-        source={source || undefined}
-        revision={summary?.revision ?? null}
-        generation={summary?.generation ?? null}
-        onOpen={(row) =>
-          setOpenCard({
-            messageId: row.messageId,
-            title: `From ${row.senderLabels.join(', ') || 'unknown sender'}`,
-            returned: row.state === 'returned',
-          })
-        }
-      />
+      {summary === null && <p class="muted pad">Reading {agent}'s queue…</p>}
+      {summary !== null && (
+        <CardList
+          client={client}
+          agent={agent}
+          source={source || undefined}
+          revision={summary?.revision ?? null}
+          generation={summary?.generation ?? null}
+          onOpen={(row) =>
+            setOpenCard({
+              messageId: row.messageId,
+              title: `From ${row.senderLabels.join(', ') || 'unknown sender'}`,
+              returned: row.state === 'returned',
+            })
+          }
+        />
+      )}
       {openCard && (
         <CardReader
           client={client}
