@@ -55,6 +55,8 @@ describe.skipIf(!enabled)('drivers steer running turns (real clients)', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   let held: HeldReply | undefined;
   let readFile = '';
+  /** Whether the held reply is a tool call (the turn goes on) or a final answer (it would end). */
+  let toolFirst = true;
 
   beforeAll(async () => {
     bins = await ensureClients();
@@ -78,6 +80,7 @@ describe.skipIf(!enabled)('drivers steer running turns (real clients)', () => {
       h.taken = true;
       h.arrived();
       await h.released;
+      if (!toolFirst) return { text: 'answered without tools' };
       return req.api === 'anthropic'
         ? { toolCalls: [{ name: 'Read', input: { file_path: readFile } }] }
         : { toolCalls: [shellCall(req, 'true')] };
@@ -85,9 +88,9 @@ describe.skipIf(!enabled)('drivers steer running turns (real clients)', () => {
     return { text: 'done' };
   };
 
-  async function rounds(h: DriveHome, d: DriverProcess): Promise<number[]> {
+  async function rounds(h: DriveHome, d: DriverProcess, n = ROUNDS): Promise<number[]> {
     const latencies: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
+    for (let i = 0; i < n; i++) {
       const first = `first message of round ${i} ${Date.now()}`;
       const during = `sent during the turn of round ${i} ${Date.now()}`;
       held = new HeldReply(first);
@@ -114,8 +117,42 @@ describe.skipIf(!enabled)('drivers steer running turns (real clients)', () => {
       held = undefined;
     }
     // One turn per round: the steered message never started a turn of its own.
-    expect(d.stdout().match(/ ok: /g)).toHaveLength(ROUNDS);
+    expect(d.stdout().match(/ ok: /g)).toHaveLength(n);
     return latencies;
+  }
+
+  for (const client of ['claude', 'codex'] as const) {
+    test(`${client}: a message steered while the model gives its final answer still reaches the model before the turn settles`, async () => {
+      toolFirst = false;
+      try {
+        server.reset(script);
+        const h = await openDriveHome();
+        cleanups.push(() => h.close());
+        let d: DriverProcess;
+        if (client === 'claude') {
+          const home = makeClaudeHome();
+          cleanups.push(() => rmSync(home.root, { recursive: true, force: true }));
+          const env = claudeEnv(server, home, {
+            env: { SLUICE_HOME: h.home, SLUICE_CLAUDE_BIN: bins.claude },
+          });
+          d = startDriver(
+            'claude',
+            ['--as', h.agent.name, '--cwd', home.cwd, '--', '--no-session-persistence'],
+            env,
+          );
+        } else {
+          const home = makeCodexHome({ server });
+          cleanups.push(() => rmSync(home.root, { recursive: true, force: true }));
+          const env = codexEnv(home, { SLUICE_HOME: h.home, SLUICE_CODEX_BIN: bins.codex });
+          d = startDriver('codex', ['--as', h.agent.name, '--cwd', home.cwd], env);
+        }
+        cleanups.push(() => d.stop());
+        await d.waitForOutput(/ready/, 60_000);
+        await rounds(h, d, 1);
+      } finally {
+        toolFirst = true;
+      }
+    }, 600_000);
   }
 
   test('Claude Code: a message sent mid-turn is steered into it and handled when it settles', async () => {

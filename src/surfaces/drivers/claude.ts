@@ -68,8 +68,10 @@ interface ClaudeTurn {
 
 /** The text blocks of a stream-json `user` event (the echo of a user message). */
 function userTexts(line: unknown): string[] {
-  const l = line as { type?: unknown; message?: { content?: unknown } };
-  if (l.type !== 'user' || !Array.isArray(l.message?.content)) return [];
+  const l = line as { type?: unknown; parent_tool_use_id?: unknown; message?: { content?: unknown } };
+  // A subagent's user lines are not what the turn's model received.
+  if (l.type !== 'user' || (l.parent_tool_use_id ?? null) !== null || !Array.isArray(l.message?.content))
+    return [];
   return (l.message.content as { type?: unknown; text?: unknown }[]).flatMap((b) =>
     b.type === 'text' && typeof b.text === 'string' ? [b.text] : [],
   );
