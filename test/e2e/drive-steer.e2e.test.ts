@@ -19,7 +19,7 @@ import { claudeEnv, makeClaudeHome } from './support/run-claude.js';
 import { codexEnv, makeCodexHome } from './support/run-codex.js';
 
 const enabled = process.env.SLUICE_E2E === '1';
-const ROUNDS = 5;
+const ROUNDS = 10;
 
 /** A model that holds its reply to the request carrying `marker` until `release()`. */
 class HeldReply {
