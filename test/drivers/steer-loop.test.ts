@@ -13,7 +13,7 @@ import {
   type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
-import { openTestHost, type TestHost } from '../support/host.js';
+import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { eventually, sleep } from './drive-harness.js';
 
 /** How the in-memory client answers a steer. */
@@ -33,7 +33,7 @@ class SteeringClient implements DriverClient {
   });
 
   constructor(
-    private readonly h: TestHost,
+    private readonly h: ConformanceHost,
     private readonly agent: () => Principal,
   ) {}
 
@@ -67,8 +67,8 @@ class SteeringClient implements DriverClient {
   }
 }
 
-describe('a driver steering its running turn', () => {
-  let h: TestHost;
+describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (backend) => {
+  let h: ConformanceHost;
   let bot: Principal;
   let client: SteeringClient;
   let stop: AbortController;
@@ -76,7 +76,7 @@ describe('a driver steering its running turn', () => {
   const reports: TurnReport[] = [];
 
   beforeEach(async () => {
-    h = await openTestHost();
+    h = await openConformanceHost(backend, 'steer');
     bot = await h.agent('bot', 'turn');
     client = new SteeringClient(h, () => bot);
     stop = new AbortController();
