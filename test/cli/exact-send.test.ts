@@ -14,7 +14,9 @@ describe('message send and reply from the CLI: retried safely, text stored exact
   };
   const bodies = async () =>
     (
-      JSON.parse(await ok(['message', 'ls', '--as', 'bot', '--json', '--include-body'])) as { body: string }[]
+      JSON.parse(
+        await ok(['message', 'ls', '--as', 'bot', '--json', '--include-body', '--max-chars', '100000000']),
+      ).messages as { body: string }[]
     ).map((r) => r.body);
 
   beforeAll(async () => {

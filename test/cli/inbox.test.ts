@@ -32,7 +32,9 @@ describe('the inbox CLI', () => {
     const third = (await ok(['message', 'send', '#general', '--as', 'alice', '-m', 'third'])).trim();
     expect(first).toMatch(/^[0-9A-Z]{26}$/);
 
-    const rows = JSON.parse(await ok(['message', 'ls', '--as', 'bot', '--json', '--include-body']));
+    const rows = JSON.parse(
+      await ok(['message', 'ls', '--as', 'bot', '--json', '--include-body', '--max-chars', '100000000']),
+    ).messages;
     expect(rows.map((r: { id: string }) => r.id)).toEqual([first, second, third]);
     expect(rows[1].body).toBe(big);
     expect(rows[1]).toMatchObject({
@@ -62,17 +64,23 @@ describe('the inbox CLI', () => {
     expect(archived.map((r: { id: string }) => r.id)).toEqual([first]);
   });
 
-  it('reads one message whole, as text and as the JSON projection', async () => {
+  it('reads one message whole, as text and as JSON in the shape of message ls rows', async () => {
     const id = (await ok(['message', 'send', 'bot', '-m', 'line one\nline two 😀'])).trim();
     const text = await ok(['message', 'read', id, '--as', 'bot']);
     expect(text).toContain('From: owner (person)');
     expect(text.endsWith('line one\nline two 😀\n')).toBe(true);
-    const projection = JSON.parse(await ok(['message', 'read', id, '--as', 'bot', '--json']));
-    expect(projection).toMatchObject({
-      message_id: id,
+    const read = JSON.parse(await ok(['message', 'read', id, '--as', 'bot', '--json']));
+    expect(read).toMatchObject({
+      id,
       body: 'line one\nline two 😀',
-      author: { name: 'owner' },
+      from: 'owner',
+      state: 'waiting',
+      next: null,
     });
+    const [row] = JSON.parse(await ok(['message', 'ls', '--as', 'bot', '--json'])).filter(
+      (r: { id: string }) => r.id === id,
+    );
+    expect(Object.keys(read).slice(0, -2)).toEqual(Object.keys(row));
   });
 
   it('renders a read-only delivery envelope', async () => {

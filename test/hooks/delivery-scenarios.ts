@@ -272,11 +272,14 @@ export function agentScript(log: TurnLog, onFirstRequest: () => void) {
       return { toolCalls: [{ name: 'write_stdin', input }] };
     }
     const last = toolJson(lastText);
-    if (Array.isArray(last) && last.length > 0)
-      return call(replyAndArchive(last.map((row: { id: string }) => row.id)));
-    const read = last as { message_id?: unknown } | undefined;
-    if (read && typeof read === 'object' && typeof read.message_id === 'string') {
-      return call(replyAndArchive([read.message_id]));
+    // `message ls --json --include-body` prints a bounded page {messages, next}; a bare array is
+    // the metadata listing.
+    const page = Array.isArray(last) ? last : (last as { messages?: unknown } | undefined)?.messages;
+    if (Array.isArray(page) && page.length > 0)
+      return call(replyAndArchive(page.map((row: { id: string }) => row.id)));
+    const read = last as { id?: unknown; body?: unknown } | undefined;
+    if (read && typeof read === 'object' && typeof read.id === 'string' && typeof read.body === 'string') {
+      return call(replyAndArchive([read.id]));
     }
     return { text: 'Replied and archived.' };
   };

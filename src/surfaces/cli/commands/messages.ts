@@ -8,7 +8,17 @@ import { putMedia } from '../../../host/media.js';
 import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
 import type { Principal } from '../../../host/principals.js';
 import { findChannelById } from '../../../store/ops/channels.js';
+import { findInboxEntry } from '../../../store/ops/inbox.js';
+import { findMessageById } from '../../../store/ops/messages.js';
 import { type AgentLock, readAttachment } from '../agent-lock.js';
+import {
+  boundedMessagePage,
+  boundedMessagePart,
+  type ContinueCommands,
+  DEFAULT_MAX_CHARS,
+  type MessageRow,
+  MIN_MAX_CHARS,
+} from '../bounded-read.js';
 import { action } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
 
@@ -41,7 +51,7 @@ async function uploadAll(
 }
 
 /** The `message ls --json` row shape (DESIGN.md §4). */
-export function listingRow(listing: InboxListing, includeBody: boolean) {
+export function listingRow(listing: InboxListing, includeBody: boolean): MessageRow {
   const p = listing.projection;
   return {
     id: p.message_id,
@@ -53,6 +63,45 @@ export function listingRow(listing: InboxListing, includeBody: boolean) {
     state: listing.entry.state,
     attachments: p.attachments,
     ...(includeBody ? { body: p.body } : {}),
+  };
+}
+
+const MAX_CHARS_HELP = `print at most N characters (default ${DEFAULT_MAX_CHARS}, a model's tool-output cap)`;
+
+function parseMaxChars(value: string | undefined): number {
+  const n = parseLimit(value, '--max-chars', 100_000_000, DEFAULT_MAX_CHARS);
+  if (n < MIN_MAX_CHARS)
+    throw new SluiceError('invalid_params', `--max-chars must be at least ${MIN_MAX_CHARS}`);
+  return n;
+}
+
+function parseOffset(value: string): number {
+  if (!/^\d{1,10}$/.test(value)) throw new SluiceError('invalid_params', '--offset must be a whole number');
+  return Number(value);
+}
+
+/** A name as one shell word: left bare when it is safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w.@:#,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The exact commands that continue a bounded read, repeating the options that shaped it. */
+function continueCommands(opts: {
+  from?: string;
+  archive?: boolean;
+  limit?: string;
+  maxChars?: string;
+}): ContinueCommands {
+  const shared = opts.maxChars !== undefined ? ` --max-chars ${parseMaxChars(opts.maxChars)}` : '';
+  const list = [
+    ...(opts.archive ? [' --archive'] : []),
+    ...(opts.from !== undefined ? [` --from ${shellWord(opts.from)}`] : []),
+    ...(opts.limit !== undefined ? [` --limit ${opts.limit}`] : []),
+  ].join('');
+  return {
+    listAfter: (id) => `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}`,
+    readFrom: (id, offset) =>
+      `sluice message read ${shellWord(id)} --json${shared}${offset > 0 ? ` --offset ${offset}` : ''}`,
   };
 }
 
@@ -111,6 +160,7 @@ export function registerMessageCommands(program: Command): void {
     .option('--since <id>', 'only messages after this one')
     .option('--from <name>', 'only messages from this principal')
     .option('--limit <n>', 'how many (default 100)')
+    .option('--max-chars <n>', `with --include-body: ${MAX_CHARS_HELP}`)
     .action(
       action(
         async (
@@ -122,16 +172,33 @@ export function registerMessageCommands(program: Command): void {
             since?: string;
             from?: string;
             limit?: string;
+            maxChars?: string;
           },
         ) => {
-          const rows = await listInbox(host, await actor(), {
+          const limit = parseLimit(opts.limit, '--limit', 10_000, 100);
+          const maxChars = parseMaxChars(opts.maxChars);
+          // One more than shown tells whether the listing continues.
+          const fetched = await listInbox(host, await actor(), {
             archive: opts.archive === true,
             sinceId: opts.since,
             fromName: opts.from,
-            limit: parseLimit(opts.limit, '--limit', 10_000, 100),
+            limit: Math.min(limit + 1, 10_000),
           });
+          const hasMore = fetched.length > limit;
+          const rows = hasMore ? fetched.slice(0, limit) : fetched;
+          if (opts.json && opts.includeBody) {
+            // A model's read: complete bodies, within its tool-output cap, with the command that continues.
+            const page = boundedMessagePage(
+              rows.map((r) => listingRow(r, true)),
+              hasMore,
+              maxChars,
+              continueCommands(opts),
+            );
+            await writeOut(page.text);
+            return;
+          }
           if (opts.json) {
-            await writeOut(`${JSON.stringify(rows.map((r) => listingRow(r, opts.includeBody === true)))}\n`);
+            await writeOut(`${JSON.stringify(rows.map((r) => listingRow(r, false)))}\n`);
             return;
           }
           if (rows.length === 0) {
@@ -150,29 +217,50 @@ export function registerMessageCommands(program: Command): void {
 
   message
     .command('read <id>')
-    .description('print one message whole')
-    .option('--json', 'print the JSON projection')
+    .description('print one message whole (--json: within --max-chars, a large body in parts)')
+    .option('--json', 'print the message as `message ls --json` rows do, with `next`')
+    .option('--max-chars <n>', `with --json: ${MAX_CHARS_HELP}`)
+    .option('--offset <n>', 'with --json: the part of the body from this UTF-16 offset (from `next`)')
     .action(
-      action(async ({ host, actor }, id: string, opts: { json?: boolean }) => {
-        const p = await readProjection(host, await actor(), id);
-        if (opts.json) {
-          await writeOut(`${JSON.stringify(p)}\n`);
-          return;
-        }
-        const channel = await findChannelById(host.store.db, p.channel_id);
-        const headers = [
-          `From: ${p.author.name} (${p.author.kind})`,
-          `Channel: ${displayChannel(channel?.name ?? p.channel_id)}`,
-          `Date: ${p.created_at}`,
-          `Id: ${p.message_id}`,
-          ...(p.subject !== undefined ? [`Subject: ${p.subject}`] : []),
-          ...(p.reply_to ? [`Reply-To: ${p.reply_to.message_id} (${p.reply_to.author})`] : []),
-          ...p.attachments.map(
-            (a) => `Attachment: ${a.name} (${a.mime}, ${a.size} bytes, ${a.attachment_id})`,
-          ),
-        ];
-        await writeOut(`${headers.join('\n')}\n\n${p.body}\n`);
-      }),
+      action(
+        async ({ host, actor }, id: string, opts: { json?: boolean; maxChars?: string; offset?: string }) => {
+          const me = await actor();
+          const p = await readProjection(host, me, id);
+          const channel = await findChannelById(host.store.db, p.channel_id);
+          const channelName = displayChannel(channel?.name ?? p.channel_id);
+          if (opts.json) {
+            const maxChars = parseMaxChars(opts.maxChars);
+            const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
+            const stored = await findMessageById(host.store.db, p.message_id);
+            const entry = stored ? await findInboxEntry(host.store.db, me.id, stored.seq) : undefined;
+            const row = {
+              id: p.message_id,
+              channel: channelName,
+              from: p.author.name,
+              createdAt: p.created_at,
+              subject: p.subject ?? null,
+              replyTo: p.reply_to?.message_id ?? null,
+              state: entry?.state ?? null,
+              attachments: p.attachments,
+              body: p.body,
+            };
+            await writeOut(boundedMessagePart(row, offset, maxChars, continueCommands(opts)));
+            return;
+          }
+          const headers = [
+            `From: ${p.author.name} (${p.author.kind})`,
+            `Channel: ${channelName}`,
+            `Date: ${p.created_at}`,
+            `Id: ${p.message_id}`,
+            ...(p.subject !== undefined ? [`Subject: ${p.subject}`] : []),
+            ...(p.reply_to ? [`Reply-To: ${p.reply_to.message_id} (${p.reply_to.author})`] : []),
+            ...p.attachments.map(
+              (a) => `Attachment: ${a.name} (${a.mime}, ${a.size} bytes, ${a.attachment_id})`,
+            ),
+          ];
+          await writeOut(`${headers.join('\n')}\n\n${p.body}\n`);
+        },
+      ),
     );
 
   message
