@@ -77,8 +77,9 @@ export interface DeliveryInput {
 
 const SCHEMA = 'sluice.delivery.v1';
 const LIST_COMMAND = 'sluice message ls --json --include-body';
+// One process per handled message, or one for many (DESIGN.md §8 "The model's shell path").
 const REPLY_AND_ARCHIVE =
-  'Reply and archive in one command: sluice message reply <id> -m "…" && sluice message archive <id> …';
+  'Reply and archive each in one process: sluice message reply <id> --archive -m "…" (many at once: one {"id","body"} JSON line each on stdin of sluice message handle).';
 
 /**
  * Characters some line splitters treat as line breaks although JSON.stringify leaves them raw
@@ -231,7 +232,7 @@ function deliveryFrame(
   });
   const more =
     overflow > 0
-      ? ` ${overflow} more pending message(s) not shown here: ${LIST_COMMAND} lists them with bodies.`
+      ? ` ${overflow} more pending message(s) not shown here: in the same command, after handling these, fetch the next batch with \`&& ${LIST_COMMAND}\` (it lists them with bodies, within your tool's output cap, and names the command that continues).`
       : '';
   return {
     before: `${header}\n${opening.slice(0, -1)},"messages":[`,
@@ -259,8 +260,11 @@ function oversizedText(
   });
   const id = commandId(head.id);
   const where = id === '<id>' ? ' (the id is in oversizedHead)' : '';
-  const later = totalPending > 1 ? ` Later messages stay pending: ${LIST_COMMAND}.` : '';
-  const instruction = `Read it whole with: ${readCommand(id)}${where}, then reply and archive in one command: sluice message reply ${id} -m "…" && sluice message archive ${id}.${later}`;
+  const later =
+    totalPending > 1
+      ? ` Later messages stay pending: in the same command fetch the next batch with \`&& ${LIST_COMMAND} --since ${id}\`.`
+      : '';
+  const instruction = `Read it whole with: ${readCommand(id)} --json${where} (a large body comes in parts: run each "next"), then reply and archive in one process: sluice message reply ${id} --archive -m "…".${later}`;
   return `${header}\n${json}\n${instruction}`;
 }
 

@@ -91,7 +91,7 @@ describe('renderDelivery', () => {
       'body',
       'attachments',
     ]);
-    expect(instruction).toContain('sluice message reply <id> -m "…" && sluice message archive <id>');
+    expect(instruction).toContain('sluice message reply <id> --archive -m "…"');
     expect(instruction).toContain('sluice message ls --json --include-body');
     expect(instruction).not.toMatch(/read <id>/);
   });
