@@ -46,6 +46,17 @@ describe('bounded model reads through the CLI', { timeout: 300_000 }, () => {
     expect(pages).toBe(4);
   });
 
+  it('text ls --include-body is bounded too, with whole entries and a last line naming the command that continues', async () => {
+    const out = await ok(['message', 'ls', '--as', 'bot', '--include-body']);
+    expect(out.length).toBeLessThanOrEqual(30_000);
+    const lines = out.trimEnd().split('\n');
+    const shown = ids.filter((id) => out.includes(id));
+    expect(shown).toEqual(ids.slice(0, shown.length));
+    expect(shown.length).toBeGreaterThan(0);
+    for (const id of shown) expect(out).toContain(bodies[ids.indexOf(id)]);
+    expect(lines.at(-1)).toBe(`next: sluice message ls --json --include-body --since ${shown.at(-1)}`);
+  });
+
   it('read --json of a body larger than the budget comes in lossless parts', async () => {
     const big = `${'😀"\\'.repeat(5000)}end`;
     const id = (await ok(['message', 'send', 'bot', '-m', '-'], big)).trim();

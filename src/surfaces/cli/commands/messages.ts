@@ -105,6 +105,36 @@ function continueCommands(opts: {
   };
 }
 
+/**
+ * Text `ls --include-body` within `maxChars`: whole entries, oldest first, and a last line naming
+ * the command that continues (the JSON form's `next`).
+ */
+function boundedTextListing(
+  rows: readonly InboxListing[],
+  entries: readonly string[],
+  hasMore: boolean,
+  maxChars: number,
+  commands: ContinueCommands,
+): string {
+  let text = '';
+  for (const [i, entry] of entries.entries()) {
+    const row = rows[i] as InboxListing;
+    const isLast = i === entries.length - 1;
+    const tail = isLast && !hasMore ? '' : `next: ${commands.listAfter(row.projection.message_id)}\n`;
+    if (text.length + entry.length + 1 + tail.length > maxChars) {
+      if (i === 0) {
+        const id = row.projection.message_id;
+        return `${id} is too large to show here; read it: ${commands.readFrom(id, 0)}\nnext: ${commands.listAfter(id)}\n`;
+      }
+      const prev = rows[i - 1] as InboxListing;
+      return `${text}next: ${commands.listAfter(prev.projection.message_id)}\n`;
+    }
+    text += `${entry}\n`;
+  }
+  const last = rows.at(-1);
+  return hasMore && last ? `${text}next: ${commands.listAfter(last.projection.message_id)}\n` : text;
+}
+
 function firstLine(text: string, max = 80): string {
   const line = text.split('\n', 1)[0] ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
@@ -210,6 +240,10 @@ export function registerMessageCommands(program: Command): void {
             const head = `${p.message_id}  ${r.channelName}  ${p.author.name}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
             return opts.includeBody ? `${head}\n${p.body}\n` : head;
           });
+          if (opts.includeBody) {
+            await writeOut(boundedTextListing(rows, out, hasMore, maxChars, continueCommands(opts)));
+            return;
+          }
           await writeOut(`${out.join('\n')}\n`);
         },
       ),
