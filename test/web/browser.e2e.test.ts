@@ -17,6 +17,7 @@ import { readProjection, sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { queueSummary } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
@@ -119,7 +120,8 @@ async function cli(home: string, args: string[], input?: string): Promise<string
 async function failTurnOver(ctx: HostContext, agentName: string): Promise<void> {
   const agent = await resolveAgent(ctx, agentName);
   const turn = await beginTurn(ctx, agent);
-  await channelRead(ctx, agent, { unread: true, limit: 20 });
+  // This process is the reader, so the read counts as received at once.
+  await receivedInProcess(ctx, await channelRead(ctx, agent, { unread: true, limit: 20 }));
   await endTurn(ctx, agent, turn.id, {
     ok: false,
     kind: 'model_error',
@@ -466,7 +468,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(1);
     await shot('6-blocking-banner');
     if (view.isMobile) expect(await smallTouchTargets(page)).toEqual([]);
-    await banner.getByRole('button', { name: 'Resume' }).click();
+    await banner.getByRole('button', { name: 'Resume', exact: true }).click();
     await banner.waitFor({ state: 'hidden' });
     await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(0);
     const summary = await queueSummary(hostCtx.store.db, await resolveAgent(hostCtx, worker));

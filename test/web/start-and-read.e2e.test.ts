@@ -14,7 +14,11 @@ import { openHost } from '../../src/host/home.js';
 import { listInbox } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { queueSummary } from '../../src/host/queue.js';
+import { channelRead } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
+import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT } from '../support/host.js';
 import {
   ARTIFACTS,
@@ -47,6 +51,7 @@ beforeAll(async () => {
     await cli(home, ['person', 'add', `pat-${view.name}`]);
     await cli(home, ['agent', 'add', `hidden-${view.name}`]);
     await cli(home, ['person', 'add', `guest-${view.name}`]);
+    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
   }
   served = await startServe(home);
   hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
@@ -389,6 +394,60 @@ describe('states a person can reach', () => {
     await page.goto(`${served.origin}/#/queue/nobody-here`);
     await page.getByRole('alert').getByText('There is no agent called nobody-here').waitFor();
     await page.getByRole('link', { name: 'Back to the list' }).waitFor();
+    await context.close();
+  });
+});
+
+describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)', (view) => {
+  const agent = `turner-${view.name}`;
+  const channel = `jobs-${view.name}`;
+
+  it('cards show their channel and time, and "Resume all" resumes every returned card at once', async () => {
+    const owner = await resolvePrincipal(hostCtx, 'owner');
+    await createChannel(hostCtx, owner, { name: channel, members: [agent] });
+    for (let i = 1; i <= 3; i++) await sendMessage(hostCtx, owner, { to: `#${channel}`, body: `job ${i}` });
+    // A failed turn that had read all three: they come back as returned cards.
+    const turner = await resolveAgent(hostCtx, agent);
+    const turn = await beginTurn(hostCtx, turner);
+    // This process is the reader, so the read counts as received at once.
+    await receivedInProcess(hostCtx, await channelRead(hostCtx, turner, { unread: true, limit: 20 }));
+    await endTurn(hostCtx, turner, turn.id, {
+      ok: false,
+      kind: 'model_error',
+      reason: 'the model server answered 529',
+    });
+    expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).not.toBeNull();
+
+    const context = await browser.newContext({
+      viewport: { width: view.width, height: view.height },
+      isMobile: view.isMobile,
+      hasTouch: view.isMobile,
+    });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    await signIn(page, await loginLink());
+    await page.goto(`${served.origin}/#/queue/${agent}`);
+    // Generous: on a loaded machine the summary and then the first page of cards take a while.
+    await expect
+      .poll(() => page.locator('.card.state-returned').count(), { ...POLL, timeout: 25_000 })
+      .toBe(3);
+    const card = page.locator('.card', { hasText: 'job 1' });
+    expect(await card.locator('.card-channel').textContent()).toBe(`in #${channel}`);
+    expect(await card.locator('time').textContent()).toMatch(/just now|minute/);
+    expect(await card.locator('time').getAttribute('title')).toMatch(/\d{1,2}:\d{2}:\d{2}/);
+    const banner = page.getByTestId('blocking-banner');
+    await banner.waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-19-returned-cards.png`) });
+    await banner.getByRole('button', { name: 'Resume all' }).click();
+    await banner.waitFor({ state: 'hidden' });
+    await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(0);
+    await expect
+      .poll(() => page.getByTestId('resumed-count').textContent(), POLL)
+      .toBe('Resumed 3 returned messages.');
+    expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).toBeNull();
+    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-20-resumed-all.png`) });
+    expect(problems).toEqual([]);
     await context.close();
   });
 });

@@ -85,6 +85,10 @@ export function App({ client, hello }: AppProps) {
     };
   }, [loadChannels]);
 
+  const channelLabels = useMemo(
+    () => new Map((channels ?? []).map((c) => [c.id, channelLabel(c, me)] as const)),
+    [channels, me],
+  );
   const agents = useMemo(() => agentsOf(channels ?? [], me), [channels, me]);
   const selectedChannel =
     route.kind === 'channel' ? (channels ?? []).find((c) => c.id === route.channelId) : undefined;
@@ -193,7 +197,13 @@ export function App({ client, hello }: AppProps) {
             </p>
           ))}
         {route.kind === 'queue' && (
-          <QueuePanel key={route.agent} client={client} agent={route.agent} onMessage={startMessage} />
+          <QueuePanel
+            key={route.agent}
+            client={client}
+            agent={route.agent}
+            onMessage={startMessage}
+            channelLabels={channelLabels}
+          />
         )}
       </main>
       {starting === 'message' && (

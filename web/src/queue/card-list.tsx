@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../media.js';
 import { describeError, type RpcClient } from '../rpc.js';
+import { RelativeTime } from '../time.js';
 import type { MessageSource, QueuePageReply, QueueRow } from '../wire.js';
 import {
   appendPage,
@@ -21,6 +22,8 @@ interface CardListProps {
   revision: number | null;
   generation: string | null;
   onOpen: (row: QueueRow) => void;
+  /** How the page names each channel the person has (`#team`, `@alice`); others show as "a channel". */
+  channelLabels: ReadonlyMap<string, string>;
 }
 
 /** Every card is this tall, so the list can place only the visible ones (virtualised). */
@@ -34,7 +37,15 @@ const PREFETCH_ROWS = 8;
 
 type Load = { kind: 'top' } | { kind: 'around'; messageId: string } | { kind: 'after' } | { kind: 'before' };
 
-export function CardList({ client, agent, source, revision, generation, onOpen }: CardListProps) {
+export function CardList({
+  client,
+  agent,
+  source,
+  revision,
+  generation,
+  onOpen,
+  channelLabels,
+}: CardListProps) {
   const [win, setWin] = useState<QueueWindow | null>(null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -214,7 +225,7 @@ export function CardList({ client, agent, source, revision, generation, onOpen }
               class="card-slot"
               style={{ transform: `translateY(${(start + i) * CARD_HEIGHT}px)`, height: `${CARD_HEIGHT}px` }}
             >
-              <Card row={row} onOpen={onOpen} />
+              <Card row={row} onOpen={onOpen} channel={channelLabels.get(row.channelId) ?? 'a channel'} />
             </li>
           ))}
         </ul>
@@ -223,7 +234,7 @@ export function CardList({ client, agent, source, revision, generation, onOpen }
   );
 }
 
-function Card({ row, onOpen }: { row: QueueRow; onOpen: (row: QueueRow) => void }) {
+function Card({ row, onOpen, channel }: { row: QueueRow; onOpen: (row: QueueRow) => void; channel: string }) {
   const senders =
     row.senderLabels.join(', ') +
     (row.senderCount > row.senderLabels.length ? ` +${row.senderCount - row.senderLabels.length}` : '');
@@ -238,6 +249,10 @@ function Card({ row, onOpen }: { row: QueueRow; onOpen: (row: QueueRow) => void 
         <span class={`badge source-${row.source}`}>{row.source}</span>
         {row.state !== 'waiting' && <span class={`badge state-${row.state}`}>{row.state}</span>}
         <span class="card-sender">{senders || 'unknown sender'}</span>
+        <span class="muted small card-channel">in {channel}</span>
+        <span class="muted small card-time">
+          <RelativeTime iso={row.createdAt} />
+        </span>
         <span class="muted small card-size">{formatBytes(row.bodyBytes)}</span>
       </span>
       <span class="card-preview">

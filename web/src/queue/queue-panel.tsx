@@ -10,6 +10,8 @@ interface QueuePanelProps {
   agent: string;
   /** Opens "New message" addressed to this agent (the next step when its queue is not yours to see). */
   onMessage: (agent: string) => void;
+  /** Labels of the person's channels by id, for the cards' "in #team". */
+  channelLabels: ReadonlyMap<string, string>;
 }
 
 /** The host's one-word error code (`denied`, `not_found`, …) of a failed call, if it gave one. */
@@ -19,10 +21,13 @@ function errorCode(err: unknown): string | null {
   return typeof code === 'string' ? code : null;
 }
 
+/** Most cards one "Resume all" click resumes (a runaway guard; the host keeps the rest returned). */
+const MAX_RESUME_ALL = 500;
+
 type Unavailable = { kind: 'denied' | 'not_found' | 'failed'; detail: string };
 
 /** One agent's queue: the live summary, the blocking-card banner, paged cards and the card reader. */
-export function QueuePanel({ client, agent, onMessage }: QueuePanelProps) {
+export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePanelProps) {
   const [summary, setSummary] = useState<QueueSummary | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The summary could not be read at all: the panel shows one message and a next step instead.
@@ -70,6 +75,35 @@ export function QueuePanel({ client, agent, onMessage }: QueuePanelProps) {
       dispose();
     };
   }, [client, agent, unavailable]);
+
+  const [resumedCount, setResumedCount] = useState<number | null>(null);
+  /**
+   * "Resume all": resumes the blocking returned card, reads the summary, and repeats while another
+   * returned card blocks, so a failed turn that returned ten messages takes one click. Stops if
+   * the host names the same card twice (it did not resume) or after MAX_RESUME_ALL cards.
+   */
+  const resumeAll = async () => {
+    setBusy(true);
+    setError(null);
+    let resumed = 0;
+    try {
+      let next = summary?.blockingReturnedMessageId ?? null;
+      const seen = new Set<string>();
+      while (next !== null && !seen.has(next) && resumed < MAX_RESUME_ALL) {
+        seen.add(next);
+        await client.call('queue.resume', { agent, messageId: next });
+        resumed++;
+        const fresh = await client.call<QueueSummary>('queue.summary', { agent });
+        setSummary(fresh);
+        next = fresh.blockingReturnedMessageId;
+      }
+      setResumedCount(resumed);
+    } catch (err) {
+      setError(`resumed ${resumed}, then failed: ${describeError(err)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const act = async (method: string, params: Record<string, unknown>) => {
     setBusy(true);
@@ -197,12 +231,21 @@ export function QueuePanel({ client, agent, onMessage }: QueuePanelProps) {
             >
               Resume
             </button>
+            <button type="button" class="button" disabled={busy} onClick={() => void resumeAll()}>
+              Resume all
+            </button>
           </div>
         </div>
+      )}
+      {resumedCount !== null && !blocking && (
+        <p class="muted pad" aria-live="polite" data-testid="resumed-count">
+          Resumed {resumedCount} returned {resumedCount === 1 ? 'message' : 'messages'}.
+        </p>
       )}
       {summary === null && <p class="muted pad">Reading {agent}'s queue…</p>}
       {summary !== null && (
         <CardList
+          channelLabels={channelLabels}
           client={client}
           agent={agent}
           source={source || undefined}
