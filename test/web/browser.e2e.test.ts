@@ -166,6 +166,14 @@ interface PageGlobals {
   DragEvent: new (type: string, init: Record<string, unknown>) => unknown;
 }
 
+/** `fetch` as the page has it (the root tsconfig has no DOM library). */
+interface InPageFetch {
+  fetch(
+    url: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<{ status: number; json(): Promise<unknown>; text(): Promise<string> }>;
+}
+
 let home: string;
 let served: Served;
 let browser: Browser;
@@ -349,14 +357,23 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     await shot('3-timeline-with-image');
     // Seeing the newest message marks the channel read for the owner (presentation only).
     const channelId = decodeURIComponent(new URL(page.url()).hash.replace('#/channel/', ''));
-    const history = async () => {
-      const response = await page.request.post(`${served.origin}/rpc`, {
-        data: { jsonrpc: '2.0', id: 1, method: 'channel.history', params: { channelId, size: 1 } },
-      });
-      return (await response.json()) as {
+    // Asked from inside the page (same origin, its session cookie), as the page itself would.
+    const history = async () =>
+      (await page.evaluate(async (id) => {
+        const response = await (globalThis as unknown as InPageFetch).fetch('/rpc', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'channel.history',
+            params: { channelId: id, size: 1 },
+          }),
+        });
+        return response.json();
+      }, channelId)) as {
         result: { messages: { seq: number }[]; readMarks: { principal: string; lastReadSeq: number }[] };
       };
-    };
     await expect
       .poll(async () => {
         const { result } = await history();
@@ -389,9 +406,14 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
     const link = page.getByRole('link', { name: /report – 2026\.csv/ });
     await link.waitFor();
     expect(await link.getAttribute('href')).toMatch(/^\/media\/.+/);
-    const response = await page.request.get(new URL((await link.getAttribute('href'))!, served.origin).href);
-    expect(response.status()).toBe(200);
-    expect(await response.text()).toBe('name,count\nwidgets,3\n');
+    const downloaded = await page.evaluate(
+      async (href) => {
+        const response = await (globalThis as unknown as InPageFetch).fetch(href);
+        return { status: response.status, text: await response.text() };
+      },
+      (await link.getAttribute('href'))!,
+    );
+    expect(downloaded).toEqual({ status: 200, text: 'name,count\nwidgets,3\n' });
   });
 
   it('scrolls back through a long channel page by page and expands a large message', async () => {
