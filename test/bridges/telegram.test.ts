@@ -3,6 +3,7 @@ import { SluiceError } from '../../src/core/errors.js';
 import type { HostContext } from '../../src/host/context.js';
 import { putMedia, readMediaBytes } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
+import { resolvePrincipal } from '../../src/host/principals.js';
 import { createPairCode, PAIR_CODE_TTL_MS } from '../../src/host/telegram.js';
 import { startTelegramBridge, type TelegramBridge } from '../../src/surfaces/bridges/telegram/bridge.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
@@ -234,11 +235,7 @@ describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
     }, async () => {
       await start();
       await pairPhone();
-      const helper = await t.ctx.store.db
-        .selectFrom('principals')
-        .selectAll()
-        .where('name', '=', 'helper')
-        .executeTakeFirstOrThrow();
+      const helper = await resolvePrincipal(t.ctx, 'helper');
       // Counted before sending: the bridge may forward the first reply before the second is sent.
       const paired = textsTo(PHONE).length;
       const replies = () => textsTo(PHONE).slice(paired);
@@ -256,11 +253,7 @@ describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
     it('sends a body that would take many parts as one text document', async () => {
       await start();
       await pairPhone();
-      const helper = await t.ctx.store.db
-        .selectFrom('principals')
-        .selectAll()
-        .where('name', '=', 'helper')
-        .executeTakeFirstOrThrow();
+      const helper = await resolvePrincipal(t.ctx, 'helper');
       const huge = 'y'.repeat(4096 * 6);
       const { message_id } = await sendMessage(t.ctx, helper, { to: 'owner', body: huge });
       await fake.until(() => fake.sent.some((s) => s.method === 'sendDocument'), 20_000, 'the document');
@@ -272,11 +265,7 @@ describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
     it('labels a message from an agent the chat is not talking to, and retries after a 429', async () => {
       await start();
       await pairPhone();
-      const reviewer = await t.ctx.store.db
-        .selectFrom('principals')
-        .selectAll()
-        .where('name', '=', 'reviewer')
-        .executeTakeFirstOrThrow();
+      const reviewer = await resolvePrincipal(t.ctx, 'reviewer');
       fake.failNext('sendMessage', 1, 1);
       await sendMessage(t.ctx, reviewer, { to: 'owner', body: 'review done' });
       await fake.until(
@@ -290,11 +279,7 @@ describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
     it("sends an agent's image as a photo", async () => {
       await start();
       await pairPhone();
-      const helper = await t.ctx.store.db
-        .selectFrom('principals')
-        .selectAll()
-        .where('name', '=', 'helper')
-        .executeTakeFirstOrThrow();
+      const helper = await resolvePrincipal(t.ctx, 'helper');
       const png = Buffer.from(
         'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
         'base64',
@@ -329,11 +314,7 @@ describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
     it('does not send again what a previous run already sent', async () => {
       await start();
       await pairPhone();
-      const helper = await t.ctx.store.db
-        .selectFrom('principals')
-        .selectAll()
-        .where('name', '=', 'helper')
-        .executeTakeFirstOrThrow();
+      const helper = await resolvePrincipal(t.ctx, 'helper');
       await sendMessage(t.ctx, helper, { to: 'owner', body: 'sent once' });
       await fake.until(() => textsTo(PHONE).includes('sent once'), 20_000, 'the reply');
       await bridge?.stop();
