@@ -21,7 +21,11 @@ import {
 } from './support/model-server.js';
 import { type ClaudeHome, claudeEnv, makeClaudeHome } from './support/run-claude.js';
 
-const enabled = process.env.SLUICE_E2E === '1';
+// The interactive TUI under tmux is timing-sensitive on a loaded 2-core machine (its folder-trust
+// dialog can miss a keystroke), so this proof runs on request: `npm run eval:wake`
+// (SLUICE_E2E_TUI=1). The wake's logic is covered in npm test by test/hooks/wait.test.ts,
+// wake-install.test.ts and session-memory.test.ts.
+const enabled = process.env.SLUICE_E2E === '1' && process.env.SLUICE_E2E_TUI === '1';
 const tmuxPath = (() => {
   try {
     return execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim();
@@ -84,7 +88,7 @@ const until = async (predicate: () => boolean | Promise<boolean>, what: string, 
 };
 
 describe.skipIf(!enabled || tmuxPath === '')(
-  `the wake with the interactive Claude Code TUI${tmuxPath === '' ? ' (skipped: tmux is not installed)' : ''}`,
+  `the wake with the interactive Claude Code TUI${tmuxPath === '' ? ' (skipped: tmux is not installed)' : enabled ? '' : ' (skipped: run it with npm run eval:wake)'}`,
   () => {
     let host: TestHost;
     let server: ModelServer;
