@@ -149,7 +149,6 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
           observer,
         });
         connections.add(connection);
-        let inOrder: Promise<void> = Promise.resolve();
         socket.on('message', (data, isBinary) => {
           if (isBinary) {
             socket.send(
@@ -165,13 +164,12 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
             );
             return;
           }
-          // A credential revoked, expired or logged out ends the socket at its next request, so an
-          // open page does not outlive its session (found in review).
-          // Chained, so requests still reach the connection in the order they arrived.
-          const text = data.toString();
-          inOrder = inOrder.then(async () => {
-            if (await credentialCurrent()) connection.receive(text);
-            else closeAsEnded();
+          // Handled at once (a frame that arrived is served even if the client then leaves), while
+          // the credential is checked again alongside: revoked, expired or logged out → the socket
+          // is closed, so an open page does not outlive its session (found in review).
+          connection.receive(data.toString());
+          void credentialCurrent().then((current) => {
+            if (!current) closeAsEnded();
           });
         });
         // A store error is not a revocation: the socket goes on, and the timer asks again.
