@@ -431,9 +431,15 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     await signIn(page, await loginLink());
     await page.goto(`${served.origin}/#/queue/${agent}`);
     // Generous: on a loaded machine (a CI run: 26 s) the summary and the first page of cards take a while.
+    // On failure, say what the page showed instead (a CI run once saw no cards after 60 s).
     await expect
       .poll(() => page.locator('.card.state-returned').count(), { ...POLL, timeout: 60_000 })
-      .toBe(3);
+      .toBe(3)
+      .catch(async (err: Error) => {
+        throw new Error(
+          `${err.message}; the page showed: ${(await page.locator('body').textContent())?.slice(0, 2000)}`,
+        );
+      });
     const card = page.locator('.card', { hasText: 'job 1' });
     expect(await card.locator('.card-channel').textContent()).toBe(`in #${channel}`);
     expect(await card.locator('time').textContent()).toMatch(/just now|minute/);

@@ -30,6 +30,9 @@ export function useRoute(): Route {
   useEffect(() => {
     const update = () => setRoute(parseRoute(window.location.hash));
     window.addEventListener('hashchange', update);
+    // Effects run after paint: a hash that changed between the first render and now (a link opened
+    // as the page loads; seen on a loaded machine) fired its event before anyone listened.
+    update();
     return () => window.removeEventListener('hashchange', update);
   }, []);
   return route;

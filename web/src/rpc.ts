@@ -321,3 +321,15 @@ export function describeError(error: unknown): string {
   }
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A failure worth trying again by itself: no reply in time, or the socket dropped. (A refusal such as
+ * `denied` is an answer, not a failure.) A view that shows a stuck error after one slow reply on a
+ * loaded machine is a dead end.
+ */
+export function isTransient(error: unknown): boolean {
+  return error instanceof RpcError && (error.code === 'timeout' || error.code === 'disconnected');
+}
+
+/** How long a view waits before it asks again after a transient failure. */
+export const RETRY_AFTER_MS = 2_000;

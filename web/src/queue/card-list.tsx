@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../media.js';
-import { describeError, type RpcClient } from '../rpc.js';
+import { describeError, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
 import { RelativeTime } from '../time.js';
 import type { MessageSource, QueuePageReply, QueueRow } from '../wire.js';
 import {
@@ -54,6 +54,13 @@ export function CardList({
   const windowRef = useRef(win);
   windowRef.current = win;
   const busy = useRef(false);
+  const retryTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(
+    () => () => {
+      if (retryTimer.current) clearTimeout(retryTimer.current);
+    },
+    [],
+  );
   // Scroll adjustment to apply once the new window is in the DOM (rows added/dropped above, or an anchor).
   const pendingScroll = useRef<{ delta: number } | { anchor: string; offset: number } | null>(null);
 
@@ -120,7 +127,15 @@ export function CardList({
         pendingScroll.current = { delta: (change.addedBefore - change.droppedBefore) * CARD_HEIGHT };
         setWin(change.window);
       } catch (err) {
-        setError(`could not load cards: ${describeError(err)}`);
+        const again = isTransient(err);
+        setError(`could not load cards: ${describeError(err)}${again ? '; trying again' : ''}`);
+        if (again) {
+          if (retryTimer.current) clearTimeout(retryTimer.current);
+          retryTimer.current = setTimeout(() => {
+            retryTimer.current = null;
+            void load(windowRef.current ? what : { kind: 'top' });
+          }, RETRY_AFTER_MS);
+        }
       } finally {
         busy.current = false;
         setLoading(false);
@@ -145,12 +160,17 @@ export function CardList({
   // and a change that lands while a page is loading is re-checked when it finishes.
   const refresh = useCallback(() => {
     const current = windowRef.current;
-    if (!current || revisionRef.current === null) return;
-    if (current.revision === revisionRef.current && current.generation === generationRef.current) return;
+    if (revisionRef.current === null) return;
     if (busy.current) {
       refreshAgain.current = true;
       return;
     }
+    // No window yet (the first page failed): the queue moved on, so ask for the top again.
+    if (!current) {
+      void load({ kind: 'top' });
+      return;
+    }
+    if (current.revision === revisionRef.current && current.generation === generationRef.current) return;
     const anchor = firstVisible();
     void load(anchor ? { kind: 'around', messageId: anchor.messageId } : { kind: 'top' });
   }, [load]);

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
-import { describeError, type RpcClient, RpcError } from '../rpc.js';
+import { describeError, isTransient, RETRY_AFTER_MS, type RpcClient, RpcError } from '../rpc.js';
 import type { MessageSource, QueueSummary } from '../wire.js';
 import { CardList } from './card-list.js';
 import { CardReader } from './card-reader.js';
@@ -38,21 +38,39 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
     null,
   );
 
+  // Returns a cleanup (it is also the mount effect): a retry pending when the panel goes is dropped.
   const loadSummary = useCallback(() => {
-    client
-      .call<QueueSummary>('queue.summary', { agent })
-      .then((s) => {
-        setSummary(s);
-        setError(null);
-        setUnavailable(null);
-      })
-      .catch((err) => {
-        const code = errorCode(err);
-        setUnavailable({
-          kind: code === 'denied' || code === 'not_found' ? code : 'failed',
-          detail: describeError(err),
+    let stopped = false;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const attempt = () => {
+      client
+        .call<QueueSummary>('queue.summary', { agent })
+        .then((s) => {
+          if (stopped) return;
+          setSummary(s);
+          setError(null);
+          setUnavailable(null);
+        })
+        .catch((err) => {
+          if (stopped) return;
+          // A slow reply or a dropped socket: say so and ask again, never a dead end.
+          if (isTransient(err)) {
+            setError(`could not read the queue: ${describeError(err)}; trying again`);
+            retry = setTimeout(attempt, RETRY_AFTER_MS);
+            return;
+          }
+          const code = errorCode(err);
+          setUnavailable({
+            kind: code === 'denied' || code === 'not_found' ? code : 'failed',
+            detail: describeError(err),
+          });
         });
-      });
+    };
+    attempt();
+    return () => {
+      stopped = true;
+      clearTimeout(retry);
+    };
   }, [client, agent]);
 
   useEffect(loadSummary, [loadSummary]);
