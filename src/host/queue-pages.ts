@@ -10,6 +10,7 @@ import type { Db } from '../store/store.js';
 import { requireQueueAccess } from './access.js';
 import type { HostContext } from './context.js';
 import type { Principal } from './principals.js';
+import { parseJsonArray } from './projection.js';
 
 /** Device-read limits (DESIGN.md §3.3); each is a setting with the design's default. */
 export const PREVIEW_BYTES = 512;
@@ -30,6 +31,8 @@ export interface QueueCard {
   truncated: boolean;
   bodyBytes: number;
   createdAt: string;
+  /** How many files the message carries (0 when none): the card's attachment mark. */
+  attachmentCount: number;
   returnedReason?: string;
   returnedFailure?: { kind: string };
 }
@@ -75,6 +78,7 @@ interface CardRow {
   failure_kind: string | null;
   author_name: string | null;
   head: string;
+  attachments: string;
 }
 
 interface CardQuery {
@@ -110,6 +114,7 @@ async function loadCards(db: Db, q: CardQuery): Promise<CardRow[]> {
       'inbox.failure_kind',
       'principals.name as author_name',
       sql<string>`substr(messages.body, 1, ${HEAD_CHARS})`.as('head'),
+      'messages.attachments',
     ])
     .where('inbox.agent_id', '=', q.agentId)
     .where('inbox.state', 'in', ['waiting', 'returned'])
@@ -141,6 +146,7 @@ export function toCard(row: CardRow): QueueCard {
     truncated: preview.truncated || utf8Length(preview.text) < row.body_bytes,
     bodyBytes: row.body_bytes,
     createdAt: row.created_at,
+    attachmentCount: parseJsonArray(row.attachments).length,
   };
   if (row.state === 'returned') {
     if (row.returned_reason !== null) card.returnedReason = cutUtf8(row.returned_reason, PREVIEW_BYTES).text;

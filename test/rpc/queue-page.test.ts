@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedQueueCards } from '../../bench/queue.js';
 import { transitionEntry } from '../../src/host/inbox.js';
+import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { withdrawMessage } from '../../src/host/queue.js';
@@ -98,7 +99,27 @@ describe('queue.page over the WebSocket', () => {
       truncated: false,
       bodyBytes: 6,
       createdAt: '2026-05-05T05:05:05.000Z',
+      attachmentCount: 0,
     });
+  });
+
+  it('a card says how many attachments its message carries', async () => {
+    await h.agent('filer');
+    const files = [
+      await putMedia(h.ctx, h.owner, new TextEncoder().encode('one'), 'a.txt'),
+      await putMedia(h.ctx, h.owner, new TextEncoder().encode('two'), 'b.txt'),
+    ];
+    await sendMessage(h.ctx, h.owner, {
+      to: 'filer',
+      body: 'two files',
+      attachmentIds: files.map((f) => f.attachment_id),
+    });
+    await sendMessage(h.ctx, h.owner, { to: 'filer', body: 'no files' });
+    const reply = await owner.call('queue.page', { agent: 'filer' });
+    expect(reply.result.rows.map((r: Json) => [r.preview, r.attachmentCount])).toEqual([
+      ['two files', 2],
+      ['no files', 0],
+    ]);
   });
 
   it('a cursor used with another source filter is stale, not an empty page', async () => {

@@ -57,6 +57,8 @@ export interface QueueRow {
   truncated: boolean;
   bodyBytes: number;
   createdAt: string;
+  /** Absent from an older host. */
+  attachmentCount?: number;
   returnedReason?: string;
   returnedFailure?: { kind: string };
 }
