@@ -121,8 +121,9 @@ describe('no secret reaches a log (a whole browser and device session against th
     child.kill('SIGTERM');
     await exited;
 
-    expect(stderr).toContain('incoming request');
+    // Request logs go to <home>/logs/serve.log by default (stdout is the person's banner).
     const logs = [{ path: 'serve stderr', text: stderr }, ...filesUnder(join(home, 'logs'))];
+    expect(logs.find((l) => l.path.endsWith('serve.log'))?.text).toContain('incoming request');
     for (const secret of [loginCode, secondCode, sessionSecret, ownerToken, agentToken]) {
       expect(secret.length).toBeGreaterThan(20);
       for (const log of logs) expect(log.text.includes(secret), `${log.path} holds a secret`).toBe(false);

@@ -7,6 +7,7 @@ import { initHome, OWNER_NAME } from '../../../host/home.js';
 import { DEFAULT_SESSION_SETTINGS, issueLoginCode } from '../../../host/sessions.js';
 import { isLoopbackHost } from '../../http/guard.js';
 import { parseHttpLimits } from '../../http/limits.js';
+import { openServeLog, serveLogPath } from '../../http/log-file.js';
 import { type HostServer, startHostServer } from '../../http/server.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
@@ -19,6 +20,13 @@ interface ServeOptions {
   tlsCert?: string;
   tlsKey?: string;
   insecureRemote?: boolean;
+  logFormat?: string;
+}
+
+function writeErr(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stderr.write(text, (err) => (err ? reject(err) : resolve()));
+  });
 }
 
 const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
@@ -104,6 +112,10 @@ export function registerServeCommand(program: Command): void {
       '--insecure-remote',
       'allow plain HTTP on a non-loopback --host (tokens and cookies travel in the clear)',
     )
+    .option(
+      '--log-format <format>',
+      'file: JSON request logs to <home>/logs/serve.log (default); json: to stdout, the banner to stderr',
+    )
     .action(
       action(async ({ host: ctx }, opts: ServeOptions) => {
         const port = opts.port === '0' ? 0 : parseLimit(opts.port, '--port', 65535, 7777);
@@ -116,8 +128,18 @@ export function registerServeCommand(program: Command): void {
               'invalid_params',
               `--allowed-host ${JSON.stringify(name.slice(0, 80))} is not a host name`,
             );
+        const logFormat = opts.logFormat ?? 'file';
+        if (logFormat !== 'file' && logFormat !== 'json')
+          throw new SluiceError(
+            'invalid_params',
+            `--log-format ${JSON.stringify(logFormat.slice(0, 40))}: use file or json`,
+          );
         const tls = tlsFor(bindHost, opts);
         await initHome(ctx);
+        // A person reads stdout (the banner); JSON lines go to a private file unless asked for, and
+        // then stdout is theirs alone and the banner moves to stderr.
+        const logStream = logFormat === 'json' ? process.stdout : openServeLog(ctx.home);
+        const say = logFormat === 'json' ? writeErr : writeOut;
         const server = await listen({
           ctx,
           host: bindHost.replace(/^\[|\]$/g, ''),
@@ -125,8 +147,7 @@ export function registerServeCommand(program: Command): void {
           ...(tls ? { tls } : {}),
           allowedHosts: opts.allowedHost ?? [],
           httpLimits: parseHttpLimits(process.env.SLUICE_HTTP_LIMITS),
-          // Structured logs go to stderr so stdout stays the login link.
-          logger: { level: process.env.SLUICE_LOG_LEVEL ?? 'info', stream: process.stderr },
+          logger: { level: process.env.SLUICE_LOG_LEVEL ?? 'info', stream: logStream },
         });
         const url = new URL(server.url);
         const bound = Number(url.port);
@@ -138,16 +159,18 @@ export function registerServeCommand(program: Command): void {
           // Only a convenience for `sluice login-link`; it takes --url too.
         }
         const { code } = await issueLoginCode(ctx, OWNER_NAME);
-        const lines = [`Sluice is serving ${origin} (home ${ctx.home})`];
+        const lines = [`Sluice is serving ${origin}  (home ${ctx.home})`];
         if (WILDCARD.has(bindHost)) {
           const others = interfaceUrls(url.protocol, bound, bindHost !== '0.0.0.0');
           if (others.length > 0) lines.push(`Also reachable at ${others.join(', ')}`);
         }
         lines.push(
           `Login link: ${origin}/login?code=${code}`,
-          `(it works once, for ${DEFAULT_SESSION_SETTINGS.loginLinkTtlMs / 60_000} minutes; \`sluice login-link\` prints another)`,
+          `  (it works once, for ${DEFAULT_SESSION_SETTINGS.loginLinkTtlMs / 60_000} minutes; \`sluice login-link\` prints another)`,
+          logFormat === 'json' ? 'Logs: JSON lines on stdout' : `Logs: ${serveLogPath(ctx.home)}`,
+          'Stop: press Ctrl+C (or send SIGTERM)',
         );
-        await writeOut(`${lines.join('\n')}\n`);
+        await say(`${lines.join('\n')}\n`);
         await new Promise<void>((resolve) => {
           const stop = (signal: string) => {
             server.app.log.info({ signal }, 'shutting down');
