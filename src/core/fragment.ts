@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { escapedCostAt, escapedCostBefore } from './budgeted-slice.js';
 import { SluiceError } from './errors.js';
+import { utf8Length } from './measure.js';
 
 /**
  * One slice of a projection's JSON text, as `channel_read` returns it (DESIGN.md §3.1). Joining
@@ -56,35 +58,6 @@ export function sliceUtf16Safe(text: string, start: number, end: number): number
   return clamped > start && splitsPair(text, clamped) ? clamped - 1 : clamped;
 }
 
-/**
- * Cost of the code point at `index` inside a JSON string literal, as `JSON.stringify` writes it:
- * `width` escaped UTF-16 units for `step` raw units. Well-formed stringify escapes quotes,
- * backslashes, control characters and lone surrogates; everything else is copied.
- */
-function escapedAt(text: string, index: number): { width: number; step: number } {
-  const code = text.charCodeAt(index);
-  if (code < 0x20) {
-    // \b \t \n \f \r have two-character escapes; the rest become \u00XX.
-    return { width: code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? 2 : 6, step: 1 };
-  }
-  if (code === 0x22 || code === 0x5c) return { width: 2, step: 1 };
-  if (isHighSurrogate(code)) {
-    return index + 1 < text.length && isLowSurrogate(text.charCodeAt(index + 1))
-      ? { width: 2, step: 2 }
-      : { width: 6, step: 1 };
-  }
-  if (isLowSurrogate(code)) return { width: 6, step: 1 };
-  return { width: 1, step: 1 };
-}
-
-/** Cost of the code point that ends at `end` (the one a step back would remove). */
-function escapedBefore(text: string, end: number): { width: number; step: number } {
-  if (end >= 2 && isLowSurrogate(text.charCodeAt(end - 1)) && isHighSurrogate(text.charCodeAt(end - 2))) {
-    return { width: 2, step: 2 };
-  }
-  return escapedAt(text, end - 1);
-}
-
 /** Options for {@link fragmentAt}. */
 export interface FragmentOptions {
   messageId: string;
@@ -92,15 +65,17 @@ export interface FragmentOptions {
   text: string;
   /** Where to start, in UTF-16 units; must be a code point boundary. */
   offset: number;
-  /** Ceiling for `JSON.stringify(result).length`. */
+  /** Ceiling for `JSON.stringify(result).length` (UTF-16 units). */
   budget: number;
+  /** Ceiling for the UTF-8 bytes of `JSON.stringify(result)`, when a byte cap applies too. */
+  byteBudget?: number | undefined;
   /** Content cursor for a continuation at `end`; called only when `end < total`. */
   makeCursor: (end: number) => string;
 }
 
 /**
  * Largest slice of `text` starting at `offset` (UTF-16 units) such that the serialized
- * FragmentResult is <= `budget` UTF-16 units. Never splits a surrogate pair and always makes
+ * FragmentResult is <= `budget` UTF-16 units (and <= `byteBudget` UTF-8 bytes when given). Never splits a surrogate pair and always makes
  * progress (at least one code point), or throws `too_large` when not even one code point fits.
  * An offset that is not an integer in [0, total] or falls inside a pair is `invalid_cursor`.
  */
@@ -120,40 +95,53 @@ export function fragmentAt(opts: FragmentOptions): FragmentResult {
     complete: true,
     outputLimit: budget,
   };
-  const overheadFor = (cursor: string | null) =>
-    JSON.stringify({ ...base, contentCursor: cursor, complete: cursor === null }).length;
+  const byteBudget = opts.byteBudget ?? Number.POSITIVE_INFINITY;
+  const overheadFor = (cursor: string | null) => {
+    const serialized = JSON.stringify({ ...base, contentCursor: cursor, complete: cursor === null });
+    return { utf16: serialized.length, utf8: utf8Length(serialized) };
+  };
 
   // One forward pass, stopping as soon as neither shape (complete, or partial with the shortest
   // possible cursor) could hold more, so the cost is bounded by the budget, not the text.
-  const roomComplete = budget - overheadFor(null);
-  const roomPartial = budget - overheadFor('');
-  const room = Math.max(roomComplete, roomPartial);
-  let used = 0;
+  const complete = overheadFor(null);
+  const partial = overheadFor('');
+  const roomComplete = { utf16: budget - complete.utf16, utf8: byteBudget - complete.utf8 };
+  const roomPartial = { utf16: budget - partial.utf16, utf8: byteBudget - partial.utf8 };
+  const room = {
+    utf16: Math.max(roomComplete.utf16, roomPartial.utf16),
+    utf8: Math.max(roomComplete.utf8, roomPartial.utf8),
+  };
+  const used = { utf16: 0, utf8: 0 };
   let index = offset;
   let end = offset;
-  let usedAtEnd = 0;
+  const usedAtEnd = { utf16: 0, utf8: 0 };
   while (index < total) {
-    const { width, step } = escapedAt(text, index);
-    if (used + width > room) break;
-    used += width;
-    index += step;
-    if (used <= roomPartial) {
+    const cost = escapedCostAt(text, index);
+    if (used.utf16 + cost.utf16 > room.utf16 || used.utf8 + cost.utf8 > room.utf8) break;
+    used.utf16 += cost.utf16;
+    used.utf8 += cost.utf8;
+    index += cost.step;
+    if (used.utf16 <= roomPartial.utf16 && used.utf8 <= roomPartial.utf8) {
       end = index;
-      usedAtEnd = used;
+      usedAtEnd.utf16 = used.utf16;
+      usedAtEnd.utf8 = used.utf8;
     }
   }
-  if (index === total && used <= roomComplete) {
+  if (index === total && used.utf16 <= roomComplete.utf16 && used.utf8 <= roomComplete.utf8) {
     return { ...base, fragment: text.slice(offset), complete: true };
   }
 
   // Partial: the cursor for the chosen end takes room too. Step back while it does not fit, then
   // forward while a longer slice (whose cursor may be shorter) still does.
-  const fitsWith = (candidateEnd: number, escaped: number) =>
-    escaped <= budget - overheadFor(makeCursor(candidateEnd));
+  const fitsWith = (candidateEnd: number, escaped: { utf16: number; utf8: number }) => {
+    const overhead = overheadFor(makeCursor(candidateEnd));
+    return escaped.utf16 <= budget - overhead.utf16 && escaped.utf8 <= byteBudget - overhead.utf8;
+  };
   while (end > offset && !fitsWith(end, usedAtEnd)) {
-    const { width, step } = escapedBefore(text, end);
-    end -= step;
-    usedAtEnd -= width;
+    const cost = escapedCostBefore(text, end);
+    end -= cost.step;
+    usedAtEnd.utf16 -= cost.utf16;
+    usedAtEnd.utf8 -= cost.utf8;
   }
   if (end === offset) {
     throw new SluiceError('too_large', 'not even one character of the message fits in the output limit', {
@@ -161,11 +149,13 @@ export function fragmentAt(opts: FragmentOptions): FragmentResult {
     });
   }
   while (end < total) {
-    const { width, step } = escapedAt(text, end);
-    const next = end + step;
-    if (next === total || !fitsWith(next, usedAtEnd + width)) break;
+    const cost = escapedCostAt(text, end);
+    const next = end + cost.step;
+    const grown = { utf16: usedAtEnd.utf16 + cost.utf16, utf8: usedAtEnd.utf8 + cost.utf8 };
+    if (next === total || !fitsWith(next, grown)) break;
     end = next;
-    usedAtEnd += width;
+    usedAtEnd.utf16 = grown.utf16;
+    usedAtEnd.utf8 = grown.utf8;
   }
   return { ...base, fragment: text.slice(offset, end), contentCursor: makeCursor(end), complete: false };
 }

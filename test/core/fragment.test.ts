@@ -188,3 +188,37 @@ describe('sha256Hex', () => {
     expect(sha256Hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 });
+
+describe('fragmentAt with a byte budget too', () => {
+  it('keeps every fragment within both budgets and the chain lossless', () => {
+    fc.assert(
+      fc.property(
+        hostileString(20).map((s) => s.repeat(40)),
+        fc.integer({ min: 400, max: 900 }),
+        (text, bytes) => {
+          const budget = 1_000;
+          let offset = 0;
+          let joined = '';
+          for (;;) {
+            const r = fragmentAt({
+              messageId: 'm',
+              text,
+              offset,
+              budget,
+              byteBudget: bytes,
+              makeCursor: cursorFor,
+            });
+            const serialized = JSON.stringify(r);
+            expect(serialized.length).toBeLessThanOrEqual(budget);
+            expect(Buffer.byteLength(serialized, 'utf8')).toBeLessThanOrEqual(bytes);
+            joined += r.fragment;
+            if (r.complete) break;
+            expect(r.fragment.length).toBeGreaterThan(0);
+            offset += r.fragment.length;
+          }
+          expect(joined).toBe(text);
+        },
+      ),
+    );
+  });
+});

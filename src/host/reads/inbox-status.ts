@@ -1,0 +1,55 @@
+import { listActiveChannelIds } from '../../store/ops/channels.js';
+import { findQueue } from '../../store/ops/queues.js';
+import { pendingMessagesAfter } from '../../store/ops/reads.js';
+import type { HostContext } from '../context.js';
+import { requireAgent } from '../inbox.js';
+import { loadProjections } from '../messages.js';
+import type { Principal } from '../principals.js';
+import { openTurnOf } from '../turns.js';
+import { fitsToolOutput } from './budgets.js';
+import type { ReadOutcome } from './params.js';
+
+/** `inbox_status`: counts from the maintained counters and the oldest pending message you can read. */
+export interface InboxStatus {
+  agent: string;
+  settlement: 'explicit' | 'turn';
+  pending: number;
+  returned: number;
+  oldest: { message_id: string; channel_id: string; from: string; created_at: string } | null;
+  openTurn: boolean;
+}
+
+/**
+ * A tiny summary for a model: constant work (counters plus one index probe). `pending` counts every
+ * pending entry, including ones from channels the agent left (they stay pending, unreadable, I6);
+ * `oldest` is the oldest one it can read now.
+ */
+export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<ReadOutcome<InboxStatus>> {
+  requireAgent(agent);
+  const db = ctx.store.db;
+  const queue = await findQueue(db, agent.id);
+  const channelIds = await listActiveChannelIds(db, agent.id);
+  const [head] = await pendingMessagesAfter(db, agent.id, channelIds, 0, 1);
+  let oldest: InboxStatus['oldest'] = null;
+  if (head) {
+    const [projection] = await loadProjections(db, [head.row]);
+    oldest = {
+      message_id: head.row.id,
+      channel_id: head.row.channel_id,
+      from: projection?.author.name ?? 'unknown',
+      created_at: head.row.created_at,
+    };
+  }
+  const value: InboxStatus = {
+    agent: agent.name,
+    settlement: agent.settlement,
+    pending: (queue?.waiting ?? 0) + (queue?.returned ?? 0),
+    returned: queue?.returned ?? 0,
+    oldest,
+    openTurn: (await openTurnOf(db, agent.id)) !== undefined,
+  };
+  let text = JSON.stringify(value);
+  // Hostile ids could make the locator alone too large; the counts still fit.
+  if (!fitsToolOutput(ctx, text)) text = JSON.stringify({ ...value, oldest: null });
+  return { text, value: JSON.parse(text) as InboxStatus };
+}
