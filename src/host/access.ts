@@ -121,3 +121,13 @@ export function canRemoveMember(
 export function canWithdraw(caller: Caller, authorId: string): boolean {
   return caller.id === authorId || caller.kind === 'person';
 }
+
+/**
+ * Administering the host from a device (`principal.addAgent`): only the owner, the person `init`
+ * made. Anyone else administers through the CLI, which needs the home (or the database URL).
+ */
+export function requireHostOwner(caller: Pick<Principal, 'name' | 'kind'>, what: string): void {
+  // home.ts OWNER_NAME; not imported, so this module does not pull in the store's openers.
+  if (caller.kind !== 'person' || caller.name !== 'owner')
+    throw new SluiceError('denied', `only the owner may ${what}`);
+}

@@ -66,6 +66,7 @@ const RPC_TABLE: RpcRow[] = [
   ],
   ['channel.list', 'list your own channels', () => ({}), 'open'],
   ['principal.list', 'list names and kinds of principals', () => ({}), 'open'],
+  ['principal.addAgent', 'add an agent (owner only)', () => ({ name: 'sneaky' }), 'refused'],
   ['channel.create', 'create a channel naming helper', () => ({ name: 'mine', members: ['helper'] }), 'open'],
   [
     'channel.addMember',

@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
-import { requireQueueAccess } from '../../host/access.js';
+import { requireHostOwner, requireQueueAccess } from '../../host/access.js';
 import {
   acceptInvitation,
   addMember,
@@ -15,7 +15,7 @@ import {
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
-import type { Principal } from '../../host/principals.js';
+import { addPrincipal, type Principal } from '../../host/principals.js';
 import {
   editQueuedMessage,
   pauseQueue,
@@ -162,6 +162,15 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     return value({ messageId: edited.message_id, revision: edited.revision });
   },
   'principal.list': async (s, p) => value(await listDirectoryPage(s.ctx, p)),
+  'principal.addAgent': async (s, p) => {
+    requireHostOwner(s.principal, 'add an agent');
+    const a = await addPrincipal(s.ctx, {
+      name: p.name,
+      kind: 'agent',
+      settlement: p.settlement ?? 'explicit',
+    });
+    return value({ id: a.id, name: a.name, kind: a.kind, settlement: a.settlement });
+  },
   'channel.list': async (s, p, budget) => value(await listChannelsPage(s.ctx, s.principal, p, budget)),
   'channel.create': async (s, p) => {
     const c = await createChannel(s.ctx, s.principal, { name: p.name, members: p.members });

@@ -32,6 +32,7 @@ export const PARAMS = {
     limit: size.optional(),
   }),
   'principal.list': z.strictObject({ after: name.optional(), limit: size.optional() }),
+  'principal.addAgent': z.strictObject({ name, settlement: z.enum(['explicit', 'turn']).optional() }),
   'channel.create': z.strictObject({ name, members: z.array(name).max(256) }),
   'channel.addMember': z.strictObject({ channelId: id, member: name }),
   'channel.removeMember': z.strictObject({ channelId: id, member: name }),
