@@ -2,6 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../core/errors.js';
 import { referencedBlobShas } from '../store/ops/media.js';
+import { forgetUnreferencedUploads, newestUploadBySha } from '../store/ops/media-gc.js';
 import type { HostContext } from './context.js';
 import { materializedRoot } from './materialize.js';
 
@@ -57,14 +58,16 @@ export async function collectMediaGarbage(ctx: HostContext, options: MediaGcOpti
     materialized: { count: 0, bytes: 0 },
   };
   const referenced = await referencedBlobShas(ctx.store.db);
-  const newestUpload = await newestUploadBySha(ctx);
+  const newestUpload = await newestUploadBySha(ctx.store.db);
   const gone = new Set<string>();
   for (const blob of await ctx.store.blobs.list()) {
     if (referenced.has(blob.sha256)) continue;
     const uploaded = newestUpload.get(blob.sha256);
     const youngest = Math.max(blob.mtimeMs, uploaded ?? Number.NEGATIVE_INFINITY);
     if (youngest > cutoff) continue;
-    if (!dryRun && !(await forgetUploads(ctx, blob.sha256))) continue;
+    // A send that raced the collection keeps the bytes: the check and the delete share a transaction.
+    if (!dryRun && !(await ctx.store.transaction((trx) => forgetUnreferencedUploads(trx, blob.sha256))))
+      continue;
     if (!dryRun) await ctx.store.blobs.delete(blob.sha256);
     gone.add(blob.sha256);
     report.blobs.count += 1;
@@ -73,34 +76,6 @@ export async function collectMediaGarbage(ctx: HostContext, options: MediaGcOpti
   }
   await sweepMaterialized(ctx, { cutoff, dryRun, gone, report });
   return report;
-}
-
-async function newestUploadBySha(ctx: HostContext): Promise<Map<string, number>> {
-  const rows = await ctx.store.db
-    .selectFrom('media')
-    .select((eb) => ['sha256', eb.fn.max('created_at').as('newest')])
-    .groupBy('sha256')
-    .execute();
-  return new Map(rows.map((r) => [r.sha256, Date.parse(String(r.newest))]));
-}
-
-/**
- * Deletes the upload rows of a blob unless a message references it by now; false when it does
- * (a send raced the collection), in which case the bytes stay.
- */
-async function forgetUploads(ctx: HostContext, sha256: string): Promise<boolean> {
-  return ctx.store.transaction(async (trx) => {
-    const used = await trx
-      .selectFrom('message_media')
-      .innerJoin('media', 'media.id', 'message_media.media_id')
-      .select('media.id')
-      .where('media.sha256', '=', sha256)
-      .limit(1)
-      .executeTakeFirst();
-    if (used) return false;
-    await trx.deleteFrom('media').where('sha256', '=', sha256).execute();
-    return true;
-  });
 }
 
 /**
