@@ -1,20 +1,19 @@
 import { SluiceError } from '../core/errors.js';
 import { utf8Length } from '../core/measure.js';
 import { requireWellFormedFields } from '../core/text.js';
-import { findChannelById, listActiveMembers } from '../store/ops/channels.js';
-import { appendEvent, appendEvents, type NewEvent } from '../store/ops/events.js';
-import { insertInboxEntry } from '../store/ops/inbox.js';
+import { findChannelById } from '../store/ops/channels.js';
+import { appendEvent } from '../store/ops/events.js';
 import { findMediaByIds, linkMessageMedia } from '../store/ops/media.js';
 import {
   findMessageById,
   findMessagesBySeqs,
-  insertMessage,
   insertRevision,
   type MessageRow,
   updateMessageContent,
 } from '../store/ops/messages.js';
 import { findPrincipalsByIds } from '../store/ops/principals.js';
-import { allocateWaitingPosition, applyQueueDelta } from '../store/ops/queues.js';
+import { applyQueueDelta } from '../store/ops/queues.js';
+import { storeAndFanOut } from '../store/ops/send.js';
 import type { MessageSource, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { type Channel, peekTarget, requireMember, resolveTarget } from './channels.js';
@@ -159,8 +158,7 @@ async function storeMessage(
   const actions = JSON.stringify(input.actions ?? []);
   const now = ctx.now();
   const insertAndFanOut = async (trx: Db): Promise<SentMessage> => {
-    await requireMember(trx, channel.id, actor.id);
-    const seq = await insertMessage(trx, {
+    const seq = await storeAndFanOut(trx, {
       id,
       channel_id: channel.id,
       author_id: actor.id,
@@ -171,38 +169,14 @@ async function storeMessage(
       reply_to: input.replyTo ?? null,
       actions,
       attachments: JSON.stringify(attachments),
-      revision: 1,
-      edited_at: null,
-      deleted_at: null,
+      source: sourceOf(actor.kind),
     });
+    if (seq === undefined) throw new SluiceError('not_member', 'you are not a member of that channel');
     await linkMessageMedia(
       trx,
       seq,
       attachments.map((a) => a.attachment_id),
     );
-    const source = sourceOf(actor.kind);
-    const events: NewEvent[] = [];
-    for (const member of await listActiveMembers(trx, channel.id)) {
-      if (member.kind !== 'agent' || member.id === actor.id) continue;
-      const position = await allocateWaitingPosition(trx, member.id, source);
-      await insertInboxEntry(trx, {
-        agent_id: member.id,
-        position,
-        message_seq: seq,
-        message_id: id,
-        channel_id: channel.id,
-        state: 'waiting',
-        source,
-        body_bytes: bodyBytes,
-        created_at: at,
-        updated_at: at,
-        returned_reason: null,
-        failure_kind: null,
-      });
-      events.push({ kind: 'queue.changed', agent_id: member.id, message_id: id, created_at: at });
-    }
-    events.push({ kind: 'message.created', channel_id: channel.id, message_id: id, created_at: at });
-    await appendEvents(trx, events);
     const sent = { message_id: id, channel_id: channel.id, seq };
     if (claim) await recordSend(trx, actor.id, claim, sent, now);
     return sent;
