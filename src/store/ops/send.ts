@@ -46,25 +46,30 @@ const INSERT_MESSAGE = `insert into messages (id, channel_id, author_id, created
   where exists (select 1 from memberships where channel_id = ? and principal_id = ? and left_at is null)
   returning seq`;
 
-// One entry per agent member but the author, at the agent's next FIFO position.
-const FAN_OUT = `insert into inbox (agent_id, position, message_seq, message_id, channel_id, state, source,
-  body_bytes, created_at, updated_at, returned_reason, failure_kind)
-  select q.agent_id, q.next_position, cast(? as bigint), ?, ?, 'waiting', ?, cast(? as integer), ?, ?, null, null
-  from memberships m join principals p on p.id = m.principal_id join queues q on q.agent_id = m.principal_id
+// The recipients: every agent member but the author.
+const RECIPIENTS = `select m.principal_id from memberships m join principals p on p.id = m.principal_id
   where m.channel_id = ? and m.left_at is null and p.kind = 'agent' and m.principal_id <> ?`;
 
+// Counters first: the row update takes each recipient's next FIFO position (and, on PostgreSQL,
+// the row lock that serialises concurrent senders to that agent) before the entries read it.
 const COUNT_COLUMN = {
   person: 'pending_person',
   agent: 'pending_agent',
   unknown: 'pending_unknown',
 } as const;
-const COUNT_FAN_OUT = Object.fromEntries(
+const TAKE_POSITIONS = Object.fromEntries(
   Object.entries(COUNT_COLUMN).map(([source, column]) => [
     source,
     `update queues set next_position = next_position + 1, waiting = waiting + 1, revision = revision + 1,
-      ${column} = ${column} + 1 where agent_id in (select agent_id from inbox where message_seq = ?)`,
+      ${column} = ${column} + 1 where agent_id in (${RECIPIENTS})`,
   ]),
 ) as Record<MessageSource, string>;
+
+// One entry per recipient at the position just taken.
+const FAN_OUT = `insert into inbox (agent_id, position, message_seq, message_id, channel_id, state, source,
+  body_bytes, created_at, updated_at, returned_reason, failure_kind)
+  select q.agent_id, q.next_position - 1, cast(? as bigint), ?, ?, 'waiting', ?, cast(? as integer), ?, ?, null, null
+  from queues q where q.agent_id in (${RECIPIENTS})`;
 
 const LOG_EVENTS = `insert into events (kind, agent_id, channel_id, message_id, created_at)
   select 'queue.changed', agent_id, null, ?, ? from inbox where message_seq = ?
@@ -97,6 +102,7 @@ export async function storeAndFanOut(db: Db, m: SentMessageRow): Promise<number 
   if (!row) return undefined;
   const seq = Number(row.seq);
   const at = m.created_at;
+  await run(db, TAKE_POSITIONS[m.source], [m.channel_id, m.author_id]);
   await run(db, FAN_OUT, [
     seq,
     m.id,
@@ -108,7 +114,6 @@ export async function storeAndFanOut(db: Db, m: SentMessageRow): Promise<number 
     m.channel_id,
     m.author_id,
   ]);
-  await run(db, COUNT_FAN_OUT[m.source], [seq]);
   await run(db, LOG_EVENTS, [m.id, at, seq, m.channel_id, m.id, at]);
   return seq;
 }
