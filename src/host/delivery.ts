@@ -10,7 +10,7 @@ import { SluiceError } from '../core/errors.js';
 import { listActiveChannelIds } from '../store/ops/channels.js';
 import { listInboxEntries } from '../store/ops/inbox.js';
 import type { HostContext } from './context.js';
-import { pendingCount, requireAgent, withProjections } from './inbox.js';
+import { type InboxListing, pendingCount, requireAgent, withProjections } from './inbox.js';
 import type { Principal } from './principals.js';
 
 export interface DeliveryOptions {
@@ -48,11 +48,28 @@ export async function deliveryFor(
   const channelIds = await listActiveChannelIds(db, agent.id);
   const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
   const listings = await withProjections(db, entries);
+  const candidates = await toCandidates(listings, options.attachmentPath);
+  const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
+  return renderDelivery({
+    agent: agent.name,
+    totalPending,
+    candidates,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.wrapperUnits !== undefined ? { wrapperUnits: options.wrapperUnits } : {}),
+  });
+}
+
+type AttachmentPath = DeliveryOptions['attachmentPath'];
+
+async function toCandidates(
+  listings: readonly InboxListing[],
+  attachmentPath: AttachmentPath,
+): Promise<DeliveryCandidate[]> {
   const candidates: DeliveryCandidate[] = [];
   for (const { projection, channelName } of listings) {
     const attachments = [];
     for (const a of projection.attachments) {
-      const path = options.attachmentPath ? await options.attachmentPath(a) : undefined;
+      const path = attachmentPath ? await attachmentPath(a) : undefined;
       attachments.push(path ? { ...a, path } : a);
     }
     candidates.push({
@@ -66,14 +83,39 @@ export async function deliveryFor(
       attachments,
     });
   }
-  const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
-  return renderDelivery({
-    agent: agent.name,
-    totalPending,
-    candidates,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.wrapperUnits !== undefined ? { wrapperUnits: options.wrapperUnits } : {}),
+  return candidates;
+}
+
+/**
+ * The pending messages queued behind `carried` (ids a running turn already carries), as delivery
+ * candidates, at most `maxMessages` of them. Undefined when the carried messages that are still
+ * pending no longer lead the queue in order (steering would overtake, I7) or nothing is behind.
+ * `totalPending` counts what is pending behind the carried ones.
+ */
+export async function candidatesBehind(
+  ctx: HostContext,
+  agent: Principal,
+  carried: readonly string[],
+  maxMessages: number,
+  attachmentPath?: AttachmentPath,
+): Promise<{ candidates: DeliveryCandidate[]; totalPending: number } | undefined> {
+  const db = ctx.store.db;
+  const channelIds = await listActiveChannelIds(db, agent.id);
+  const entries = await listInboxEntries(db, agent.id, {
+    channelIds,
+    limit: carried.length + maxMessages + 1,
   });
+  const carriedIds = new Set(carried);
+  let start = 0;
+  while (start < entries.length && carriedIds.has((entries[start] as { message_id: string }).message_id))
+    start++;
+  const behind = entries.slice(start);
+  if (behind.length === 0 || behind.some((e) => carriedIds.has(e.message_id))) return undefined;
+  const candidates = await toCandidates(await withProjections(db, behind), attachmentPath);
+  return {
+    candidates,
+    totalPending: Math.max((await pendingCount(db, agent.id)) - start, candidates.length),
+  };
 }
 
 /** The short metadata notification for transports that cannot take bodies. */

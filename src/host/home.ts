@@ -2,6 +2,7 @@ import { chmodSync, lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isPostgresUrl, openStore } from '../store/open.js';
+import { pingDatabase } from '../store/ops/health.js';
 import type { Durability, Store } from '../store/store.js';
 import { createHostContext, type HostContext, type HostLimits } from './context.js';
 import { ensurePrincipal } from './principals.js';
@@ -82,4 +83,9 @@ export async function openHost(options: OpenHostOptions = {}): Promise<HostConte
 export async function initHome(ctx: HostContext): Promise<{ home: string; owner: string }> {
   await ensurePrincipal(ctx, OWNER_NAME, 'person');
   return { home: ctx.home, owner: OWNER_NAME };
+}
+
+/** Throws unless the store answers a trivial read now (`/healthz`). */
+export async function pingStore(ctx: HostContext): Promise<void> {
+  await pingDatabase(ctx.store.db);
 }

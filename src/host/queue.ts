@@ -94,6 +94,20 @@ export async function queueSummaryFor(db: Db, access: QueueAccess): Promise<Queu
   return summaryForReader(facts, (channelId) => access.channelIds.includes(channelId));
 }
 
+/** {@link queueSummaryFor} over the host's own handle: what a surface calls. */
+export function readQueueSummary(ctx: HostContext, access: QueueAccess): Promise<QueueSummary> {
+  return queueSummaryFor(ctx.store.db, access);
+}
+
+/** A driver's view of its own queue: the whole summary, and whether it may dispatch now. */
+export async function dispatchState(
+  ctx: HostContext,
+  agent: Principal,
+): Promise<{ summary: QueueSummary; deliverable: boolean }> {
+  const summary = await queueSummary(ctx.store.db, agent);
+  return { summary, deliverable: await isDeliverable(ctx.store.db, agent) };
+}
+
 async function requireQueue(db: Db, agent: Principal): Promise<QueueRow> {
   const queue = await findQueue(db, agent.id);
   if (!queue) throw new SluiceError('not_found', `${agent.name} has no queue`);

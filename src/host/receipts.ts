@@ -46,25 +46,45 @@ export async function offerReads(
     resultSha256: sha256Hex(resultText),
     reads,
   };
-  if (turn.receipt === 'seen') {
-    await ctx.store.transaction(async (trx) => {
-      const current = await findTurn(trx, turn.id);
-      if (current?.state !== 'open') return;
-      await insertCoverageOffers(
-        trx,
-        reads.map((r) => ({
-          turn_id: turn.id,
-          result_sha256: receipt.resultSha256,
-          message_seq: r.messageSeq,
-          sha256: r.sha256,
-          offset_units: r.offset,
-          end_units: r.end,
-          total_units: r.total,
-        })),
-      );
-    });
-  }
+  if (turn.receipt === 'seen') await offerToTurn(ctx, agent, turn.id, receipt.resultSha256, reads);
   return receipt;
+}
+
+/**
+ * Stores `reads` as offers of turn `turnId`, keyed by the SHA-256 of the result that carries them:
+ * they join the turn only when a driver sees exactly that result in its client's stream
+ * ({@link confirmSeen}). False (nothing stored) when the turn is no longer the agent's open turn.
+ */
+export async function offerToTurn(
+  ctx: HostContext,
+  agent: Principal,
+  turnId: string,
+  resultSha256: string,
+  reads: readonly CoverageRead[],
+): Promise<boolean> {
+  if (reads.length === 0) return false;
+  return ctx.store.transaction(async (trx) => {
+    const current = await findTurn(trx, turnId);
+    if (current?.state !== 'open' || current.agent_id !== agent.id) return false;
+    await insertCoverageOffers(
+      trx,
+      reads.map((r) => ({
+        turn_id: turnId,
+        result_sha256: resultSha256,
+        message_seq: r.messageSeq,
+        sha256: r.sha256,
+        offset_units: r.offset,
+        end_units: r.end,
+        total_units: r.total,
+      })),
+    );
+    return true;
+  });
+}
+
+/** Forgets what turn `turnId` offered with the result whose SHA-256 is given (it never reached the client). */
+export async function withdrawOffers(ctx: HostContext, turnId: string, resultSha256: string): Promise<void> {
+  await ctx.store.transaction((trx) => deleteCoverageOffers(trx, turnId, resultSha256));
 }
 
 /**

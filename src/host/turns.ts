@@ -75,6 +75,11 @@ export async function openTurnOf(db: Db, agentId: string): Promise<Turn | undefi
   return open[open.length - 1];
 }
 
+/** {@link openTurnOf} over the host's own handle: what a surface calls. */
+export function openTurnOfAgent(ctx: HostContext, agent: Principal): Promise<Turn | undefined> {
+  return openTurnOf(ctx.store.db, agent.id);
+}
+
 export type TurnOutcome = { ok: true } | { ok: false; kind: string; reason?: string | undefined };
 
 export interface SettledTurn {
@@ -194,6 +199,19 @@ export async function recordCoverage(db: Db, agentId: string, reads: readonly Co
   const turn = await openTurnOf(db, agentId);
   if (!turn) return;
   await coverTurn(db, turn.id, reads);
+}
+
+/**
+ * A driver handed a delivery to its client itself: what it carried whole joins the agent's open
+ * turn, in one transaction with the open-turn lookup.
+ */
+export async function recordDeliveredCoverage(
+  ctx: HostContext,
+  agent: Principal,
+  reads: readonly CoverageRead[],
+): Promise<void> {
+  if (reads.length === 0) return;
+  await ctx.store.transaction((trx) => recordCoverage(trx, agent.id, reads));
 }
 
 /**

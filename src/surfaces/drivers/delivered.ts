@@ -1,10 +1,10 @@
 import type { RenderedDelivery } from '../../core/envelope.js';
 import { sha256Hex } from '../../core/fragment.js';
 import type { HostContext } from '../../host/context.js';
-import { getMessageRow, loadProjections } from '../../host/messages.js';
+import { carriedMessages } from '../../host/delivered-messages.js';
 import type { Principal } from '../../host/principals.js';
 import { type AttachmentRef, type MessageProjection, projectionText } from '../../host/projection.js';
-import { type CoverageRead, recordCoverage } from '../../host/turns.js';
+import { type CoverageRead, recordDeliveredCoverage } from '../../host/turns.js';
 
 /** A message a turn carries: its projection and the attachments to materialise for the client. */
 export interface DeliveredMessage {
@@ -42,13 +42,10 @@ export async function coverDelivery(
   delivery: RenderedDelivery,
 ): Promise<DeliveredMessage[]> {
   const rendered = new Map(envelopeMessages(delivery.text).map((m) => [m.id, m]));
-  const rows = [];
-  for (const id of delivery.included) rows.push(await getMessageRow(ctx, agent, id));
-  const projections = await loadProjections(ctx.store.db, rows);
   const reads: CoverageRead[] = [];
   const delivered: DeliveredMessage[] = [];
-  for (const [i, row] of rows.entries()) {
-    const projection = projections[i] as MessageProjection;
+  for (const row of await carriedMessages(ctx, agent, delivery.included)) {
+    const projection = row.projection;
     const seen = rendered.get(row.id);
     if (!seen || seen.body !== projection.body || seen.subject !== (projection.subject ?? null)) continue;
     const text = projectionText(projection);
@@ -63,6 +60,6 @@ export async function coverDelivery(
   }
   // The driver hands this envelope to the client itself, and the turn can only succeed once the
   // client took it: its coverage is recorded now, in one transaction with the open-turn lookup.
-  await ctx.store.transaction((trx) => recordCoverage(trx, agent.id, reads));
+  await recordDeliveredCoverage(ctx, agent, reads);
   return delivered;
 }

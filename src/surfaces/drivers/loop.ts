@@ -11,16 +11,16 @@ import {
   returnExhaustedMessages,
 } from '../../host/dispatch-attempts.js';
 import type { Principal } from '../../host/principals.js';
-import { isDeliverable, queueSummary } from '../../host/queue.js';
+import { dispatchState } from '../../host/queue.js';
+import { withdrawOffers } from '../../host/receipts.js';
 import {
   abandonTurn,
   beginTurn,
   endTurn,
-  openTurnOf,
+  openTurnOfAgent,
   type SettledTurn,
   type TurnOutcome,
 } from '../../host/turns.js';
-import { deleteCoverageOffers } from '../../store/ops/coverage-offers.js';
 import { coverDelivery, type DeliveredMessage } from './delivered.js';
 import { renderDispatch } from './dispatch.js';
 import { offerSteer, renderSteer } from './steer.js';
@@ -151,7 +151,7 @@ export async function runDriverLoop(
   options: DriverLoopOptions = {},
 ): Promise<void> {
   requireTurnSettlement(agent);
-  const stale = await openTurnOf(ctx.store.db, agent.id);
+  const stale = await openTurnOfAgent(ctx, agent);
   if (stale) await abandonTurn(ctx, agent, stale.id);
   options.onStart?.({ abandoned: stale?.id ?? null });
 
@@ -173,9 +173,8 @@ export async function runDriverLoop(
         options.maxAttempts ?? DEFAULT_MAX_DISPATCH_ATTEMPTS,
       );
       if (exhausted.length > 0) options.onReturned?.(exhausted);
-      const summary = await queueSummary(ctx.store.db, agent);
-      const ready =
-        summary.total > 0 && summary.revision !== quietRevision && (await isDeliverable(ctx.store.db, agent));
+      const { summary, deliverable } = await dispatchState(ctx, agent);
+      const ready = summary.total > 0 && summary.revision !== quietRevision && deliverable;
       if (!ready) {
         const woke = await Promise.race([wake.wait().then(() => 'wake' as const), aborted, gone]);
         if (woke === 'aborted') return;
@@ -194,7 +193,7 @@ export async function runDriverLoop(
       // No progress (nothing carried whole, nothing consumed): wait for the queue to change. A
       // turn that carried messages made progress even if the model archived them itself.
       if (report === 'empty' || (report.delivered.length === 0 && report.handled.length === 0)) {
-        quietRevision = (await queueSummary(ctx.store.db, agent)).revision;
+        quietRevision = (await dispatchState(ctx, agent)).summary.revision;
       } else {
         quietRevision = null;
       }
@@ -366,7 +365,7 @@ async function steerWhileRunning(
 
 /** Forgets the coverage offered for a steer the client did not take. */
 async function withdrawSteer(ctx: HostContext, turnId: string, text: string): Promise<void> {
-  await ctx.store.transaction((trx) => deleteCoverageOffers(trx, turnId, sha256Hex(text)));
+  await withdrawOffers(ctx, turnId, sha256Hex(text));
 }
 
 /** The terminal line for a steer: which turn, how many messages, whether the client took them. */

@@ -1,23 +1,20 @@
 import {
   DEFAULT_DELIVERY_LIMITS,
-  type DeliveryCandidate,
   type DeliveryLimits,
   type RenderedDelivery,
   renderDelivery,
 } from '../../core/envelope.js';
 import { sha256Hex } from '../../core/fragment.js';
 import type { HostContext } from '../../host/context.js';
+import { carriedMessages } from '../../host/delivered-messages.js';
+import { candidatesBehind } from '../../host/delivery.js';
 import { dispatchAttemptsOf } from '../../host/dispatch-attempts.js';
-import { pendingCount, withProjections } from '../../host/inbox.js';
 import { materializeAttachment } from '../../host/materialize.js';
-import { getMessageRow, loadProjections } from '../../host/messages.js';
 import type { Principal } from '../../host/principals.js';
-import { type MessageProjection, projectionText } from '../../host/projection.js';
-import { isDeliverable } from '../../host/queue.js';
-import { listActiveChannelIds } from '../../store/ops/channels.js';
-import { insertCoverageOffers } from '../../store/ops/coverage-offers.js';
-import { listInboxEntries } from '../../store/ops/inbox.js';
-import { findTurn } from '../../store/ops/turns.js';
+import { projectionText } from '../../host/projection.js';
+import { dispatchState } from '../../host/queue.js';
+import { offerToTurn } from '../../host/receipts.js';
+import type { CoverageRead } from '../../host/turns.js';
 import { type DeliveredMessage, envelopeMessages } from './delivered.js';
 import { isolationThreshold } from './dispatch.js';
 
@@ -46,39 +43,12 @@ export async function renderSteer(
   const maxMessages = (limits?.maxMessages ?? DEFAULT_DELIVERY_LIMITS.maxMessages) - budget.carried.length;
   const maxBytes = (limits?.maxBytes ?? DEFAULT_DELIVERY_LIMITS.maxBytes) - budget.bytes;
   if (maxMessages < 1 || maxBytes < 1) return undefined;
-  if (!(await isDeliverable(ctx.store.db, agent))) return undefined;
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const entries = await listInboxEntries(db, agent.id, {
-    channelIds,
-    limit: budget.carried.length + maxMessages + 1,
-  });
-  const carried = new Set(budget.carried);
-  // The carried messages that are still pending must lead the queue; the rest queue behind them.
-  let start = 0;
-  while (start < entries.length && carried.has((entries[start] as { message_id: string }).message_id))
-    start++;
-  const behind = entries.slice(start);
-  if (behind.length === 0 || behind.some((e) => carried.has(e.message_id))) return undefined;
-  const candidates: DeliveryCandidate[] = [];
-  for (const { projection, channelName } of await withProjections(db, behind)) {
-    const attachments = [];
-    for (const a of projection.attachments) {
-      const path = await materializeAttachment(ctx, agent, a.attachment_id).catch(() => undefined);
-      attachments.push(path ? { ...a, path } : a);
-    }
-    candidates.push({
-      id: projection.message_id,
-      channel: channelName,
-      from: projection.author.name,
-      createdAt: projection.created_at,
-      subject: projection.subject ?? null,
-      replyTo: projection.reply_to?.message_id ?? null,
-      body: projection.body,
-      attachments,
-    });
-  }
-  const totalPending = Math.max((await pendingCount(db, agent.id)) - start, candidates.length);
+  if (!(await dispatchState(ctx, agent)).deliverable) return undefined;
+  const behind = await candidatesBehind(ctx, agent, budget.carried, maxMessages, (a) =>
+    materializeAttachment(ctx, agent, a.attachment_id).catch(() => undefined),
+  );
+  if (!behind) return undefined;
+  const { candidates, totalPending } = behind;
   const delivery = renderDelivery({
     agent: agent.name,
     totalPending,
@@ -104,34 +74,23 @@ export async function offerSteer(
   delivery: RenderedDelivery,
 ): Promise<DeliveredMessage[]> {
   const rendered = new Map(envelopeMessages(delivery.text).map((m) => [m.id, m]));
-  const rows = [];
-  for (const id of delivery.included) rows.push(await getMessageRow(ctx, agent, id));
-  const projections = await loadProjections(ctx.store.db, rows);
-  const offers: Parameters<typeof insertCoverageOffers>[1][number][] = [];
+  const reads: CoverageRead[] = [];
   const delivered: DeliveredMessage[] = [];
-  const resultSha256 = sha256Hex(delivery.text);
-  for (const [i, row] of rows.entries()) {
-    const projection = projections[i] as MessageProjection;
+  for (const row of await carriedMessages(ctx, agent, delivery.included)) {
+    const projection = row.projection;
     const seen = rendered.get(row.id);
     if (!seen || seen.body !== projection.body || seen.subject !== (projection.subject ?? null)) continue;
     const text = projectionText(projection);
-    offers.push({
-      turn_id: turnId,
-      result_sha256: resultSha256,
-      message_seq: row.seq,
+    reads.push({
+      messageSeq: row.seq,
       sha256: sha256Hex(text),
-      offset_units: 0,
-      end_units: text.length,
-      total_units: text.length,
+      offset: 0,
+      end: text.length,
+      total: text.length,
     });
     delivered.push({ id: row.id, projection, attachments: projection.attachments });
   }
-  if (offers.length === 0) return [];
-  const open = await ctx.store.transaction(async (trx) => {
-    const turn = await findTurn(trx, turnId);
-    if (turn?.state !== 'open' || turn.agent_id !== agent.id) return false;
-    await insertCoverageOffers(trx, offers);
-    return true;
-  });
+  if (reads.length === 0) return [];
+  const open = await offerToTurn(ctx, agent, turnId, sha256Hex(delivery.text), reads);
   return open ? delivered : [];
 }

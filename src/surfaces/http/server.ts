@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { HostContext } from '../../host/context.js';
+import { pingStore } from '../../host/home.js';
 import { type LiveHub, startLiveHub } from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
 import type { SessionSettings } from '../../host/sessions.js';
@@ -114,7 +115,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   );
 
   app.get('/healthz', async (_req, reply) => {
-    await ctx.store.db.selectFrom('meta').select('key').limit(1).execute();
+    await pingStore(ctx);
     return reply.send({ status: 'ok' });
   });
 
