@@ -8,7 +8,7 @@ export type InboxState = 'waiting' | 'handled' | 'archived' | 'withdrawn' | 'ret
 export type MessageSource = 'person' | 'agent' | 'unknown';
 export type TurnState = 'open' | 'succeeded' | 'failed' | 'abandoned';
 
-export const PENDING_STATES: readonly InboxState[] = ['waiting', 'returned'];
+export { isPendingState, PENDING_STATES } from '../core/pending.js';
 
 export interface MetaTable {
   key: string;

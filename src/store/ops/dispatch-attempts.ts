@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { PENDING_STATES } from '../schema.js';
 import type { Db } from '../store.js';
 
 /** Per message: turns that carried it without settling, and why the last one ended. */
@@ -155,7 +156,7 @@ export async function pruneDispatchAttempts(db: Db, agentId: string): Promise<vo
             .select('inbox.position')
             .whereRef('inbox.agent_id', '=', 'dispatch_attempts.agent_id')
             .whereRef('inbox.message_seq', '=', 'dispatch_attempts.message_seq')
-            .where('inbox.state', 'in', ['waiting', 'returned']),
+            .where('inbox.state', 'in', PENDING_STATES),
         ),
       ),
     )

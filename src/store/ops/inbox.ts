@@ -121,7 +121,7 @@ export async function newestPendingPersonEntry(
     .select(['message_id', 'channel_id'])
     .where('agent_id', '=', agentId)
     .where('source', '=', 'person')
-    .where('state', 'in', ['waiting', 'returned'])
+    .where('state', 'in', PENDING_STATES)
     .orderBy('position', 'desc')
     .limit(1)
     .executeTakeFirst();

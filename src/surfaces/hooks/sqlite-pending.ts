@@ -5,6 +5,10 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
+import { PENDING_STATES } from '../../core/pending.js';
+
+/** PENDING_STATES as an SQL list (constants, never input). */
+const PENDING_SQL = PENDING_STATES.map((state) => `'${state}'`).join(', ');
 
 /** The migrations whose schema this reader knows; any other store goes through the host. */
 export const KNOWN_MIGRATIONS: readonly string[] = [
@@ -105,7 +109,7 @@ export class PendingReader {
              join messages m on m.seq = i.message_seq
              left join channels c on c.id = i.channel_id
              left join principals p on p.id = m.author_id
-            where i.agent_id = ? and i.state in ('waiting', 'returned')
+            where i.agent_id = ? and i.state in (${PENDING_SQL})
               and i.channel_id in (select channel_id from memberships where principal_id = ? and left_at is null)
             order by i.position asc
             limit ?`,
