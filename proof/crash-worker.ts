@@ -57,9 +57,15 @@ for (;;) {
 
 async function step(op: number): Promise<void> {
   if (op < 4) {
-    const to = `bot${rand(agentCount)}`;
-    const sent = await sendMessage(ctx, owner, { to, body: body() });
-    note(`sent ${sent.message_id} ${to}`);
+    // 1-4 sends at once, as a host serving concurrent clients: they commit as one group (group
+    // commit), and each is logged as sent only when its own promise resolves.
+    const sends = Array.from({ length: 1 + rand(4) }, async () => {
+      const to = `bot${rand(agentCount)}`;
+      const sent = await sendMessage(ctx, owner, { to, body: body() });
+      note(`sent ${sent.message_id} ${to}`);
+    });
+    for (const outcome of await Promise.allSettled(sends))
+      if (outcome.status === 'rejected') throw outcome.reason;
   } else if (op < 5) {
     if (turnId) {
       const ok = rand(3) > 0;

@@ -184,15 +184,16 @@ async function storeMessage(
   let replayed = false;
   let sent: SentMessage;
   try {
-    sent = await ctx.store.transaction(async (trx) => {
-      // Writes are serialised (SQLite's write lock, PostgreSQL's advisory lock), so a retry that
-      // raced this one has committed by now if it got here first.
+    // Acknowledged only after the commit (with other concurrent sends: one group, one fsync).
+    sent = await ctx.store.sendTransaction(async (trx) => {
+      // A retry that raced this one and committed first (or ran earlier in the same group) is seen
+      // here; one still uncommitted meets the key's primary key in recordSend instead.
       const prior = claim && (await priorSend(trx, actor.id, claim, now));
       replayed = prior !== undefined;
       return prior ?? insertAndFanOut(trx);
     });
   } catch (err) {
-    // Only without a serialising lock could a concurrent retry take the key first: its result wins.
+    // A concurrent retry (another host, or a parallel PostgreSQL send) took the key first: its result wins.
     const prior =
       err instanceof KeyTakenMeanwhile && claim && (await priorSend(ctx.store.db, actor.id, claim, now));
     if (!prior) throw err;

@@ -55,6 +55,12 @@ export interface Store {
   readonly searchIndex: SearchIndex;
   /** Runs `fn` in a write transaction, retrying only on the dialect's transient lock errors. */
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs a send's writes, acknowledged (resolved) only after they commit. SQLite: concurrent calls
+   * share one transaction and one fsync (group commit, src/store/group-commit.ts), each under its
+   * own savepoint. PostgreSQL: a transaction of its own that other sends run beside (docs/postgres.md).
+   */
+  sendTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   watchChanges: WatchChanges;
   close(): Promise<void>;
 }

@@ -167,11 +167,13 @@ describe.each(backendsUnderTest())('idempotent sends on %s', (backend) => {
       const unlocked: Store = {
         ...h.ctx.store,
         transaction: (fn) => h.ctx.store.db.transaction().execute(fn),
+        sendTransaction: (fn) => h.ctx.store.db.transaction().execute(fn),
       };
       const peer = await h.sibling();
       const peerUnlocked: Store = {
         ...peer.store,
         transaction: (fn) => peer.store.db.transaction().execute(fn),
+        sendTransaction: (fn) => peer.store.db.transaction().execute(fn),
       };
       const input: SendInput = { to: '#team', body: 'unlocked', idempotencyKey: 'no-lock' };
       const results = await Promise.all(
@@ -196,8 +198,8 @@ describe.each(backendsUnderTest())('idempotent sends on %s', (backend) => {
   it('commits the key with the message: a crash before commit leaves neither, and the retry stores once', async () => {
     const crashing: Store = {
       ...h.ctx.store,
-      transaction: (fn) =>
-        h.ctx.store.transaction(async (trx) => {
+      sendTransaction: (fn) =>
+        h.ctx.store.sendTransaction(async (trx) => {
           await fn(trx);
           throw new Error('killed before commit');
         }),

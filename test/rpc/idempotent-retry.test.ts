@@ -44,10 +44,11 @@ function gatedStore(store: Store) {
     release = resolve;
   });
   let armed = true;
-  const gated: Store = {
-    ...store,
-    transaction: (fn) =>
-      store.transaction(async (trx) => {
+  // Sends commit through sendTransaction (group commit); gate both kinds of write transaction.
+  const gateAfter =
+    (run: Store['transaction']): Store['transaction'] =>
+    (fn) =>
+      run(async (trx) => {
         const result = await fn(trx);
         if (armed && result !== null && typeof result === 'object' && 'message_id' in result) {
           armed = false;
@@ -55,7 +56,11 @@ function gatedStore(store: Store) {
           await gate;
         }
         return result;
-      }),
+      });
+  const gated: Store = {
+    ...store,
+    transaction: gateAfter(store.transaction),
+    sendTransaction: gateAfter(store.sendTransaction),
   };
   return { store: gated, midSend, release };
 }

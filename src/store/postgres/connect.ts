@@ -164,24 +164,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     db,
     blobs: createDatabaseBlobStore(db),
     searchIndex: postgresSearchIndex,
-    transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
-      // Write transactions take one advisory lock per schema before anything else, so they commit
-      // one at a time, as SQLite's single writer does. This is what keeps the event log honest:
-      // live feeds read "events after seq N", and with concurrent writers a lower seq could commit
-      // after a higher one had been read and be skipped for ever. Reads never take the lock.
-      // Inside, READ COMMITTED with the row locks the ops take (allocateWaitingPosition's UPDATE …
-      // RETURNING, findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
-      // deadlock or serialization failure the server reports runs the transaction again.
-      return retryTransient(() =>
-        db
-          .transaction()
-          .setIsolationLevel('read committed')
-          .execute(async (trx) => {
-            await sql`select pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, hashtext(${schema}))`.execute(trx);
-            return fn(trx);
-          }),
-      );
-    },
+    transaction,
+    sendTransaction: transaction,
     watchChanges: (onChange) => listener.watchChanges(onChange),
     async close() {
       if (closed) return;
@@ -190,4 +174,22 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await db.destroy();
     },
   };
+  function transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
+    // Write transactions take one advisory lock per schema before anything else, so they commit
+    // one at a time, as SQLite's single writer does. This is what keeps the event log honest:
+    // live feeds read "events after seq N", and with concurrent writers a lower seq could commit
+    // after a higher one had been read and be skipped for ever. Reads never take the lock.
+    // Inside, READ COMMITTED with the row locks the ops take (allocateWaitingPosition's UPDATE …
+    // RETURNING, findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
+    // deadlock or serialization failure the server reports runs the transaction again.
+    return retryTransient(() =>
+      db
+        .transaction()
+        .setIsolationLevel('read committed')
+        .execute(async (trx) => {
+          await sql`select pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, hashtext(${schema}))`.execute(trx);
+          return fn(trx);
+        }),
+    );
+  }
 }

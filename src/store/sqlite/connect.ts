@@ -9,6 +9,7 @@ import {
   SqliteDriver,
   type Transaction,
 } from 'kysely';
+import { createGroupCommit } from '../group-commit.js';
 import type { Database } from '../schema.js';
 import type { Durability, Store } from '../store.js';
 import { createFileBlobStore } from './blobs.js';
@@ -81,15 +82,16 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     throw error;
   }
   let closed = false;
+  // busy_timeout already waits for the lock; better-sqlite3 is synchronous, so no retry loop.
+  const transaction = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => db.transaction().execute(fn);
   return {
     dialect: 'sqlite',
     db,
     blobs: createFileBlobStore(options.blobDir),
     searchIndex: sqliteSearchIndex,
-    transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
-      // busy_timeout already waits for the lock; better-sqlite3 is synchronous, so no retry loop.
-      return db.transaction().execute(fn);
-    },
+    transaction,
+    // One fsync per group of concurrent sends instead of one per send.
+    sendTransaction: createGroupCommit(transaction),
     watchChanges: (onChange) => watchDataVersion(raw, onChange, options.pollMs ?? 50),
     async close() {
       if (closed) return;
