@@ -64,10 +64,6 @@ const QUERY_EXCEPTIONS: Record<string, string> = {
   // (live.ts and idempotent-sends.ts, also theirs, already have none).
   'src/host/messages.ts': 'issue 17',
   'src/host/inbox.ts': 'issue 16: the channel-name lookup moves once a concurrent edit lands',
-  // Edited by others during issue 16; their queries move with their next change.
-  'src/host/history.ts': 'issue 16: channel.history and message.read queries',
-  'src/host/read-marks.ts': 'issue 16: read-mark queries',
-  'src/host/queue-pages.ts': 'issue 16 item 2: split into host/device/* over store/ops/queue-pages.ts',
 };
 
 const HANDLE_EXCEPTIONS: Record<string, string> = {

@@ -1,0 +1,78 @@
+import { type CursorBinding, canonicalFilter } from '../../core/cursor.js';
+import { SluiceError } from '../../core/errors.js';
+import { utf8Length } from '../../core/measure.js';
+import { isPendingState } from '../../core/pending.js';
+import { queuedBody } from '../../store/ops/queue-pages.js';
+import type { InboxState } from '../../store/schema.js';
+import { requireQueueAccess } from '../access.js';
+import type { HostContext } from '../context.js';
+import { BODY_PART_CURSOR, issueCursor, readCursor } from '../cursors.js';
+import type { Principal } from '../principals.js';
+import { renderBodyPartOf } from './body-parts.js';
+import type { Rendered } from './cards.js';
+
+export type BodyStatus = 'gone' | 'handed-off' | 'state-changed';
+
+export type QueueReadResult =
+  | {
+      status: 'body';
+      messageId: string;
+      bodyBytes: number;
+      part: { offset: number; text: string };
+      nextCursor: string | null;
+    }
+  | { status: BodyStatus; messageId: string; state: InboxState | null };
+
+/**
+ * The exact stored body of a pending card, in parts: each complete result text fits
+ * `budgetBytes`, parts never split a surrogate pair and joined in order they equal the body.
+ * A card that settled says so (`handed-off` once the agent consumed it, `gone` once withdrawn or
+ * archived), and a body edited since the cursor was issued is `state-changed`.
+ */
+export async function readQueueBody(
+  ctx: HostContext,
+  actor: Principal,
+  params: { agent: string; messageId: string; cursor?: string | undefined },
+  budgetBytes: number,
+): Promise<Rendered<QueueReadResult>> {
+  const { agent, channelIds } = await requireQueueAccess(ctx, actor, params.agent);
+  const row = await queuedBody(ctx.store.db, agent.id, params.messageId);
+  if (!row || !channelIds.includes(row.channel_id)) {
+    throw new SluiceError(
+      'not_found',
+      `no message ${JSON.stringify(params.messageId).slice(0, 80)} in ${agent.name}'s queue`,
+    );
+  }
+  const settled = (status: BodyStatus): Rendered<QueueReadResult> => {
+    const result: QueueReadResult = { status, messageId: params.messageId, state: row.state };
+    return { result, text: JSON.stringify(result) };
+  };
+  if (row.state === 'handled') return settled('handed-off');
+  if (!isPendingState(row.state) || row.deleted_at !== null) return settled('gone');
+  const binding: CursorBinding = {
+    caller: actor.id,
+    filter: canonicalFilter({ method: 'queue.read', agent: agent.id }),
+    target: params.messageId,
+  };
+  let offset = 0;
+  if (params.cursor !== undefined) {
+    const cursor = readCursor(ctx, BODY_PART_CURSOR, binding, params.cursor);
+    if (cursor.r !== row.revision) return settled('state-changed');
+    offset = cursor.o;
+  }
+  const bodyBytes = utf8Length(row.body);
+  return renderBodyPartOf<QueueReadResult>({
+    body: row.body,
+    offset,
+    budgetBytes,
+    path: ['part', 'text'],
+    result: (part, next) => ({
+      status: 'body',
+      messageId: params.messageId,
+      bodyBytes,
+      part: { offset, text: part },
+      nextCursor:
+        next === null ? null : issueCursor(ctx, BODY_PART_CURSOR, binding, { o: next, r: row.revision }),
+    }),
+  });
+}
