@@ -30,7 +30,7 @@ describe('principal.addAgent (the owner adds an agent from the page)', () => {
       const before = await snapshotStore(host.ctx);
       const reply = await client.call('principal.addAgent', { name: 'sneaky' });
       expect(reply.error?.data?.code ?? reply.error?.message).toBeDefined();
-      expect(reply.error.message).toMatch(/only the owner may add an agent/);
+      expect(reply.error?.message).toMatch(/only the owner may add an agent/);
       expect(await snapshotStore(host.ctx)).toEqual(before);
     }
   });
@@ -39,12 +39,12 @@ describe('principal.addAgent (the owner adds an agent from the page)', () => {
     const owner = await host.client();
     const before = await snapshotStore(host.ctx);
     const taken = await owner.call('principal.addAgent', { name: 'alice' });
-    expect(taken.error.message).toMatch(/already exists/);
+    expect(taken.error?.message).toMatch(/already exists/);
     const invalid = await owner.call('principal.addAgent', { name: 'no spaces' });
-    expect(invalid.error.message).toMatch(/invalid name/);
+    expect(invalid.error?.message).toMatch(/invalid name/);
     const settlement = await owner.call('principal.addAgent', { name: 'x', settlement: 'sometimes' });
-    expect(settlement.error.message).toMatch(/settlement/);
-    for (const r of [taken, invalid, settlement]) expect(r.error.message).not.toContain('\n');
+    expect(settlement.error?.message).toMatch(/settlement/);
+    for (const r of [taken, invalid, settlement]) expect(r.error?.message).not.toContain('\n');
     expect(await snapshotStore(host.ctx)).toEqual(before);
   });
 });

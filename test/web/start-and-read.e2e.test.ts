@@ -1,7 +1,9 @@
 // The page as a place to start things and read them: "New message", "New channel" and "Leave"
 // (DESIGN §8 labels), Markdown rendered safely, long bodies collapsed, relative times, and clear
 // empty / denied states. Debian's Chromium via playwright-core against a real `sluice serve`.
-// Screenshots land in test-artifacts/web/<viewport>-<step>.png next to browser.e2e.test.ts's.
+// Screenshots land in test-artifacts/web/<viewport>-<step>.png next to browser.e2e.test.ts's; each
+// screen shot is also scanned by axe-core (no serious or critical violation; CSP is bypassed in
+// these contexts only so its source can be injected).
 
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT } from '../support/host.js';
+import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
@@ -72,6 +75,7 @@ async function loginLink(): Promise<string> {
 describe('before the owner has any channel', () => {
   it.each(VIEWPORTS)('the $name list says how to start one, not which CLI command to run', async (view) => {
     const context = await browser.newContext({
+      bypassCSP: true,
       viewport: { width: view.width, height: view.height },
       isMobile: view.isMobile,
       hasTouch: view.isMobile,
@@ -80,6 +84,7 @@ describe('before the owner has any channel', () => {
     await signIn(page, await loginLink());
     await page.getByRole('navigation').getByText('No channels yet. Press New channel').waitFor();
     await page.screenshot({ path: join(ARTIFACTS, `${view.name}-11-no-channels.png`) });
+    expect(await seriousViolations(page, '11-no-channels')).toEqual([]);
     await context.close();
   });
 });
@@ -90,7 +95,10 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+  const shot = async (name: string) => {
+    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+    expect(await seriousViolations(page, name)).toEqual([]);
+  };
   const nav = () => page.getByRole('navigation');
   /** Phones show the list only on the home screen. */
   const toList = async () => {
@@ -99,6 +107,7 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
 
   beforeAll(async () => {
     context = await browser.newContext({
+      bypassCSP: true,
       viewport: { width: view.width, height: view.height },
       isMobile: view.isMobile,
       hasTouch: view.isMobile,
@@ -209,7 +218,10 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+  const shot = async (name: string) => {
+    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+    expect(await seriousViolations(page, name)).toEqual([]);
+  };
   const message = (text: string | RegExp) => page.locator('article.message', { hasText: text });
 
   beforeAll(async () => {
@@ -217,6 +229,7 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
     const owner = await resolvePrincipal(hostCtx, 'owner');
     await createChannel(hostCtx, owner, { name: channel, members: [`solo-${view.name}`] });
     context = await browser.newContext({
+      bypassCSP: true,
       viewport: { width: view.width, height: view.height },
       isMobile: view.isMobile,
       hasTouch: view.isMobile,
@@ -358,6 +371,7 @@ describe('states a person can reach', () => {
     async (view) => {
       const agent = `hidden-${view.name}`;
       const context = await browser.newContext({
+        bypassCSP: true,
         viewport: { width: view.width, height: view.height },
         isMobile: view.isMobile,
         hasTouch: view.isMobile,
@@ -373,6 +387,7 @@ describe('states a person can reach', () => {
       expect(await pane.getByText(/Loading|Reading/).count()).toBe(0);
       expect(await pane.getByRole('alert').count()).toBe(1);
       await page.screenshot({ path: join(ARTIFACTS, `${view.name}-18-queue-denied.png`) });
+      expect(await seriousViolations(page, '18-queue-denied')).toEqual([]);
       // The next step works: write to the agent, and its queue is then the person's to watch.
       await pane.getByRole('button', { name: `Message ${agent}` }).click();
       const dialog = page.getByRole('dialog', { name: 'New message' });
@@ -388,7 +403,7 @@ describe('states a person can reach', () => {
   );
 
   it('a queue of an agent that does not exist says so and links back to the list', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
     const page = await context.newPage();
     await signIn(page, await loginLink());
     await page.goto(`${served.origin}/#/queue/nobody-here`);
@@ -421,6 +436,7 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).not.toBeNull();
 
     const context = await browser.newContext({
+      bypassCSP: true,
       viewport: { width: view.width, height: view.height },
       isMobile: view.isMobile,
       hasTouch: view.isMobile,
@@ -447,6 +463,7 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     const banner = page.getByTestId('blocking-banner');
     await banner.waitFor();
     await page.screenshot({ path: join(ARTIFACTS, `${view.name}-19-returned-cards.png`) });
+    expect(await seriousViolations(page, '19-returned-cards')).toEqual([]);
     await banner.getByRole('button', { name: 'Resume all' }).click();
     await banner.waitFor({ state: 'hidden' });
     await expect.poll(() => page.locator('.card.state-returned').count(), POLL).toBe(0);
@@ -455,6 +472,7 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
       .toBe('Resumed 3 returned messages.');
     expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).toBeNull();
     await page.screenshot({ path: join(ARTIFACTS, `${view.name}-20-resumed-all.png`) });
+    expect(await seriousViolations(page, '20-resumed-all')).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
   });

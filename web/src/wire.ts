@@ -43,6 +43,16 @@ export interface QueueSummary {
   blockingReturnedMessageId: string | null;
   resumeAvailable: boolean;
   paused: boolean;
+  /** In `queue.summary` replies only (not in `queue.changed` pushes); absent from an older host. */
+  presence?: AgentPresence;
+}
+
+/** What the host knows of an agent's activity, from its turns (docs/web.md, "Presence"). */
+export interface AgentPresence {
+  state: 'driven' | 'in-turn' | 'idle';
+  lastActivityAt: string | null;
+  lastOutcome: string | null;
+  driver: boolean;
 }
 
 export interface QueueRow {

@@ -15,6 +15,7 @@ import {
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
+import { agentPresence } from '../../host/presence.js';
 import { addPrincipal, type Principal } from '../../host/principals.js';
 import {
   editQueuedMessage,
@@ -137,7 +138,13 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       principal: { id: s.principal.id, name: s.principal.name, kind: s.principal.kind },
     }),
   'queue.summary': async (s, p, budget) => {
-    const text = JSON.stringify(await summaryFor(s, p.agent));
+    // The reply adds the agent's presence (from its turns); `queue.changed` pushes stay counts only.
+    const access = await requireQueueAccess(s.ctx, s.principal, p.agent);
+    const summary = await queueSummaryFor(s.ctx.store.db, access);
+    const text = JSON.stringify({
+      ...summary,
+      presence: await agentPresence(s.ctx.store.db, access.agent.id),
+    });
     if (utf8Length(text) > Math.min(budget, s.limits.summaryBytes)) {
       throw new SluiceError('too_large', 'the queue summary does not fit its budget');
     }

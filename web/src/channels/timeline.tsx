@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { formatBytes, isImage, mediaUrl } from '../media.js';
+import { MembersButton } from '../members/members-dialog.js';
 import { readWholeMessage } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import { RelativeTime } from '../time.js';
@@ -186,6 +187,7 @@ export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
           {channel.memberCount > channel.members.length &&
             ` +${channel.memberCount - channel.members.length}`}
         </span>
+        {channel.kind === 'group' && <MembersButton client={client} channel={channel} />}
         {channel.kind === 'group' && <LeaveButton client={client} channel={channel} onLeft={onLeft} />}
       </header>
       {error && (

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../media.js';
 import { readWholeCard, type WholeText } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
+import type { QueuePageReply, QueueRow } from '../wire.js';
 
 interface CardReaderProps {
   client: RpcClient;
@@ -14,6 +15,12 @@ interface CardReaderProps {
   onClose: () => void;
   /** Runs a queue method for this agent; resolves true when it succeeded. */
   onAction: (method: string, params: Record<string, unknown>) => Promise<boolean>;
+}
+
+/** Why a returned card came back: the host's reason, else the failure kind. */
+function returnedWhy(row: QueueRow | undefined): string | null {
+  if (row?.state !== 'returned') return null;
+  return row.returnedReason ?? (row.returnedFailure ? `the turn failed (${row.returnedFailure.kind})` : null);
 }
 
 const GONE_TEXT: Record<Exclude<WholeText['status'], 'body'>, string> = {
@@ -39,6 +46,22 @@ export function CardReader({
   const [editing, setEditing] = useState<string | null>(null);
   const [reloads, setReloads] = useState(0);
   const [confirmingWithdraw, setConfirmingWithdraw] = useState(false);
+  // The returned reason comes with the card's row: read that one row (the banner has only the id).
+  const [reason, setReason] = useState<string | null>(null);
+  useEffect(() => {
+    if (!returned) return;
+    let live = true;
+    client
+      .call<QueuePageReply>('queue.page', { agent, around: messageId, size: 1 })
+      .then((page) => {
+        if (live && page.status === 'page')
+          setReason(returnedWhy(page.rows.find((r) => r.messageId === messageId)));
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [client, agent, messageId, returned]);
 
   useEffect(() => {
     const el = dialog.current;
@@ -105,6 +128,11 @@ export function CardReader({
         <p class="muted pad" aria-live="polite">
           Reading…{' '}
           {progress.parts > 0 && `${progress.parts} part(s), ${progress.units.toLocaleString()} characters`}
+        </p>
+      )}
+      {returned && (
+        <p class="returned-reason" data-testid="returned-reason">
+          <strong>Returned:</strong> {reason ?? 'the turn that carried it did not finish.'}
         </p>
       )}
       {card && card.status !== 'body' && <p class="muted pad">{GONE_TEXT[card.status]}</p>}

@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, isTransient, RETRY_AFTER_MS, type RpcClient, RpcError } from '../rpc.js';
-import type { MessageSource, QueueSummary } from '../wire.js';
+import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
 import { CardList } from './card-list.js';
 import { CardReader } from './card-reader.js';
+import { PresenceLine } from './presence.js';
 
 interface QueuePanelProps {
   client: RpcClient;
@@ -29,6 +30,8 @@ type Unavailable = { kind: 'denied' | 'not_found' | 'failed'; detail: string };
 /** One agent's queue: the live summary, the blocking-card banner, paged cards and the card reader. */
 export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePanelProps) {
   const [summary, setSummary] = useState<QueueSummary | null>(null);
+  // Presence comes with queue.summary replies only; a queue.changed push re-reads it (coalesced).
+  const [presence, setPresence] = useState<AgentPresence | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The summary could not be read at all: the panel shows one message and a next step instead.
   const [unavailable, setUnavailable] = useState<Unavailable | null>(null);
@@ -48,6 +51,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
         .then((s) => {
           if (stopped) return;
           setSummary(s);
+          if (s.presence) setPresence(s.presence);
           setError(null);
           setUnavailable(null);
         })
@@ -79,15 +83,25 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
   useEffect(() => {
     if (unavailable) return;
     const dispose = client.subscribe({ queues: [agent] });
+    let presenceTimer: ReturnType<typeof setTimeout> | undefined;
     const off = client.on('queue.changed', (params) => {
       const next = (params as { summary?: QueueSummary }).summary;
-      if (next && next.agent === agent) setSummary(next);
+      if (!next || next.agent !== agent) return;
+      setSummary(next);
+      clearTimeout(presenceTimer);
+      presenceTimer = setTimeout(() => {
+        client
+          .call<QueueSummary>('queue.summary', { agent })
+          .then((s) => s.presence && setPresence(s.presence))
+          .catch(() => undefined);
+      }, 500);
     });
     const offEnded = client.on('subscription.ended', (params) => {
       if ((params as { queue?: string }).queue === agent)
         setError(`you can no longer watch ${agent}'s queue`);
     });
     return () => {
+      clearTimeout(presenceTimer);
       off();
       offEnded();
       dispose();
@@ -191,6 +205,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
               'Loading…'
             )}
           </p>
+          {presence && <PresenceLine presence={presence} />}
         </div>
         <div class="queue-actions">
           <label class="visually-hidden" for="queue-source">

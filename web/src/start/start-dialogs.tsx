@@ -26,6 +26,7 @@ export async function loadPrincipals(client: RpcClient): Promise<PrincipalRef[]>
 function usePrincipals(client: RpcClient, me: PrincipalRef) {
   const [others, setOthers] = useState<PrincipalRef[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [round, setRound] = useState(0);
   useEffect(() => {
     let live = true;
     loadPrincipals(client)
@@ -34,18 +35,122 @@ function usePrincipals(client: RpcClient, me: PrincipalRef) {
     return () => {
       live = false;
     };
-  }, [client, me.id]);
-  return { others, error };
+  }, [client, me.id, round]);
+  return { others, error, reload: () => setRound((n) => n + 1) };
+}
+
+/** The owner (the person `sluice init` made) may add agents from the page (`principal.addAgent`). */
+export const isOwner = (me: PrincipalRef) => me.kind === 'person' && me.name === 'owner';
+
+/**
+ * "New agent…": a name and how its turns settle. Shown to the owner only; the host refuses anyone
+ * else anyway. Calls `onAdded` with the new name once the host has it.
+ */
+function NewAgentForm({ client, onAdded }: { client: RpcClient; onAdded: (name: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [settlement, setSettlement] = useState<'explicit' | 'turn'>('explicit');
+  const [adding, setAdding] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  if (!open)
+    return (
+      <button type="button" class="button ghost new-agent-toggle" onClick={() => setOpen(true)}>
+        New agent…
+      </button>
+    );
+  const add = async () => {
+    const clean = name.trim();
+    if (clean === '' || adding) return;
+    setAdding(true);
+    setError(null);
+    try {
+      await client.call('principal.addAgent', { name: clean, settlement });
+      setOpen(false);
+      setName('');
+      onAdded(clean);
+    } catch (err) {
+      setError(`not added: ${describeError(err)}`);
+    } finally {
+      setAdding(false);
+    }
+  };
+  return (
+    <fieldset class="new-agent">
+      <legend>New agent</legend>
+      <label for="new-agent-name">Agent name</label>
+      <input
+        id="new-agent-name"
+        type="text"
+        autoComplete="off"
+        placeholder="e.g. helper"
+        value={name}
+        onInput={(event) => setName(event.currentTarget.value)}
+        onKeyDown={(event) => {
+          if (event.key === 'Enter') {
+            event.preventDefault();
+            void add();
+          }
+        }}
+      />
+      <span class="settlement-choice" role="radiogroup" aria-label="How its messages are settled">
+        <label class="member-option">
+          <input
+            type="radio"
+            name="new-agent-settlement"
+            checked={settlement === 'explicit'}
+            onChange={() => setSettlement('explicit')}
+          />
+          explicit <span class="muted small">(the agent archives what it handled)</span>
+        </label>
+        <label class="member-option">
+          <input
+            type="radio"
+            name="new-agent-settlement"
+            checked={settlement === 'turn'}
+            onChange={() => setSettlement('turn')}
+          />
+          turn <span class="muted small">(settled by its turns, for sluice drive)</span>
+        </label>
+      </span>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <span class="start-actions">
+        <button
+          type="button"
+          class="button primary"
+          disabled={adding || name.trim() === ''}
+          onClick={() => void add()}
+        >
+          {adding ? 'Adding…' : 'Add agent'}
+        </button>
+        <button type="button" class="button ghost" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </span>
+    </fieldset>
+  );
 }
 
 interface ModalProps {
   title: string;
   onClose: () => void;
   children: ComponentChildren;
+  /** Id of the title element (unique per kind of dialog). */
+  titleId?: string;
+  closeLabel?: string;
 }
 
 /** A modal dialog that opens itself, closes on Escape, and returns focus where it was. */
-function Modal({ title, onClose, children }: ModalProps) {
+export function Modal({
+  title,
+  onClose,
+  children,
+  titleId = 'start-title',
+  closeLabel = 'Cancel',
+}: ModalProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
@@ -57,16 +162,16 @@ function Modal({ title, onClose, children }: ModalProps) {
     <dialog
       ref={dialog}
       class="reader start-dialog"
-      aria-labelledby="start-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         onClose();
       }}
     >
       <header class="reader-header">
-        <h2 id="start-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <button type="button" class="button ghost" onClick={onClose}>
-          Cancel
+          {closeLabel}
         </button>
       </header>
       {children}
@@ -74,7 +179,7 @@ function Modal({ title, onClose, children }: ModalProps) {
   );
 }
 
-const kindLabel = (p: PrincipalRef) => (p.kind === 'agent' ? 'agent' : 'person');
+export const kindLabel = (p: PrincipalRef) => (p.kind === 'agent' ? 'agent' : 'person');
 
 interface StartProps {
   client: RpcClient;
@@ -92,7 +197,7 @@ export function NewMessageDialog({
   onDone,
   initialTo = '',
 }: StartProps & { initialTo?: string }) {
-  const { others, error: listError } = usePrincipals(client, me);
+  const { others, error: listError, reload } = usePrincipals(client, me);
   const [to, setTo] = useState(initialTo);
   const [body, setBody] = useState('');
   const [sending, setSending] = useState(false);
@@ -127,8 +232,24 @@ export function NewMessageDialog({
         {others === null && !listError && <p class="muted">Looking up agents and people…</p>}
         {others?.length === 0 && (
           <p class="muted">
-            Nobody else is on this host yet. Add an agent with <code>sluice agent add NAME</code>.
+            Nobody else is on this host yet.{' '}
+            {isOwner(me) ? (
+              'Press New agent to add one.'
+            ) : (
+              <>
+                The owner adds agents (<code>sluice agent add NAME</code>).
+              </>
+            )}
           </p>
+        )}
+        {isOwner(me) && (
+          <NewAgentForm
+            client={client}
+            onAdded={(name) => {
+              setTo(name);
+              reload();
+            }}
+          />
         )}
         {others && others.length > 0 && (
           <>

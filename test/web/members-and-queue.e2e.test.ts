@@ -1,0 +1,374 @@
+// Issue 14, second part, in Debian's Chromium against a real `sluice serve`, at both sizes:
+// members added and removed from a channel's header (and refused for whom the host refuses), the
+// owner adding an agent, queue cards with their attachment mark, the reader's returned reason and
+// the agent's presence; every screen scanned by axe-core (no serious or critical violation) and
+// walked by keyboard (every control reached, focus visible). Screenshots: test-artifacts/web/.
+
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChannel } from '../../src/host/channels.js';
+import type { HostContext } from '../../src/host/context.js';
+import { openHost } from '../../src/host/home.js';
+import { putMedia } from '../../src/host/media.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { channelRead } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
+import { issueLoginCode } from '../../src/host/sessions.js';
+import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { listActiveMembers } from '../../src/store/ops/channels.js';
+import { findPrincipalByName } from '../../src/store/ops/principals.js';
+import { REPO_ROOT } from '../support/host.js';
+import { seriousViolations } from './axe-scan.js';
+import {
+  ARTIFACTS,
+  cli,
+  ensurePageBuilt,
+  launchChromium,
+  POLL,
+  type Served,
+  signIn,
+  startServe,
+  stopServe,
+  VIEWPORTS,
+} from './browser-support.js';
+
+let home: string;
+let served: Served;
+let browser: Browser;
+let hostCtx: HostContext;
+
+beforeAll(async () => {
+  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
+    throw new Error('run npm run build first');
+  ensurePageBuilt();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  home = mkdtempSync(join(tmpdir(), 'sluice-web-members-'));
+  await cli(home, ['init']);
+  for (const view of VIEWPORTS) {
+    await cli(home, ['agent', 'add', `crew-${view.name}`]);
+    await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
+    await cli(home, ['person', 'add', `pam-${view.name}`]);
+    await cli(home, ['person', 'add', `nomad-${view.name}`]);
+  }
+  served = await startServe(home);
+  hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
+  browser = await launchChromium();
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await hostCtx?.store.close();
+  if (served) await stopServe(served);
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+async function loginLink(person = 'owner'): Promise<string> {
+  return `${served.origin}/login?code=${(await issueLoginCode(hostCtx, person)).code}`;
+}
+
+type View = (typeof VIEWPORTS)[number];
+
+/** A context for a viewport; CSP is bypassed only so axe-core's source can be injected. */
+async function openContext(view: View): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({
+    viewport: { width: view.width, height: view.height },
+    isMobile: view.isMobile,
+    hasTouch: view.isMobile,
+    deviceScaleFactor: 1,
+    bypassCSP: true,
+  });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  return { context, page, problems };
+}
+
+/** One JSON-RPC call from inside the page (its session cookie, same origin). */
+async function rpcFromPage(page: Page, method: string, params: unknown) {
+  return page.evaluate(
+    async ([m, p]) => {
+      const res = await fetch('/rpc', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: m, params: p }),
+      });
+      return (await res.json()) as {
+        result?: unknown;
+        error?: { message: string; data?: { code?: string } };
+      };
+    },
+    [method, params] as const,
+  );
+}
+
+/**
+ * Presses Tab until focus comes back around, and returns what was reached and which of those
+ * showed no focus indicator (no outline and no box-shadow). Also lists the visible, enabled
+ * controls that Tab never reached.
+ */
+async function walkByKeyboard(page: Page, within = 'body') {
+  // Page-side code is passed as text: the root tsconfig has no DOM types.
+  await page.evaluate(
+    'document.activeElement && document.activeElement.blur && document.activeElement.blur()',
+  );
+  const reached: string[] = [];
+  const invisible: string[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    const info = (await page.evaluate(`(() => {
+      const el = document.activeElement;
+      if (!el || el === document.body) return null;
+      if (!el.dataset.walk) el.dataset.walk = String(Math.random()).slice(2);
+      const style = getComputedStyle(el);
+      const visible = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
+      const text = (el.textContent || el.getAttribute('aria-label') || el.id || '').trim().slice(0, 30);
+      return { id: el.dataset.walk, label: el.tagName.toLowerCase() + ' "' + text + '"', visible };
+    })()`)) as { id: string; label: string; visible: boolean } | null;
+    if (!info) continue;
+    if (seen.has(info.id)) break;
+    seen.add(info.id);
+    reached.push(info.label);
+    if (!info.visible) invisible.push(info.label);
+  }
+  const missed = (await page.evaluate(`(() => {
+    const scope = document.querySelector(${JSON.stringify(within)}) || document.body;
+    const controls = scope.querySelectorAll('a[href], button:not([disabled]), select:not([disabled]), input:not([disabled]):not([type="hidden"]), textarea:not([disabled]), [tabindex="0"]');
+    return [...controls]
+      .filter((el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden')
+      .filter((el) => !el.dataset.walk && !(el.type === 'radio' && !el.checked))
+      .map((el) => el.tagName.toLowerCase() + ' "' + (el.textContent || el.id || '').trim().slice(0, 30) + '"');
+  })()`)) as string[];
+  await page.evaluate(
+    `document.querySelectorAll('[data-walk]').forEach((el) => el.removeAttribute('data-walk'))`,
+  );
+  return { reached, invisible, missed };
+}
+
+describe.each(VIEWPORTS)(
+  'members, agents, queue marks and accessibility at $name ($width×$height)',
+  (view) => {
+    const crew = `crew-${view.name}`;
+    const worker = `worker-${view.name}`;
+    const pam = `pam-${view.name}`;
+    const nomad = `nomad-${view.name}`;
+    const channel = `ops-${view.name}`;
+    const newAgent = `scout-${view.name}`;
+    const shot = (page: Page, name: string) =>
+      page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+    const violations: string[] = [];
+    const scan = async (page: Page, screen: string) =>
+      violations.push(...(await seriousViolations(page, screen)));
+    let channelId: string;
+
+    beforeAll(async () => {
+      const owner = await resolvePrincipal(hostCtx, 'owner');
+      const made = await createChannel(hostCtx, owner, { name: channel, members: [crew] });
+      channelId = made.id;
+    });
+
+    it('the sign-in page and the signed-out notice pass axe', { timeout: 60_000 }, async () => {
+      const { context, page } = await openContext(view);
+      await page.goto(`${served.origin}/`);
+      await page.getByText('You are not signed in').waitFor();
+      await scan(page, 'signed-out');
+      await page.goto(await loginLink());
+      await page.getByRole('button', { name: 'Sign in as owner' }).waitFor();
+      await scan(page, 'sign-in');
+      await shot(page, '21-sign-in');
+      await context.close();
+      expect(violations).toEqual([]);
+    });
+
+    it('the owner adds a member and removes one from the header; the host has the change', {
+      timeout: 120_000,
+    }, async () => {
+      const { context, page, problems } = await openContext(view);
+      await signIn(page, await loginLink());
+      await scan(page, 'home');
+      const keys = await walkByKeyboard(page);
+      expect(keys.reached.length).toBeGreaterThan(4);
+      expect(keys.invisible, 'focus must be visible').toEqual([]);
+      expect(keys.missed, 'every control reachable by Tab').toEqual([]);
+
+      await page.goto(`${served.origin}/#/channel/${channelId}`);
+      const open = page.getByRole('button', { name: /^Members of #ops-.* \(2\)$/ });
+      await open.waitFor();
+      await scan(page, 'channel');
+      await open.click();
+      const dialog = page.getByRole('dialog', { name: `Members of #${channel}` });
+      await dialog.waitFor();
+      await dialog.getByText(crew).waitFor();
+      await dialog.locator('#member-add-name').selectOption(pam);
+      await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+      await dialog.getByText(`${pam} added.`).waitFor();
+      const names = async () => (await listActiveMembers(hostCtx.store.db, channelId)).map((m) => m.name);
+      expect(await names()).toEqual([crew, 'owner', pam]);
+      await scan(page, 'members-dialog');
+      const inDialog = await walkByKeyboard(page, 'dialog');
+      expect(inDialog.reached.length).toBeGreaterThan(3);
+      expect(inDialog.invisible).toEqual([]);
+      expect(inDialog.missed).toEqual([]);
+      await shot(page, '22-members');
+
+      await dialog.getByRole('button', { name: `Remove ${crew}` }).click();
+      await dialog.getByRole('button', { name: `Yes, remove ${crew}` }).click();
+      await dialog.getByText(`${crew} removed.`).waitFor();
+      expect(await names()).toEqual(['owner', pam]);
+      // Put the agent back for the next tests.
+      await dialog.locator('#member-add-name').selectOption(crew);
+      await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+      await dialog.getByText(`${crew} added.`).waitFor();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      expect(problems).toEqual([]);
+      await context.close();
+      expect(violations).toEqual([]);
+    });
+
+    it('a member who is not the creator is refused a removal, a non-member anything, and nothing changes', {
+      timeout: 120_000,
+    }, async () => {
+      const before = (await listActiveMembers(hostCtx.store.db, channelId)).map((m) => m.name);
+      expect(before).toContain(pam);
+      const { context, page } = await openContext(view);
+      await signIn(page, await loginLink(pam), pam);
+      await page.goto(`${served.origin}/#/channel/${channelId}`);
+      await page.getByRole('button', { name: /^Members of/ }).click();
+      const dialog = page.getByRole('dialog', { name: `Members of #${channel}` });
+      await dialog.getByRole('button', { name: `Remove ${crew}` }).click();
+      await dialog.getByRole('button', { name: `Yes, remove ${crew}` }).click();
+      await dialog
+        .getByRole('alert')
+        .getByText(`${crew} not removed: only the creator of #${channel} may remove others`)
+        .waitFor();
+      await scan(page, 'members-refused');
+      await shot(page, '23-members-refused');
+      // pam is not the owner: no "New agent", and the host refuses the call anyway.
+      await page.keyboard.press('Escape');
+      const denied = await rpcFromPage(page, 'principal.addAgent', { name: `sneak-${view.name}` });
+      expect(denied.error?.message).toMatch(/only the owner may add an agent/);
+      expect(await findPrincipalByName(hostCtx.store.db, `sneak-${view.name}`)).toBeUndefined();
+      await context.close();
+
+      // nomad is in no channel: the page says the channel is not theirs, and the host refuses both.
+      const other = await openContext(view);
+      await signIn(other.page, await loginLink(nomad), nomad);
+      await other.page.goto(`${served.origin}/#/channel/${channelId}`);
+      await other.page.getByText('That channel is not one of yours').waitFor();
+      await scan(other.page, 'channel-not-yours');
+      const add = await rpcFromPage(other.page, 'channel.addMember', { channelId, member: nomad });
+      expect(add.error?.message).toMatch(/not a member/);
+      const remove = await rpcFromPage(other.page, 'channel.removeMember', { channelId, member: crew });
+      expect(remove.error?.message).toMatch(/not a member/);
+      await other.context.close();
+      expect((await listActiveMembers(hostCtx.store.db, channelId)).map((m) => m.name)).toEqual(before);
+      expect(violations).toEqual([]);
+    });
+
+    it('the owner adds an agent (name, settlement) from New message and writes to it', {
+      timeout: 120_000,
+    }, async () => {
+      const { context, page, problems } = await openContext(view);
+      await signIn(page, await loginLink());
+      if (view.isMobile) await page.goto(`${served.origin}/#/`);
+      await page.getByRole('button', { name: 'New message' }).click();
+      const dialog = page.getByRole('dialog', { name: 'New message' });
+      await dialog.getByRole('button', { name: 'New agent…' }).click();
+      await dialog.getByLabel('Agent name').fill(newAgent);
+      await dialog.getByRole('radio', { name: /^turn/ }).check();
+      await scan(page, 'new-agent');
+      await shot(page, '24-new-agent');
+      await dialog.getByRole('button', { name: 'Add agent' }).click();
+      await expect.poll(() => dialog.locator('#new-message-to').inputValue(), POLL).toBe(newAgent);
+      const added = await findPrincipalByName(hostCtx.store.db, newAgent);
+      expect(added).toMatchObject({ kind: 'agent', settlement: 'turn' });
+      // A taken name: one line, nothing added.
+      await dialog.getByRole('button', { name: 'New agent…' }).click();
+      await dialog.getByLabel('Agent name').fill(crew);
+      await dialog.getByRole('button', { name: 'Add agent' }).click();
+      await dialog
+        .getByRole('alert')
+        .getByText(`not added: a principal named ${crew} already exists`)
+        .waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).last().click();
+      await dialog.getByLabel('Message').fill('welcome aboard');
+      await dialog.getByRole('button', { name: 'Send' }).click();
+      await page.waitForURL((u) => u.hash.startsWith('#/channel/'));
+      await page.getByText('welcome aboard').waitFor();
+      expect(problems).toEqual([]);
+      await context.close();
+      expect(violations).toEqual([]);
+    });
+
+    it('queue cards carry an attachment mark, the reader says why a card was returned, the header the presence', {
+      timeout: 120_000,
+    }, async () => {
+      const owner = await resolvePrincipal(hostCtx, 'owner');
+      const jobs = `jobs2-${view.name}`;
+      await createChannel(hostCtx, owner, { name: jobs, members: [worker] });
+      const files = [
+        await putMedia(hostCtx, owner, new TextEncoder().encode('alpha'), 'a.txt'),
+        await putMedia(hostCtx, owner, new TextEncoder().encode('beta'), 'b.txt'),
+      ];
+      await sendMessage(hostCtx, owner, {
+        to: `#${jobs}`,
+        body: 'two files to check',
+        attachmentIds: files.map((f) => f.attachment_id),
+      });
+      const agent = await resolveAgent(hostCtx, worker);
+      const turn = await beginTurn(hostCtx, agent);
+      await receivedInProcess(hostCtx, await channelRead(hostCtx, agent, { unread: true, limit: 20 }));
+      await endTurn(hostCtx, agent, turn.id, {
+        ok: false,
+        kind: 'model_error',
+        reason: 'the model server answered 529',
+      });
+      await sendMessage(hostCtx, owner, { to: `#${jobs}`, body: 'plain follow-up' });
+
+      const { context, page, problems } = await openContext(view);
+      await signIn(page, await loginLink());
+      await page.goto(`${served.origin}/#/queue/${worker}`);
+      await expect.poll(() => page.locator('.card').count(), { ...POLL, timeout: 60_000 }).toBe(2);
+      const withFiles = page.locator('.card', { hasText: 'two files to check' });
+      expect((await withFiles.locator('.card-attachments').textContent())?.replace(/\s+/g, ' ').trim()).toBe(
+        '📎 2 attached files',
+      );
+      expect(
+        await page.locator('.card', { hasText: 'plain follow-up' }).locator('.card-attachments').count(),
+      ).toBe(0);
+      const presence = page.getByTestId('presence');
+      await expect
+        .poll(() => presence.textContent(), POLL)
+        .toMatch(/idle · its last turn failed · last activity/);
+      await scan(page, 'queue');
+      await shot(page, '25-queue-marks');
+
+      await withFiles.click();
+      const reader = page.getByRole('dialog');
+      await reader.getByTestId('returned-reason').getByText('the model server answered 529').waitFor();
+      await reader.getByTestId('reader-body').waitFor();
+      await scan(page, 'card-reader');
+      await shot(page, '26-returned-reason');
+      await reader.getByRole('button', { name: 'Close' }).click();
+
+      // A driver's turn starts: the next queue change brings the new presence.
+      const driven = await beginTurn(hostCtx, agent, { receipt: 'seen' });
+      await sendMessage(hostCtx, owner, { to: `#${jobs}`, body: 'one more' });
+      await expect.poll(() => presence.textContent(), POLL).toMatch(/being driven/);
+      await endTurn(hostCtx, agent, driven.id, { ok: true });
+
+      // Errors: an unknown agent's queue.
+      await page.goto(`${served.origin}/#/queue/nobody-${view.name}`);
+      await page.getByRole('alert').getByText(`There is no agent called nobody-${view.name}`).waitFor();
+      await scan(page, 'queue-unknown');
+      expect(problems).toEqual([]);
+      await context.close();
+      expect(violations).toEqual([]);
+    });
+  },
+);
