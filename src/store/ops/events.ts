@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import { PostgresAdapter, type Selectable } from 'kysely';
+import { lastCommittedEventSeq, listCommittedEventsAfter } from '../postgres/commit-order.js';
 import type { EventsTable } from '../schema.js';
 import type { Db } from '../store.js';
 
@@ -10,7 +11,9 @@ export type EventKind =
   | 'queue.changed'
   | 'channel.created'
   | 'channel.members'
-  | 'turn.changed';
+  | 'turn.changed'
+  /** A principal's read mark in a channel moved (`agent_id` holds that principal, person or agent). */
+  | 'read.marked';
 
 export interface NewEvent {
   kind: EventKind;
@@ -41,7 +44,14 @@ export async function appendEvents(db: Db, events: readonly NewEvent[]): Promise
     .execute();
 }
 
+/**
+ * Events after the event `afterSeq`, in commit order. SQLite commits one writer at a time, so that
+ * is seq order; PostgreSQL sends commit in parallel and readers follow their transactions
+ * (postgres/commit-order.ts): a live feed never skips an event that committed late.
+ */
 export async function listEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter)
+    return listCommittedEventsAfter(db, afterSeq, limit);
   return db
     .selectFrom('events')
     .selectAll()
@@ -51,7 +61,9 @@ export async function listEventsAfter(db: Db, afterSeq: number, limit: number): 
     .execute();
 }
 
+/** Where a reader starting now begins: the last event it need not see (commit order, as above). */
 export async function lastEventSeq(db: Db): Promise<number> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return lastCommittedEventSeq(db);
   const row = await db
     .selectFrom('events')
     .select((eb) => eb.fn.max('seq').as('max'))

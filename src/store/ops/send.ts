@@ -76,7 +76,8 @@ const LOG_EVENTS = `insert into events (kind, agent_id, channel_id, message_id, 
   union all select 'message.created', null, ?, ?, ?`;
 
 /**
- * Stores a message from a current member of its channel and fans it out: the message, one inbox
+ * Stores a message from a current member of its channel and fans it out (on PostgreSQL in one
+ * round trip, `sluice_send`, which also takes the shared write lock): the message, one inbox
  * entry per other agent member (FIFO positions and counters taken from `queues`), one
  * `queue.changed` event per entry and one `message.created`, in four statements whatever the number
  * of recipients (the search index follows the message row by trigger or expression index, in the
@@ -85,6 +86,7 @@ const LOG_EVENTS = `insert into events (kind, agent_id, channel_id, message_id, 
  * (nothing stored).
  */
 export async function storeAndFanOut(db: Db, m: SentMessageRow): Promise<number | undefined> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return sendInOneRoundTrip(db, m);
   const [row] = await run<{ seq: number | string }>(db, INSERT_MESSAGE, [
     m.id,
     m.channel_id,
@@ -116,4 +118,27 @@ export async function storeAndFanOut(db: Db, m: SentMessageRow): Promise<number 
   ]);
   await run(db, LOG_EVENTS, [m.id, at, seq, m.channel_id, m.id, at]);
   return seq;
+}
+
+const SLUICE_SEND = 'select sluice_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) as seq';
+
+/** PostgreSQL: the same send as one server function call (migration 008_commit_order). */
+async function sendInOneRoundTrip(db: Db, m: SentMessageRow): Promise<number | undefined> {
+  const result = await db.executeQuery<{ seq: number | string | null }>(
+    CompiledQuery.raw(SLUICE_SEND, [
+      m.id,
+      m.channel_id,
+      m.author_id,
+      m.created_at,
+      m.body,
+      m.body_bytes,
+      m.subject,
+      m.reply_to,
+      m.actions,
+      m.attachments,
+      m.source,
+    ]),
+  );
+  const seq = result.rows[0]?.seq;
+  return seq === null || seq === undefined ? undefined : Number(seq);
 }

@@ -4,7 +4,8 @@ import { SluiceError } from '../../core/errors.js';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
 import { createDatabaseBlobStore } from './blobs.js';
-import { postgresMigrations, SchemaTablesIntrospector } from './migrations.js';
+import { eventsHeldBack } from './commit-order.js';
+import { postgresMigrations, SchemaTablesIntrospector, WRITE_LOCK_CLASS } from './migrations.js';
 import { retryTransient } from './retry.js';
 import { postgresSearchIndex } from './search.js';
 import { textSafePool } from './text.js';
@@ -32,8 +33,6 @@ class SchemaScopedPostgresDialect extends PostgresDialect {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** First key of the two-key advisory lock that serialises migrations (the second is the schema). */
 const MIGRATION_LOCK_CLASS = 0x51c3;
-/** First key of the transaction-scoped advisory lock every write transaction takes. */
-const WRITE_LOCK_CLASS = 0x51c4;
 
 export interface PostgresSettings {
   /** The URL without Sluice's own query parameters, for `pg`. */
@@ -157,7 +156,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await db.destroy().catch(() => undefined);
     throw err instanceof SluiceError ? err : unreachable(settings, err);
   }
-  const listener = createEventListener({ clientConfig: config, schema });
+  const listener = createEventListener({
+    clientConfig: config,
+    schema,
+    heldBack: () => eventsHeldBack(db).catch(() => false),
+  });
   let closed = false;
   return {
     dialect: 'postgres',
@@ -165,7 +168,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     blobs: createDatabaseBlobStore(db),
     searchIndex: postgresSearchIndex,
     transaction,
-    sendTransaction: transaction,
+    // A send takes the write lock shared, inside sluice_send (migration 008): sends run in
+    // parallel, serialised only per recipient by their queue rows, and still wait for (and hold
+    // off) any other write. Three round trips: begin, sluice_send, commit.
+    sendTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
+      return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
+    },
     watchChanges: (onChange) => listener.watchChanges(onChange),
     async close() {
       if (closed) return;
@@ -175,12 +183,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   };
   function transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
-    // Write transactions take one advisory lock per schema before anything else, so they commit
-    // one at a time, as SQLite's single writer does. This is what keeps the event log honest:
-    // live feeds read "events after seq N", and with concurrent writers a lower seq could commit
-    // after a higher one had been read and be skipped for ever. Reads never take the lock.
-    // Inside, READ COMMITTED with the row locks the ops take (allocateWaitingPosition's UPDATE …
-    // RETURNING, findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
+    // Write transactions other than sends take one advisory lock per schema before anything else,
+    // so they commit one at a time, as SQLite's single writer does, and never beside a send (which
+    // takes it shared). Event order no longer depends on it: readers follow commit order through
+    // each event's xid (migration 008, ops/events.ts). Reads never take the lock.
+    // Inside, READ COMMITTED with the row locks the ops take (UPDATE queues … RETURNING,
+    // findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
     // deadlock or serialization failure the server reports runs the transaction again.
     return retryTransient(() =>
       db

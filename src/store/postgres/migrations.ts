@@ -52,6 +52,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of DISPATCH_ATTEMPTS) await sql.raw(statement).execute(db);
     },
   },
+  '008_commit_order': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of COMMIT_ORDER) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
@@ -255,4 +260,64 @@ const READ_RECEIPTS = [
 const DISPATCH_ATTEMPTS = [
   `create table dispatch_attempts (agent_id text not null references principals(id), message_seq bigint not null,
      attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
+];
+
+/** First key of the transaction-scoped advisory lock: exclusive for writes, shared for sends. */
+export const WRITE_LOCK_CLASS = 0x51c4;
+
+/**
+ * Sends commit in parallel (docs/postgres.md, "Guarantees with several hosts"). An event's seq
+ * then no longer tells commit order: a lower seq can commit after a higher one was read. Each
+ * event records its transaction (`xid`, an xid8 that never wraps), and readers take only events of
+ * transactions below the oldest one still running (`pg_snapshot_xmin`), in (xid, seq) order: those
+ * are final, and anything that commits later sorts after them.
+ *
+ * `sluice_send` is a whole send in one round trip: the shared write lock (sends run beside each
+ * other; every other write takes it exclusively), the message (only from a current member: null
+ * otherwise, nothing stored), each recipient's next FIFO position taken under its queue row lock
+ * (in agent order, so two sends to the same agents cannot deadlock), the inbox entries, and the
+ * events. The search index is the messages table's expression index, updated in the same statement.
+ */
+const COMMIT_ORDER = [
+  `alter table events add column xid xid8 not null default pg_current_xact_id()`,
+  `create index events_by_commit on events (xid, seq)`,
+  `create function sluice_send(p_id text, p_channel_id text, p_author_id text, p_created_at text, p_body text,
+     p_body_bytes integer, p_subject text, p_reply_to text, p_actions text, p_attachments text, p_source text)
+   returns bigint language plpgsql as $$
+   declare v_seq bigint;
+   begin
+     perform pg_advisory_xact_lock_shared(${WRITE_LOCK_CLASS}, hashtext(current_schema()));
+     insert into messages (id, channel_id, author_id, created_at, body, body_bytes, subject, reply_to, actions,
+       attachments, revision, edited_at, deleted_at)
+     select p_id, p_channel_id, p_author_id, p_created_at, p_body, p_body_bytes, p_subject, p_reply_to, p_actions,
+       p_attachments, 1, null, null
+     where exists (select 1 from memberships
+       where channel_id = p_channel_id and principal_id = p_author_id and left_at is null)
+     returning seq into v_seq;
+     if v_seq is null then return null; end if;
+     with recipients as (
+       select q.agent_id from queues q
+       join memberships m on m.principal_id = q.agent_id and m.channel_id = p_channel_id and m.left_at is null
+       join principals p on p.id = q.agent_id and p.kind = 'agent'
+       where q.agent_id <> p_author_id
+       order by q.agent_id for update of q
+     ), taken as (
+       update queues q set next_position = q.next_position + 1, waiting = q.waiting + 1, revision = q.revision + 1,
+         pending_person = q.pending_person + (p_source = 'person')::int,
+         pending_agent = q.pending_agent + (p_source = 'agent')::int,
+         pending_unknown = q.pending_unknown + (p_source = 'unknown')::int
+       from recipients r where q.agent_id = r.agent_id
+       returning q.agent_id, q.next_position - 1 as position
+     ), entries as (
+       insert into inbox (agent_id, position, message_seq, message_id, channel_id, state, source, body_bytes,
+         created_at, updated_at, returned_reason, failure_kind)
+       select t.agent_id, t.position, v_seq, p_id, p_channel_id, 'waiting', p_source, p_body_bytes,
+         p_created_at, p_created_at, null, null from taken t
+       returning agent_id
+     )
+     insert into events (kind, agent_id, channel_id, message_id, created_at)
+     select 'queue.changed', e.agent_id, null, p_id, p_created_at from entries e
+     union all select 'message.created', null, p_channel_id, p_id, p_created_at;
+     return v_seq;
+   end $$`,
 ];

@@ -12,6 +12,12 @@ export interface ListenerOptions {
   maxBackoffMs?: number;
   /** Called when the connection drops (for logs); the listener keeps reconnecting. */
   onError?: (err: Error) => void;
+  /**
+   * Whether committed events still wait behind an older transaction (postgres/commit-order.ts).
+   * Asked after each notification; while true, watchers are told again every `recheckMs`.
+   */
+  heldBack?: () => Promise<boolean>;
+  recheckMs?: number;
 }
 
 /** A LISTEN connection shared by every watcher of one store. */
@@ -38,6 +44,37 @@ export function createEventListener(options: ListenerOptions): EventListener {
     for (const watcher of [...watchers]) watcher();
   };
 
+  // Commit order: a notified commit's events stay unreadable while an older transaction runs, and
+  // that one's commit may announce nothing. So each notification first asks whether committed
+  // events are held back, then tells the watchers (who then read everything final as of the
+  // check), and while events are held back tells them again every `recheckMs`.
+  let checking = false;
+  let pending = false;
+  let recheck: NodeJS.Timeout | undefined;
+  const announce = async (): Promise<void> => {
+    const heldBack = options.heldBack;
+    if (!heldBack) return notifyAll();
+    pending = true;
+    if (checking) return;
+    checking = true;
+    let held = false;
+    try {
+      while (pending && !closed) {
+        pending = false;
+        held = await heldBack();
+        notifyAll();
+      }
+    } finally {
+      checking = false;
+    }
+    if (!held || closed || recheck || watchers.size === 0) return;
+    recheck = setTimeout(() => {
+      recheck = undefined;
+      void announce();
+    }, options.recheckMs ?? 20);
+    recheck.unref();
+  };
+
   const scheduleReconnect = () => {
     if (closed || watchers.size === 0 || timer) return;
     timer = setTimeout(() => {
@@ -58,7 +95,7 @@ export function createEventListener(options: ListenerOptions): EventListener {
       });
       next.on('end', () => drop(next));
       next.on('notification', (msg) => {
-        if (msg.channel === EVENTS_CHANNEL && msg.payload === options.schema) notifyAll();
+        if (msg.channel === EVENTS_CHANNEL && msg.payload === options.schema) void announce();
       });
       try {
         await next.connect();
@@ -95,6 +132,8 @@ export function createEventListener(options: ListenerOptions): EventListener {
   const stop = async () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    if (recheck) clearTimeout(recheck);
+    recheck = undefined;
     if (connecting) await connecting;
     const current = client;
     client = undefined;

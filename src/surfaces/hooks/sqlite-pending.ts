@@ -21,6 +21,7 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '005_telegram',
   '006_read_receipts',
   '007_dispatch_attempts',
+  '008_commit_order',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

@@ -1,0 +1,95 @@
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sendMessage } from '../../src/host/messages.js';
+import { lastEventSeq, listEventsAfter } from '../../src/store/ops/events.js';
+import { eventsHeldBack } from '../../src/store/postgres/commit-order.js';
+import { backendsUnderTest, type ConformanceHost, openConformanceHost, PG_BASE_URL } from './backend.js';
+
+// PostgreSQL sends commit in parallel: event seqs are taken in one order and committed in
+// another. These cases hold two transactions open by hand to force every interleaving.
+describe.runIf(backendsUnderTest().includes('postgres'))('event log in commit order on postgres', () => {
+  let h: ConformanceHost;
+  const clients: pg.Client[] = [];
+  beforeEach(async () => {
+    h = await openConformanceHost('postgres', 'order');
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.end();
+    await h.close();
+  });
+
+  /** A connection of its own in the host's schema, with a transaction open. */
+  async function openTransaction(): Promise<pg.Client> {
+    const schema = new URL(h.db as string).searchParams.get('schema') as string;
+    const client = new pg.Client({ connectionString: PG_BASE_URL, options: `-c search_path=${schema}` });
+    clients.push(client);
+    await client.connect();
+    await client.query('begin');
+    return client;
+  }
+
+  async function appendEvent(client: pg.Client, kind: string): Promise<number> {
+    const r = await client.query<{ seq: string }>(
+      `insert into events (kind, created_at) values ($1, '2030-01-01T00:00:00Z') returning seq`,
+      [kind],
+    );
+    return Number(r.rows[0]?.seq);
+  }
+
+  const kinds = async (after: number) =>
+    (await listEventsAfter(h.ctx.store.db, after, 100)).map((e) => e.kind);
+
+  it('never skips an event whose lower seq commits after a higher one was read', async () => {
+    const start = await lastEventSeq(h.ctx.store.db);
+    const older = await openTransaction();
+    const newer = await openTransaction();
+    await older.query(`insert into meta (key, value) values ('first write', 'x')`); // older's xid first
+    const low = await appendEvent(newer, 'low seq');
+    const high = await appendEvent(older, 'high seq');
+    expect(low).toBeLessThan(high);
+    await newer.query('commit');
+    // The older transaction still runs: the newer one's event waits behind it.
+    expect(await kinds(start)).toEqual([]);
+    expect(await eventsHeldBack(h.ctx.store.db)).toBe(true);
+    await older.query('commit');
+    const events = await listEventsAfter(h.ctx.store.db, start, 100);
+    // Commit order: the older transaction first, though its seq is the higher one.
+    expect(events.map((e) => e.kind)).toEqual(['high seq', 'low seq']);
+    expect(await eventsHeldBack(h.ctx.store.db)).toBe(false);
+    // A reader that stopped after the high seq (the old `seq > N` cursor would skip `low`).
+    expect(await kinds(high)).toEqual(['low seq']);
+    expect(await kinds(low)).toEqual([]);
+    expect(await lastEventSeq(h.ctx.store.db)).toBe(low);
+  });
+
+  it('tells watchers again when an older transaction that announced nothing commits', async () => {
+    let told = 0;
+    const stop = h.ctx.store.watchChanges(() => {
+      told++;
+    });
+    try {
+      const bot = await h.agent('bot');
+      await sendMessage(h.ctx, h.owner, { to: bot.name, body: 'the DM exists' });
+      const start = await lastEventSeq(h.ctx.store.db);
+      const blocker = await openTransaction();
+      await blocker.query(`insert into meta (key, value) values ('no event', 'x')`);
+      await sendMessage(h.ctx, h.owner, { to: bot.name, body: 'held back' });
+      expect(await kinds(start)).toEqual([]);
+      await waitFor(() => told > 0);
+      await blocker.query('commit'); // appends no event: no notification of its own
+      const before = told;
+      await waitFor(() => told > before);
+      expect(await kinds(start)).toContain('message.created');
+    } finally {
+      stop();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a notification');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
