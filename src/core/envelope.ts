@@ -260,9 +260,11 @@ function oversizedText(
   });
   const id = commandId(head.id);
   const where = id === '<id>' ? ' (the id is in oversizedHead)' : '';
+  // The list is chained to the reply, not to the read: a read part and a page each fill a
+  // client's output cap, so together they would be cut (measured with Codex, issue 13 item 5).
   const later =
     totalPending > 1
-      ? ` Later messages stay pending: in the same command fetch the next batch with \`&& ${LIST_COMMAND} --since ${id}\`.`
+      ? ` Later messages stay pending: fetch the next batch in the same command as that reply: sluice message reply ${id} --archive -m "…" && ${LIST_COMMAND} --since ${id}`
       : '';
   const instruction = `Read it whole with: ${readCommand(id)} --json${where} (a large body comes in parts: run each "next"), then reply and archive in one process: sluice message reply ${id} --archive -m "…".${later}`;
   return `${header}\n${json}\n${instruction}`;

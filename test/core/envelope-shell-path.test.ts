@@ -50,5 +50,10 @@ describe("the delivery's instruction line", () => {
     expect(instruction).toContain(`sluice message read ${head.id} --json`);
     expect(instruction).toContain(`sluice message reply ${head.id} --archive -m "…"`);
     expect(instruction).toContain(`&& sluice message ls --json --include-body --since ${head.id}`);
+    // Chained to the reply, never to the read: a read part and a page together exceed a client's cap.
+    expect(instruction).toContain(
+      `sluice message reply ${head.id} --archive -m "…" && sluice message ls --json --include-body --since ${head.id}`,
+    );
+    expect(instruction).not.toContain(`--json && sluice message ls`);
   });
 });

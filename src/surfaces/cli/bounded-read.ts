@@ -1,12 +1,57 @@
 import { SluiceError } from '../../core/errors.js';
 import { fitJsonPage } from '../../core/fit.js';
 import { sliceUtf16Safe } from '../../core/fragment.js';
+import { utf8Length } from '../../core/measure.js';
 
 /**
- * Default output budget of a model read, in characters (UTF-16 units, newline included): Claude
- * Code's Bash tool keeps 30,000 characters of a command's output, so a read within it is never cut.
+ * A model's command chains a bounded read after the receipts of the batch it handled (the delivery
+ * instruction asks for `… handle && … ls`), so a read takes this share of the client's output cap
+ * by default; a receipt is at most ~0.6 of the row it answers, so both fit.
  */
-export const DEFAULT_MAX_CHARS = 30_000;
+export const MODEL_READ_SHARE = 0.6;
+
+/** Default output budget of a model read in characters (UTF-16 units, newline included). */
+export const DEFAULT_MAX_CHARS = 18_000;
+
+/**
+ * Claude Code 2.1.332's Bash tool keeps 30,000 UTF-8 bytes of a command's output (measured: 30,000
+ * arrive whole, 30,001 go to a file with a 2 KB preview), so the default read is bounded in bytes
+ * too: 30,000 characters of CJK would be 90,000 bytes.
+ */
+export const CLAUDE_MAX_BYTES = 30_000;
+
+/**
+ * Codex 0.171's `exec_command` keeps 10,000 UTF-8 bytes of a command's output (measured with the
+ * real client: 10,000 arrive whole, 10,001 come back with the middle cut; gpt-5.1-codex and models
+ * without a token policy — gpt-5.5's is 10,000 tokens, 40,000 bytes). docs/delivery.md.
+ */
+export const CODEX_MAX_BYTES = 10_000;
+
+/** What a model read may print: characters (UTF-16 units) and, for some clients, UTF-8 bytes. */
+export interface ReadBudget {
+  chars: number;
+  bytes?: number;
+}
+
+/**
+ * The default budget for the client running this command: Codex sets CODEX_THREAD_ID in every
+ * command it runs and keeps 10,000 bytes; otherwise Claude Code's 30,000 bytes. Either way
+ * {@link MODEL_READ_SHARE} of it: 6,000 or 18,000 bytes.
+ */
+export function defaultReadBudget(env: NodeJS.ProcessEnv): ReadBudget {
+  const cap = env.CODEX_THREAD_ID ? CODEX_MAX_BYTES : CLAUDE_MAX_BYTES;
+  return { chars: DEFAULT_MAX_CHARS, bytes: Math.floor(cap * MODEL_READ_SHARE) };
+}
+
+function asBudget(budget: ReadBudget | number): ReadBudget {
+  return typeof budget === 'number' ? { chars: budget } : budget;
+}
+
+/** True when `text` is within the budget in characters and, if it has one, in UTF-8 bytes. */
+export function fitsReadBudget(text: string, budget: ReadBudget | number): boolean {
+  const { chars, bytes } = asBudget(budget);
+  return text.length <= chars && (bytes === undefined || utf8Length(text) <= bytes);
+}
 
 /** Smallest accepted `--max-chars`: room for one message's headers and a part of its body. */
 export const MIN_MAX_CHARS = 2_000;
@@ -34,7 +79,7 @@ export interface ContinueCommands {
 }
 
 /**
- * A page of complete messages within `maxChars` (newline included), the largest FIFO prefix:
+ * A page of complete messages within `budget` (a number: characters; newline included), the largest FIFO prefix:
  * `{"messages":[…],"next":…}`. `next` is the exact command that continues, null when the listing
  * is complete. When the first message is too large alone the page holds none: `next` reads it in
  * parts and `after` lists the messages after it.
@@ -42,13 +87,14 @@ export interface ContinueCommands {
 export function boundedMessagePage(
   rows: readonly MessageRow[],
   hasMore: boolean,
-  maxChars: number,
+  budget: ReadBudget | number,
   commands: ContinueCommands,
 ): { text: string; count: number } {
+  const { chars, bytes } = asBudget(budget);
   const fitted = fitJsonPage({
     arrayKey: 'messages',
     items: rows,
-    budgets: { utf16: maxChars - 1 },
+    budgets: bytes === undefined ? { utf16: chars - 1 } : { utf16: chars - 1, utf8: bytes - 1 },
     rest: (count) => {
       if (count === rows.length) {
         const last = rows[count - 1];
@@ -65,16 +111,17 @@ export function boundedMessagePage(
 }
 
 /**
- * One message within `maxChars` (newline included). A body too large comes in lossless parts:
+ * One message within `budget` (a number: characters; newline included). A body too large comes in lossless parts:
  * `part` gives the body slice's UTF-16 `offset` and the body's `total` length, and `next` reads the
  * following part (null on the last). Joining the parts' bodies gives the body back exactly.
  */
 export function boundedMessagePart(
   row: MessageRow & { body: string },
   offset: number,
-  maxChars: number,
+  budget: ReadBudget | number,
   commands: ContinueCommands,
 ): string {
+  const fits = (text: string) => fitsReadBudget(text, budget);
   const body = row.body;
   if (!Number.isInteger(offset) || offset < 0 || offset > body.length) {
     throw new SluiceError('invalid_params', `--offset must be from 0 to ${body.length} for this message`);
@@ -92,19 +139,22 @@ export function boundedMessagePart(
     return `${text}\n`;
   };
   const whole = render(body.length);
-  if (offset === 0 && whole.length <= maxChars) return whole;
+  if (offset === 0 && fits(whole)) return whole;
   // Largest cut whose rendering fits; a cut never splits a surrogate pair, and a later cut never
   // renders shorter, so a binary search over cut positions finds it.
   let lo = offset;
   let hi = body.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (render(sliceUtf16Safe(body, offset, mid)).length <= maxChars) lo = mid;
+    if (fits(render(sliceUtf16Safe(body, offset, mid)))) lo = mid;
     else hi = mid - 1;
   }
   const end = sliceUtf16Safe(body, offset, lo);
   if (end === offset && offset < body.length) {
-    throw new SluiceError('invalid_params', `--max-chars ${maxChars} leaves no room for this message's body`);
+    throw new SluiceError(
+      'invalid_params',
+      `--max-chars ${asBudget(budget).chars} leaves no room for this message's body`,
+    );
   }
   return render(end);
 }

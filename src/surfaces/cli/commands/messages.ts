@@ -16,8 +16,11 @@ import {
   boundedMessagePart,
   type ContinueCommands,
   DEFAULT_MAX_CHARS,
+  defaultReadBudget,
+  fitsReadBudget,
   type MessageRow,
   MIN_MAX_CHARS,
+  type ReadBudget,
 } from '../bounded-read.js';
 import { action } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
@@ -75,6 +78,11 @@ function parseMaxChars(value: string | undefined): number {
   return n;
 }
 
+/** `--max-chars N`, or by default the cap of the client running this command (Codex: bytes too). */
+function readBudget(value: string | undefined): ReadBudget {
+  return value === undefined ? defaultReadBudget(process.env) : { chars: parseMaxChars(value) };
+}
+
 function parseOffset(value: string): number {
   if (!/^\d{1,10}$/.test(value)) throw new SluiceError('invalid_params', '--offset must be a whole number');
   return Number(value);
@@ -106,14 +114,14 @@ function continueCommands(opts: {
 }
 
 /**
- * Text `ls --include-body` within `maxChars`: whole entries, oldest first, and a last line naming
+ * Text `ls --include-body` within `budget`: whole entries, oldest first, and a last line naming
  * the command that continues (the JSON form's `next`).
  */
 function boundedTextListing(
   rows: readonly InboxListing[],
   entries: readonly string[],
   hasMore: boolean,
-  maxChars: number,
+  budget: ReadBudget,
   commands: ContinueCommands,
 ): string {
   let text = '';
@@ -121,7 +129,7 @@ function boundedTextListing(
     const row = rows[i] as InboxListing;
     const isLast = i === entries.length - 1;
     const tail = isLast && !hasMore ? '' : `next: ${commands.listAfter(row.projection.message_id)}\n`;
-    if (text.length + entry.length + 1 + tail.length > maxChars) {
+    if (!fitsReadBudget(`${text}${entry}\n${tail}`, budget)) {
       if (i === 0) {
         const id = row.projection.message_id;
         return `${id} is too large to show here; read it: ${commands.readFrom(id, 0)}\nnext: ${commands.listAfter(id)}\n`;
@@ -206,7 +214,7 @@ export function registerMessageCommands(program: Command): void {
           },
         ) => {
           const limit = parseLimit(opts.limit, '--limit', 10_000, 100);
-          const maxChars = parseMaxChars(opts.maxChars);
+          const budget = readBudget(opts.maxChars);
           // One more than shown tells whether the listing continues.
           const fetched = await listInbox(host, await actor(), {
             archive: opts.archive === true,
@@ -221,7 +229,7 @@ export function registerMessageCommands(program: Command): void {
             const page = boundedMessagePage(
               rows.map((r) => listingRow(r, true)),
               hasMore,
-              maxChars,
+              budget,
               continueCommands(opts),
             );
             await writeOut(page.text);
@@ -241,7 +249,7 @@ export function registerMessageCommands(program: Command): void {
             return opts.includeBody ? `${head}\n${p.body}\n` : head;
           });
           if (opts.includeBody) {
-            await writeOut(boundedTextListing(rows, out, hasMore, maxChars, continueCommands(opts)));
+            await writeOut(boundedTextListing(rows, out, hasMore, budget, continueCommands(opts)));
             return;
           }
           await writeOut(`${out.join('\n')}\n`);
@@ -263,7 +271,7 @@ export function registerMessageCommands(program: Command): void {
           const channel = await findChannelById(host.store.db, p.channel_id);
           const channelName = displayChannel(channel?.name ?? p.channel_id);
           if (opts.json) {
-            const maxChars = parseMaxChars(opts.maxChars);
+            const budget = readBudget(opts.maxChars);
             const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
             const stored = await findMessageById(host.store.db, p.message_id);
             const entry = stored ? await findInboxEntry(host.store.db, me.id, stored.seq) : undefined;
@@ -278,7 +286,7 @@ export function registerMessageCommands(program: Command): void {
               attachments: p.attachments,
               body: p.body,
             };
-            await writeOut(boundedMessagePart(row, offset, maxChars, continueCommands(opts)));
+            await writeOut(boundedMessagePart(row, offset, budget, continueCommands(opts)));
             return;
           }
           const headers = [

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  boundedMessagePage,
+  boundedMessagePart,
+  type ContinueCommands,
+  defaultReadBudget,
+  type MessageRow,
+} from '../../src/surfaces/cli/bounded-read.js';
+import { runCli, tempHome } from '../support/host.js';
+
+const commands: ContinueCommands = {
+  listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
+  readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
+};
+
+const row = (id: string, body: string): MessageRow & { body: string } => ({
+  id,
+  channel: '#general',
+  from: 'alice',
+  createdAt: '2026-11-30T00:00:00.000Z',
+  subject: null,
+  replyTo: null,
+  state: 'waiting',
+  attachments: [],
+  body,
+});
+
+describe('the default budget of a model read follows the client cap in bytes', () => {
+  it('is 60% of Codex exec_command 10,000 bytes under Codex, else of Claude Code Bash 30,000 bytes', () => {
+    expect(defaultReadBudget({ CODEX_THREAD_ID: 't' })).toEqual({ chars: 18_000, bytes: 6_000 });
+    expect(defaultReadBudget({})).toEqual({ chars: 18_000, bytes: 18_000 });
+  });
+
+  it('bounds pages and parts in UTF-8 bytes: CJK bodies within the characters would not fit', () => {
+    const budget = { chars: 18_000, bytes: 6_000 };
+    const rows = Array.from({ length: 6 }, (_, i) => row(`M${i}`, '語'.repeat(1_000)));
+    const page = boundedMessagePage(rows, false, budget, commands);
+    expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(6_000);
+    expect(page.count).toBe(1);
+    const part = boundedMessagePart(row('M1', '語'.repeat(5_000)), 0, budget, commands);
+    expect(Buffer.byteLength(part)).toBeLessThanOrEqual(6_000);
+    expect(JSON.parse(part).part).toEqual({ offset: 0, total: 5_000 });
+  });
+});
+
+describe('message ls and read under Codex print within its output cap', { timeout: 120_000 }, () => {
+  const { home, cleanup } = tempHome();
+  const bodies = Array.from({ length: 4 }, (_, i) => `${i}:${'段'.repeat(1_500)}`);
+  const ids: string[] = [];
+  const codex = { CODEX_THREAD_ID: '01a22cff-2e59-7b51-9df3-44d78b6a7d95' };
+  const ok = async (args: string[], env: Record<string, string> = {}, input?: string) => {
+    const r = await runCli(args, { home, env, ...(input !== undefined ? { input } : {}) });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return r.stdout;
+  };
+  beforeAll(async () => {
+    await ok(['init']);
+    await ok(['agent', 'add', 'bot']);
+    for (const body of bodies) ids.push((await ok(['message', 'send', 'bot', '-m', '-'], {}, body)).trim());
+  }, 60_000);
+  afterAll(cleanup);
+
+  it('walks every body within 6,000 bytes per output, and 4,500-byte bodies one per page', async () => {
+    const seen: string[] = [];
+    let next: string | null = 'sluice message ls --json --include-body';
+    while (next !== null) {
+      const out = await ok([...next.split(' ').slice(1), '--as', 'bot'], codex);
+      expect(Buffer.byteLength(out)).toBeLessThanOrEqual(6_000);
+      const page = JSON.parse(out) as { messages: { id: string; body: string }[]; next: string | null };
+      expect(page.messages).toHaveLength(1);
+      for (const m of page.messages) {
+        expect(m.body).toBe(bodies[ids.indexOf(m.id)]);
+        seen.push(m.id);
+      }
+      next = page.next;
+    }
+    expect(seen).toEqual(ids);
+    // Outside Codex the same listing fits Claude Code's larger cap in one page.
+    const whole = JSON.parse(await ok(['message', 'ls', '--json', '--include-body', '--as', 'bot']));
+    expect(whole.messages).toHaveLength(3);
+  });
+});
