@@ -1,5 +1,5 @@
 import { budgetedSlice } from '../../core/budgeted-slice.js';
-import { isSluiceError, type SluiceErrorCode } from '../../core/errors.js';
+import { ERROR_TABLE, isSluiceError, type SluiceErrorCode } from '../../core/errors.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import type { HostContext } from '../context.js';
@@ -31,9 +31,13 @@ export function errorText(code: SluiceErrorCode | string, message: string, budge
   return JSON.stringify({ error: { code, message: `${message.slice(0, end)}${ELLIPSIS}` } });
 }
 
-/** Error text for anything a read throws: user errors keep their code, bugs become `internal`. */
+/**
+ * Error text for anything a read throws, as core's ERROR_TABLE says an MCP result shows it: user
+ * errors keep their code and line, bugs become `internal` with a generic line.
+ */
 export function errorTextFor(err: unknown, budget: number): { code: string; text: string } {
-  if (isSluiceError(err)) return { code: err.code, text: errorText(err.code, err.message, budget) };
+  if (isSluiceError(err) && ERROR_TABLE[err.code].mcp.message === 'shown')
+    return { code: err.code, text: errorText(err.code, err.message, budget) };
   return {
     code: 'internal',
     text: errorText('internal', 'internal error while reading; the failure is logged', budget),

@@ -1,4 +1,4 @@
-import { SluiceError } from '../../core/errors.js';
+import { ERROR_TABLE, isTransientStoreError, oneLine, renderingOf, SluiceError } from '../../core/errors.js';
 import { recordInternalError } from './internal-error.js';
 
 /** Writes to stdout and resolves once the bytes are handed to the OS (large bodies, pipes). */
@@ -30,9 +30,9 @@ export async function readStdinText(limitBytes: number, field = 'body'): Promise
   }
 }
 
-/** Exit codes: 0 ok, 1 usage/validation, 2 not found/denied. */
+/** Exit codes: 0 ok, then core's ERROR_TABLE (1 usage/validation, 2 not found/denied, 70 a bug). */
 export function exitCodeFor(code: string): number {
-  return code === 'not_found' || code === 'not_member' || code === 'denied' ? 2 : 1;
+  return renderingOf(code).exit;
 }
 
 /**
@@ -46,16 +46,12 @@ export function reportError(err: unknown, home?: string): number {
   }
   const e = err as { code?: string; message?: string };
   if (e && typeof e.code === 'string' && e.code.startsWith('commander.')) return 1;
-  if (e && (e.code === 'SQLITE_BUSY' || e.code === 'ECONNREFUSED')) {
+  if (isTransientStoreError(err)) {
     process.stderr.write(`sluice: unavailable: ${oneLine(String(e.message))}\n`);
-    return 1;
+    return ERROR_TABLE.unavailable.exit;
   }
   process.stderr.write(`${recordInternalError(err, home)}\n`);
-  return 70;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').slice(0, 500);
+  return ERROR_TABLE.internal.exit;
 }
 
 export function parseLimit(value: string | undefined, name: string, max: number, fallback: number): number {

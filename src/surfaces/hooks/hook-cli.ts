@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type DeliveryLimits, renderDelivery, renderMetadataNotice } from '../../core/envelope.js';
-import { SluiceError } from '../../core/errors.js';
+import { oneLine, SluiceError } from '../../core/errors.js';
 import { HOOK_EVENT_NAMES, HOOK_LIMITS, hookOutput } from './adapters.js';
 import { type HookArgs, parseHookArgs } from './hook-args.js';
 import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
@@ -131,10 +131,6 @@ export async function runHook(
   if (args.event === 'session-start') forgetOldSessions(where.home);
   if (session !== null && !claimHookDelivery(session, text, input.source, args.event)) return '';
   return hookOutput(args.event, text);
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').slice(0, 500);
 }
 
 /**

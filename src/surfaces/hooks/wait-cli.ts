@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { type DeliveryLimits, renderDelivery } from '../../core/envelope.js';
-import { SluiceError } from '../../core/errors.js';
+import { oneLine, SluiceError } from '../../core/errors.js';
 import { HOOK_LIMITS, type HookClient } from './adapters.js';
 import { type HookEnvironment, hookEnvironment } from './hook-cli.js';
 import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
@@ -364,10 +364,6 @@ export async function runWait(
   if (result.kind === 'quiet') return quiet;
   if (args.client === 'claude') return { code: CLAUDE_WAKE_EXIT_CODE, stdout: '', stderr: result.text };
   return { code: 0, stdout: `${result.text}\n`, stderr: '' };
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').slice(0, 500);
 }
 
 function write(stream: NodeJS.WriteStream, text: string): Promise<void> {

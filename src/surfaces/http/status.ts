@@ -1,17 +1,9 @@
-import { isSluiceError } from '../../core/errors.js';
+import { ERROR_TABLE, isSluiceError, oneLine, type SluiceErrorCode } from '../../core/errors.js';
 
-/** HTTP status for each Sluice error code (the media and login routes answer in HTTP terms). */
-export const HTTP_STATUS_FOR: Readonly<Record<string, number>> = {
-  invalid_params: 400,
-  invalid_cursor: 400,
-  not_found: 404,
-  not_member: 403,
-  denied: 403,
-  conflict: 409,
-  too_large: 413,
-  unavailable: 503,
-  internal: 500,
-};
+/** HTTP status for each Sluice error code (the media and login routes answer in HTTP terms), from core's ERROR_TABLE. */
+export const HTTP_STATUS_FOR: Readonly<Record<SluiceErrorCode, number>> = Object.fromEntries(
+  Object.entries(ERROR_TABLE).map(([code, rendering]) => [code, rendering.http]),
+) as Record<SluiceErrorCode, number>;
 
 /** `{status, body}` for an error thrown by a host call; bugs are a bare 500. */
 export function httpError(err: unknown): {
@@ -20,9 +12,12 @@ export function httpError(err: unknown): {
 } {
   if (isSluiceError(err)) {
     return {
-      status: HTTP_STATUS_FOR[err.code] ?? 500,
-      body: { error: { code: err.code, message: err.message.replace(/[\r\n]+/g, ' ').slice(0, 500) } },
+      status: ERROR_TABLE[err.code].http,
+      body: { error: { code: err.code, message: oneLine(err.message) } },
     };
   }
-  return { status: 500, body: { error: { code: 'internal', message: 'internal error' } } };
+  return {
+    status: ERROR_TABLE.internal.http,
+    body: { error: { code: 'internal', message: 'internal error' } },
+  };
 }

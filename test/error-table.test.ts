@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERROR_TABLE, oneLine, renderingOf, SluiceError, type SluiceErrorCode } from '../src/core/errors.js';
+import { errorTextFor } from '../src/host/reads.js';
+import { exitCodeFor } from '../src/surfaces/cli/io.js';
+import { httpError } from '../src/surfaces/http/status.js';
+import { toRpcError } from '../src/surfaces/rpc/errors.js';
+import { REPO_ROOT } from './support/host.js';
+
+const CODES = Object.keys(ERROR_TABLE) as SluiceErrorCode[];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP result', () => {
+  it.each(CODES)('%s has all four', (code) => {
+    const r = ERROR_TABLE[code];
+    expect(Number.isInteger(r.rpc) && r.rpc < 0).toBe(true);
+    expect(r.http >= 400 && r.http <= 599).toBe(true);
+    expect([1, 2, 70]).toContain(r.exit);
+    expect(r.mcp.isError).toBe(true);
+    expect(['shown', 'generic']).toContain(r.mcp.message);
+  });
+
+  it('gives every code its own JSON-RPC code', () => {
+    expect(new Set(CODES.map((c) => ERROR_TABLE[c].rpc)).size).toBe(CODES.length);
+  });
+
+  it.each(CODES)('%s: every surface answers as the table says', (code) => {
+    const err = new SluiceError(code, 'first line\nsecond line');
+    const r = ERROR_TABLE[code];
+    const rpc = toRpcError(err);
+    expect([rpc.code, rpc.data.code, rpc.message]).toEqual([r.rpc, code, 'first line second line']);
+    expect(httpError(err).status).toBe(r.http);
+    expect(httpError(err).body.error.code).toBe(code);
+    expect(exitCodeFor(code)).toBe(r.exit);
+    const mcp = JSON.parse(errorTextFor(err, 12_000).text) as { error: { code: string; message: string } };
+    if (r.mcp.message === 'shown') expect(mcp.error).toEqual({ code, message: 'first line\nsecond line' });
+    else expect(mcp.error.message).not.toContain('first line');
+  });
+
+  it('renders an unknown code and a bug as internal', () => {
+    expect(renderingOf('no_such_code')).toBe(ERROR_TABLE.internal);
+    expect(toRpcError(new TypeError('boom')).code).toBe(ERROR_TABLE.internal.rpc);
+    expect(httpError(new TypeError('boom')).status).toBe(500);
+    expect(JSON.parse(errorTextFor(new TypeError('boom'), 12_000).text).error.code).toBe('internal');
+  });
+
+  it('folds a message into one line of at most 500 characters', () => {
+    expect(oneLine('a\r\nb\nc')).toBe('a b c');
+    expect(oneLine('x'.repeat(600))).toHaveLength(500);
+  });
+
+  it('covers every code the source throws', () => {
+    const thrown = new Set<string>();
+    for (const file of sourceFiles(join(REPO_ROOT, 'src'))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/new SluiceError\(\s*'([a-z_]+)'/g))
+        thrown.add(m[1] as string);
+    }
+    expect(thrown.size).toBeGreaterThan(5);
+    for (const code of thrown) expect(CODES, code).toContain(code);
+  });
+});
