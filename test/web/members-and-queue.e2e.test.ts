@@ -176,6 +176,7 @@ describe.each(VIEWPORTS)(
       await page.goto(`${served.origin}/`);
       await page.getByText('You are not signed in').waitFor();
       await scan(page, 'signed-out');
+      await shot(page, '21a-signed-out');
       await page.goto(await loginLink());
       await page.getByRole('button', { name: 'Sign in as owner' }).waitFor();
       await scan(page, 'sign-in');
@@ -261,6 +262,7 @@ describe.each(VIEWPORTS)(
       await other.page.goto(`${served.origin}/#/channel/${channelId}`);
       await other.page.getByText('That channel is not one of yours').waitFor();
       await scan(other.page, 'channel-not-yours');
+      await shot(other.page, '28-channel-not-yours');
       const add = await rpcFromPage(other.page, 'channel.addMember', { channelId, member: nomad });
       expect(add.error?.message).toMatch(/not a member/);
       const remove = await rpcFromPage(other.page, 'channel.removeMember', { channelId, member: crew });
@@ -336,7 +338,7 @@ describe.each(VIEWPORTS)(
       await expect.poll(() => page.locator('.card').count(), { ...POLL, timeout: 60_000 }).toBe(2);
       const withFiles = page.locator('.card', { hasText: 'two files to check' });
       expect((await withFiles.locator('.card-attachments').textContent())?.replace(/\s+/g, ' ').trim()).toBe(
-        '📎 2 attached files',
+        '2 files',
       );
       expect(
         await page.locator('.card', { hasText: 'plain follow-up' }).locator('.card-attachments').count(),
@@ -366,6 +368,7 @@ describe.each(VIEWPORTS)(
       await page.goto(`${served.origin}/#/queue/nobody-${view.name}`);
       await page.getByRole('alert').getByText(`There is no agent called nobody-${view.name}`).waitFor();
       await scan(page, 'queue-unknown');
+      await shot(page, '27-queue-unknown');
       expect(problems).toEqual([]);
       await context.close();
       expect(violations).toEqual([]);

@@ -274,17 +274,13 @@ function Card({ row, onOpen, channel }: { row: QueueRow; onOpen: (row: QueueRow)
           <RelativeTime iso={row.createdAt} />
         </span>
         <span class="muted small card-size">{formatBytes(row.bodyBytes)}</span>
-        {(row.attachmentCount ?? 0) > 0 && (
-          <span
-            class="badge card-attachments"
-            title={`${row.attachmentCount} attached ${row.attachmentCount === 1 ? 'file' : 'files'}`}
-          >
-            <span aria-hidden="true">📎</span> {row.attachmentCount}
-            <span class="visually-hidden"> attached {row.attachmentCount === 1 ? 'file' : 'files'}</span>
-          </span>
-        )}
       </span>
       <span class="card-preview">
+        {(row.attachmentCount ?? 0) > 0 && (
+          <span class="badge card-attachments" title="attached files">
+            {row.attachmentCount} {row.attachmentCount === 1 ? 'file' : 'files'}
+          </span>
+        )}
         {row.preview}
         {row.truncated && '…'}
       </span>
