@@ -146,6 +146,7 @@ async function walkByKeyboard(page: Page, within = 'body') {
   await page.evaluate(
     `document.querySelectorAll('[data-walk]').forEach((el) => el.removeAttribute('data-walk'))`,
   );
+  if (process.env.SLUICE_AXE_VERBOSE) console.log(JSON.stringify({ reached, invisible, missed }));
   return { reached, invisible, missed };
 }
 
@@ -200,6 +201,9 @@ describe.each(VIEWPORTS)(
       const open = page.getByRole('button', { name: /^Members of #ops-.* \(2\)$/ });
       await open.waitFor();
       await scan(page, 'channel');
+      const onChannel = await walkByKeyboard(page);
+      expect(onChannel.invisible, 'focus must be visible').toEqual([]);
+      expect(onChannel.missed, 'every control reachable by Tab').toEqual([]);
       await open.click();
       const dialog = page.getByRole('dialog', { name: `Members of #${channel}` });
       await dialog.waitFor();
@@ -348,6 +352,9 @@ describe.each(VIEWPORTS)(
         .poll(() => presence.textContent(), POLL)
         .toMatch(/idle · its last turn failed · last activity/);
       await scan(page, 'queue');
+      const onQueue = await walkByKeyboard(page);
+      expect(onQueue.invisible, 'focus must be visible').toEqual([]);
+      expect(onQueue.missed, 'every control reachable by Tab').toEqual([]);
       await shot(page, '25-queue-marks');
 
       await withFiles.click();
