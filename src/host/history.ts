@@ -3,7 +3,8 @@ import { SluiceError } from '../core/errors.js';
 import { fitLargestPrefix } from '../core/fit.js';
 import { utf8Length } from '../core/measure.js';
 import { cutUtf8 } from '../core/preview.js';
-import { findMessageById, type MessageRow } from '../store/ops/messages.js';
+import { findMessageById, listChannelHistory, type MessageRow } from '../store/ops/messages.js';
+import { findCurrentMemberIds, findReceiptRows, findReplyHeads } from '../store/ops/presentation.js';
 import { findPrincipalsByIds } from '../store/ops/principals.js';
 import type { InboxState, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
@@ -21,6 +22,20 @@ export const DEFAULT_HISTORY_PAGE = 40;
 export const FULL_ROW_BYTES = 64 * 1024;
 const MAX_RECEIPTS = 16;
 const MAX_READ_MARKS = 64;
+/** A reply's quote of its parent: the parent's first line, at most this many UTF-16 units. */
+export const REPLY_EXCERPT_UNITS = 160;
+/** Characters of a parent's body read to find that line (the rest of the body is never loaded). */
+const REPLY_HEAD_CHARS = 400;
+
+/** What a reply quotes of the message it answers (always in the same channel). */
+export interface ReplyExcerpt {
+  messageId: string;
+  seq: number;
+  author: { id: string; name: string; kind: PrincipalKind | 'unknown' };
+  /** The parent's first non-empty line, cut to {@link REPLY_EXCERPT_UNITS} (then `…`); '' when deleted. */
+  excerpt: string;
+  deleted: boolean;
+}
 
 /** One message as people see it: the presentation record, with receipts and revisions. */
 export interface HistoryMessage {
@@ -31,6 +46,8 @@ export interface HistoryMessage {
   createdAt: string;
   subject: string | null;
   replyTo: string | null;
+  /** The quoted parent of a reply (null when not a reply, or the parent is gone). */
+  replyExcerpt: ReplyExcerpt | null;
   body: string;
   /** True when `body` is a preview: read the whole text with message.read. */
   truncated: boolean;
@@ -85,16 +102,7 @@ export async function readChannelHistory(
     beforeSeq = raw.b;
   }
   const db = ctx.store.db;
-  let q = db
-    .selectFrom('messages')
-    .selectAll()
-    .where('channel_id', '=', channel.id)
-    .where('deleted_at', 'is', null);
-  if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
-  const fetched = await q
-    .orderBy('seq', 'desc')
-    .limit(size + 1)
-    .execute();
+  const fetched = await listChannelHistory(db, channel.id, { beforeSeq, limit: size + 1 });
   const rows = fetched.slice(0, size);
   const more = fetched.length > size;
   const messages = await presentMessages(db, rows);
@@ -157,40 +165,48 @@ async function principalNames(db: Db, ids: readonly string[]) {
 
 /** Presentation rows for messages, with authors and delivery receipts loaded in batches. */
 export async function presentMessages(db: Db, rows: readonly MessageRow[]): Promise<HistoryMessage[]> {
-  const seqs = rows.map((r) => Number(r.seq));
-  const receipts =
-    seqs.length === 0
-      ? []
-      : await db
-          .selectFrom('inbox')
-          .innerJoin('principals', 'principals.id', 'inbox.agent_id')
-          .select(['inbox.message_seq', 'inbox.state', 'principals.name'])
-          .where('inbox.message_seq', 'in', seqs)
-          .orderBy('principals.name')
-          .execute();
-  const bySeq = new Map<number, { agent: string; state: InboxState }[]>();
-  for (const r of receipts) {
-    const list = bySeq.get(Number(r.message_seq)) ?? [];
-    list.push({ agent: r.name, state: r.state });
-    bySeq.set(Number(r.message_seq), list);
-  }
-  const authors = await principalNames(
+  const receipts = await receiptsBySeq(
     db,
-    rows.map((r) => r.author_id),
+    rows.map((r) => Number(r.seq)),
+  );
+  const heads = await findReplyHeads(
+    db,
+    [...new Set(rows.flatMap((r) => (r.reply_to ? [r.reply_to] : [])))],
+    REPLY_HEAD_CHARS,
+  );
+  const authors = await principalNames(db, [
+    ...rows.map((r) => r.author_id),
+    ...heads.map((h) => h.author_id),
+  ]);
+  const authorOf = (id: string) => {
+    const author = authors.get(id);
+    return author
+      ? { id: author.id, name: author.name, kind: author.kind }
+      : { id, name: 'unknown', kind: 'unknown' as const };
+  };
+  const replies = new Map(
+    heads.map((h) => [
+      h.id,
+      {
+        messageId: h.id,
+        seq: h.seq,
+        author: authorOf(h.author_id),
+        excerpt: h.deleted_at === null ? excerptLine(h.head) : '',
+        deleted: h.deleted_at !== null,
+      },
+    ]),
   );
   return rows.map((row) => {
-    const author = authors.get(row.author_id);
-    const all = bySeq.get(Number(row.seq)) ?? [];
+    const all = receipts.get(Number(row.seq)) ?? [];
     return {
       messageId: row.id,
       seq: Number(row.seq),
       channelId: row.channel_id,
-      author: author
-        ? { id: author.id, name: author.name, kind: author.kind }
-        : { id: row.author_id, name: 'unknown', kind: 'unknown' },
+      author: authorOf(row.author_id),
       createdAt: row.created_at,
       subject: row.subject,
       replyTo: row.reply_to,
+      replyExcerpt: row.reply_to ? (replies.get(row.reply_to) ?? null) : null,
       body: row.body,
       truncated: false,
       bodyBytes: Number(row.body_bytes),
@@ -202,6 +218,58 @@ export async function presentMessages(db: Db, rows: readonly MessageRow[]): Prom
       receiptCount: all.length,
     };
   });
+}
+
+/**
+ * The first non-empty line of a body's head, cut on a code point to {@link REPLY_EXCERPT_UNITS},
+ * with `…` when anything of the body is left out.
+ */
+export function excerptLine(head: string): string {
+  const start = head.search(/\S/);
+  if (start < 0) return '';
+  const rest = head.slice(start);
+  const lineEnd = rest.indexOf('\n');
+  const line = (lineEnd < 0 ? rest : rest.slice(0, lineEnd)).trimEnd();
+  let end = Math.min(line.length, REPLY_EXCERPT_UNITS);
+  const code = line.charCodeAt(end - 1);
+  if (end < line.length && code >= 0xd800 && code <= 0xdbff) end -= 1;
+  const more =
+    end < line.length ||
+    (lineEnd >= 0 && rest.slice(lineEnd).trim() !== '') ||
+    [...head].length >= REPLY_HEAD_CHARS;
+  return more ? `${line.slice(0, end)}…` : line;
+}
+
+/** Delivery receipts by message seq: where each addressed agent's copy stands, agents by name. */
+async function receiptsBySeq(db: Db, seqs: readonly number[]) {
+  const bySeq = new Map<number, { agent: string; state: InboxState }[]>();
+  for (const r of await findReceiptRows(db, seqs)) {
+    const list = bySeq.get(Number(r.message_seq)) ?? [];
+    list.push({ agent: r.name, state: r.state });
+    bySeq.set(Number(r.message_seq), list);
+  }
+  return bySeq;
+}
+
+/** One message's receipts as a live `channel.receipts` notification carries them (≤ 16 and a count). */
+export async function presentReceipts(
+  db: Db,
+  messageId: string,
+): Promise<{
+  messageId: string;
+  seq: number;
+  receipts: { agent: string; state: InboxState }[];
+  receiptCount: number;
+} | null> {
+  const row = await findMessageById(db, messageId);
+  if (!row || row.deleted_at !== null) return null;
+  const all = (await receiptsBySeq(db, [Number(row.seq)])).get(Number(row.seq)) ?? [];
+  return {
+    messageId: row.id,
+    seq: Number(row.seq),
+    receipts: all.slice(0, MAX_RECEIPTS),
+    receiptCount: all.length,
+  };
 }
 
 /**
@@ -222,13 +290,7 @@ export async function presentForLive(
 
 /** The channel's current members (I6 recheck for live pushes, one query for all subscribers). */
 export async function currentMemberIds(db: Db, channelId: string): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('memberships')
-    .select('principal_id')
-    .where('channel_id', '=', channelId)
-    .where('left_at', 'is', null)
-    .execute();
-  return new Set(rows.map((r) => r.principal_id));
+  return new Set(await findCurrentMemberIds(db, channelId));
 }
 
 export type MessageReadResult =

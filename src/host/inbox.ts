@@ -49,6 +49,8 @@ export async function transitionEntry(
   await appendEvent(db, {
     kind: 'queue.changed',
     agent_id: entry.agent_id,
+    // With the channel, the event also tells the channel's live readers the message's receipts moved.
+    channel_id: entry.channel_id,
     message_id: entry.message_id,
     created_at: at,
   });

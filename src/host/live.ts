@@ -1,21 +1,42 @@
 import { type EventRow, lastEventSeq, listEventsAfter } from '../store/ops/events.js';
 import type { HostContext } from './context.js';
 
-/** A channel event worth telling subscribers about. */
+/**
+ * A channel event worth telling subscribers about. `receipts.changed`: an agent's inbox entry for
+ * the message changed state (waiting, handled, archived, returned, withdrawn).
+ */
 export interface ChannelEvent {
-  kind: 'message.created' | 'message.edited';
+  kind: 'message.created' | 'message.edited' | 'receipts.changed';
+  /** The event's seq (for a receipts change, the last one of its batch). */
   seq: number;
   channelId: string;
   messageId: string;
 }
 
+/**
+ * Something that may change a principal's channel list: `members` (a channel was created or its
+ * members changed: someone may have joined or left), `activity` (a message was posted: unread
+ * counts move), `read` (`principalId`'s read mark moved).
+ */
+export interface SidebarEvent {
+  kind: 'members' | 'activity' | 'read';
+  channelId: string;
+  principalId?: string;
+}
+
 export type QueueListener = (agentId: string) => void;
 export type ChannelListener = (event: ChannelEvent) => void;
+export type SidebarListener = (event: SidebarEvent) => void;
 
 /** Fans the event log out to in-process listeners, by agent (queues) and by channel. */
 export interface LiveHub {
   onQueue(agentId: string, listener: QueueListener): () => void;
   onChannel(channelId: string, listener: ChannelListener): () => void;
+  /**
+   * Every channel's membership and activity events, for channel lists: the listener decides what
+   * concerns its principal (and must tell nothing about channels that principal is not in).
+   */
+  onSidebar(listener: SidebarListener): () => void;
   /** Reads any events not yet seen; resolves once they are dispatched. */
   pump(): Promise<void>;
   /** The highest event seq dispatched so far. */
@@ -43,6 +64,7 @@ export async function startLiveHub(
 ): Promise<LiveHub> {
   const queues = new Map<string, Set<QueueListener>>();
   const channels = new Map<string, Set<ChannelListener>>();
+  const sidebars = new Set<SidebarListener>();
   let seen = await lastEventSeq(ctx.store.db);
   let running: Promise<void> | null = null;
   let again = false;
@@ -52,8 +74,23 @@ export async function startLiveHub(
   const dispatch = (events: readonly EventRow[]) => {
     memo = new Map();
     const agents = new Set<string>();
+    // Receipt changes of one batch collapse to one event per message (a settled turn moves many).
+    const receipts = new Map<string, ChannelEvent>();
+    const tellSidebars = (event: SidebarEvent) => {
+      for (const l of sidebars) l(event);
+    };
     for (const e of events) {
       if (e.kind === 'queue.changed' && e.agent_id) agents.add(e.agent_id);
+      // Only inbox transitions name the channel too (sends and edits have their own channel event).
+      if (e.kind === 'queue.changed' && e.channel_id && e.message_id && channels.has(e.channel_id)) {
+        receipts.delete(e.message_id);
+        receipts.set(e.message_id, {
+          kind: 'receipts.changed',
+          seq: Number(e.seq),
+          channelId: e.channel_id,
+          messageId: e.message_id,
+        });
+      }
       if ((e.kind === 'message.created' || e.kind === 'message.edited') && e.channel_id && e.message_id) {
         const event: ChannelEvent = {
           kind: e.kind,
@@ -63,7 +100,14 @@ export async function startLiveHub(
         };
         for (const l of channels.get(e.channel_id) ?? []) l(event);
       }
+      if (sidebars.size === 0 || !e.channel_id) continue;
+      if (e.kind === 'channel.created' || e.kind === 'channel.members')
+        tellSidebars({ kind: 'members', channelId: e.channel_id });
+      else if (e.kind === 'message.created') tellSidebars({ kind: 'activity', channelId: e.channel_id });
+      else if (e.kind === 'read.marked' && e.agent_id)
+        tellSidebars({ kind: 'read', channelId: e.channel_id, principalId: e.agent_id });
     }
+    for (const event of receipts.values()) for (const l of channels.get(event.channelId) ?? []) l(event);
     for (const agentId of agents) for (const l of queues.get(agentId) ?? []) l(agentId);
   };
 
@@ -115,6 +159,10 @@ export async function startLiveHub(
   return {
     onQueue: (agentId, listener) => register(queues, agentId, listener),
     onChannel: (channelId, listener) => register(channels, channelId, listener),
+    onSidebar(listener) {
+      sidebars.add(listener);
+      return () => sidebars.delete(listener);
+    },
     pump,
     lastSeq: () => seen,
     shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
@@ -133,9 +181,13 @@ export async function startLiveHub(
       stopWatching();
       queues.clear();
       channels.clear();
+      sidebars.clear();
     },
   };
 }
+
+/** What to re-check for a channel in a channel list: membership (and the summary), or only unread. */
+export type SidebarChange = 'members' | 'unread';
 
 /** Where a subscriber's notifications go: a socket, as far as coalescing needs to know it. */
 export interface NotificationSink {
@@ -152,6 +204,12 @@ export interface OutboxOptions {
   renderChannel: (event: ChannelEvent) => Promise<string | null>;
   /** A resync notice for a channel whose events overflowed while the socket was backed up. */
   renderResync: (channelId: string) => string;
+  /** A channel-list notification for one channel (joined, left, updated, unread), or null. */
+  renderSidebar?: (channelId: string, kind: SidebarChange) => Promise<string | null>;
+  /** The notice that channel-list changes overflowed: the client re-reads `channel.list`. */
+  renderSidebarResync?: () => Promise<string>;
+  /** Channels with channel-list changes held while backed up before they collapse into one resync. */
+  maxHeldSidebar?: number;
   /** Above this many buffered bytes the socket counts as backed up. */
   highWaterBytes?: number;
   /** How often a backed-up socket is checked for having drained. */
@@ -168,8 +226,11 @@ export interface OutboxOptions {
  * notice per channel. `close()` releases everything held.
  */
 export class CoalescingOutbox {
-  readonly #o: Required<Omit<OutboxOptions, 'onError'>> & Pick<OutboxOptions, 'onError'>;
+  readonly #o: Required<Omit<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync'>> &
+    Pick<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync'>;
   readonly #queues = new Set<string>();
+  readonly #sidebar = new Map<string, SidebarChange>();
+  #sidebarResync = false;
   #events: ChannelEvent[] = [];
   readonly #resync = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
@@ -177,12 +238,38 @@ export class CoalescingOutbox {
   #closed = false;
 
   constructor(options: OutboxOptions) {
-    this.#o = { highWaterBytes: 256 * 1024, pollMs: 25, maxHeldChannelEvents: 256, ...options };
+    this.#o = {
+      highWaterBytes: 256 * 1024,
+      pollMs: 25,
+      maxHeldChannelEvents: 256,
+      maxHeldSidebar: 256,
+      ...options,
+    };
   }
 
   /** Items held right now (agent ids, channel events, resync notices): bounded, whatever the commits. */
   pendingSize(): number {
-    return this.#queues.size + this.#events.length + this.#resync.size;
+    return (
+      this.#queues.size +
+      this.#events.length +
+      this.#resync.size +
+      this.#sidebar.size +
+      (this.#sidebarResync ? 1 : 0)
+    );
+  }
+
+  /**
+   * A channel's place in the subscriber's channel list may have changed. Held as one entry per
+   * channel (`members` outranks `unread`); past `maxHeldSidebar` channels, one resync instead.
+   */
+  sidebarChanged(channelId: string, change: SidebarChange): void {
+    if (this.#closed || this.#sidebarResync) return;
+    if (this.#sidebar.get(channelId) !== 'members') this.#sidebar.set(channelId, change);
+    if (this.#sidebar.size > this.#o.maxHeldSidebar) {
+      this.#sidebar.clear();
+      this.#sidebarResync = true;
+    }
+    this.#schedule(0);
   }
 
   queueChanged(agentId: string): void {
@@ -210,6 +297,8 @@ export class CoalescingOutbox {
     this.#queues.clear();
     this.#events = [];
     this.#resync.clear();
+    this.#sidebar.clear();
+    this.#sidebarResync = false;
   }
 
   #schedule(delay: number): void {
@@ -245,6 +334,21 @@ export class CoalescingOutbox {
         if (channelId !== undefined) {
           this.#resync.delete(channelId);
           this.#o.sink.send(this.#o.renderResync(channelId));
+          continue;
+        }
+        if (this.#sidebarResync) {
+          this.#sidebarResync = false;
+          this.#sidebar.clear();
+          const text = await this.#o.renderSidebarResync?.();
+          if (text !== undefined && !this.#closed) this.#o.sink.send(text);
+          continue;
+        }
+        const [sidebar] = this.#sidebar;
+        if (sidebar !== undefined) {
+          // Removed before the read, like a queue: a change during the read re-adds it.
+          this.#sidebar.delete(sidebar[0]);
+          const text = await this.#o.renderSidebar?.(sidebar[0], sidebar[1]);
+          if (text != null && !this.#closed) this.#o.sink.send(text);
           continue;
         }
         const [agentId] = this.#queues;

@@ -1,5 +1,8 @@
 import { SluiceError } from '../core/errors.js';
+import { appendEvent } from '../store/ops/events.js';
 import { findMessageById } from '../store/ops/messages.js';
+import { findActiveMemberships, listNewestAfter } from '../store/ops/presentation.js';
+import { advanceReadMark, findReadMarkSeq, listReadMarkRows } from '../store/ops/read-marks.js';
 import type { Db } from '../store/store.js';
 import { requireMember } from './channels.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
@@ -29,23 +32,19 @@ export async function markRead(
   const at = nowIso(ctx);
   const seq = Number(message.seq);
   const lastReadSeq = await ctx.store.transaction(async (trx) => {
-    await trx
-      .insertInto('read_marks')
-      .values({ channel_id: message.channel_id, principal_id: actor.id, last_read_seq: seq, updated_at: at })
-      .onConflict((oc) =>
-        oc
-          .columns(['channel_id', 'principal_id'])
-          .doUpdateSet({ last_read_seq: seq, updated_at: at })
-          .where('read_marks.last_read_seq', '<', seq),
-      )
-      .execute();
-    const row = await trx
-      .selectFrom('read_marks')
-      .select('last_read_seq')
-      .where('channel_id', '=', message.channel_id)
-      .where('principal_id', '=', actor.id)
-      .executeTakeFirstOrThrow();
-    return Number(row.last_read_seq);
+    const before = await findReadMarkSeq(trx, message.channel_id, actor.id);
+    await advanceReadMark(trx, { channelId: message.channel_id, principalId: actor.id, seq, at });
+    const after = (await findReadMarkSeq(trx, message.channel_id, actor.id)) ?? seq;
+    // Only a mark that moved is news (the person's other pages update their unread counts).
+    if (before === undefined || before < after) {
+      await appendEvent(trx, {
+        kind: 'read.marked',
+        agent_id: actor.id,
+        channel_id: message.channel_id,
+        created_at: at,
+      });
+    }
+    return after;
   });
   announceCommit(ctx);
   return { channelId: message.channel_id, lastReadSeq };
@@ -53,16 +52,35 @@ export async function markRead(
 
 /** The read marks of a channel's members, most advanced first, at most `limit`. */
 export async function listReadMarks(db: Db, channelId: string, limit: number): Promise<ReadMark[]> {
-  const rows = await db
-    .selectFrom('read_marks')
-    .select(['principal_id', 'last_read_seq', 'updated_at'])
-    .where('channel_id', '=', channelId)
-    .orderBy('last_read_seq', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({
-    principalId: r.principal_id,
-    lastReadSeq: Number(r.last_read_seq),
-    updatedAt: r.updated_at,
-  }));
+  return listReadMarkRows(db, channelId, limit);
+}
+
+/** Unread counts stop here: a count of this value means "this many or more". */
+export const MAX_UNREAD = 100;
+
+/**
+ * How many messages in each channel the principal has not read: messages by others after their
+ * read mark, after their own newest message (writing in a channel means having read it), and after
+ * they joined a group, counted up to {@link MAX_UNREAD}. Each channel costs one bounded index walk of at
+ * most MAX_UNREAD rows, without bodies. Channels the principal is not in are left out.
+ */
+export async function unreadCounts(
+  db: Db,
+  principalId: string,
+  channelIds: readonly string[],
+): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const m of await findActiveMemberships(db, principalId, channelIds)) {
+    const rows = await listNewestAfter(db, m.channel_id, Number(m.last_read_seq ?? 0), MAX_UNREAD);
+    let unread = 0;
+    for (const row of rows) {
+      if (row.author_id === principalId) break;
+      // Before joining a group is history, not news (a message in the very millisecond of joining
+      // counts as before). Both members of a DM are there from its start, first message included.
+      if (m.kind === 'group' && row.created_at <= m.joined_at) break;
+      unread += 1;
+    }
+    counts.set(m.channel_id, unread);
+  }
+  return counts;
 }

@@ -161,7 +161,9 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
   const subscriptions: SubscriptionControl = {
     subscribe: (queues, channels) => subscribed.push({ queues, channels }),
     unsubscribe: () => undefined,
-    list: () => ({ queues: [], channels: [] }),
+    subscribeChannelList: async () => undefined,
+    unsubscribeChannelList: () => undefined,
+    list: () => ({ queues: [], channels: [], channelList: false }),
   };
 
   async function rpc(caller: string, method: string, params: unknown): Promise<Json> {

@@ -1,9 +1,17 @@
 import { utf8Length } from '../../core/measure.js';
 import { canWatchQueue, principalsSharingWith } from '../../host/access.js';
-import { currentMemberIds, FULL_ROW_BYTES, presentForLive } from '../../host/history.js';
-import { type ChannelEvent, CoalescingOutbox, type LiveHub } from '../../host/live.js';
+import { channelIdsOf, channelListEntry } from '../../host/channel-list-live.js';
+import { currentMemberIds, FULL_ROW_BYTES, presentForLive, presentReceipts } from '../../host/history.js';
+import {
+  type ChannelEvent,
+  CoalescingOutbox,
+  type LiveHub,
+  type SidebarChange,
+  type SidebarEvent,
+} from '../../host/live.js';
 import type { Principal } from '../../host/principals.js';
 import { loadQueueSummary, summaryForReader } from '../../host/queue.js';
+import { unreadCounts } from '../../host/read-marks.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
 
@@ -40,6 +48,8 @@ export class RpcConnection {
   readonly #hub: LiveHub;
   readonly #queues = new Map<string, { agent: Principal; name: string; off: () => void }>();
   readonly #channels = new Map<string, () => void>();
+  /** The caller's channel list subscription: the channels it is known to be in, once loaded. */
+  #channelList: { known: Set<string>; ready: Promise<void>; off: () => void } | null = null;
   readonly #observer: DispatchObserver;
   readonly #onDropped: ((reason: string) => void) | undefined;
   #stallTimer: NodeJS.Timeout | null = null;
@@ -62,9 +72,12 @@ export class RpcConnection {
     const control: SubscriptionControl = {
       subscribe: (queues, channelIds) => this.#subscribe(queues, channelIds),
       unsubscribe: (agentNames, channelIds) => this.#unsubscribe(agentNames, channelIds),
+      subscribeChannelList: () => this.#subscribeChannelList(),
+      unsubscribeChannelList: () => this.#unsubscribeChannelList(),
       list: () => ({
         queues: [...this.#queues.values()].map((q) => q.name),
         channels: [...this.#channels.keys()],
+        channelList: this.#channelList !== null,
       }),
     };
     this.#session = { ...options.session, subscriptions: control };
@@ -77,6 +90,8 @@ export class RpcConnection {
       renderQueue: (agentId) => this.#renderQueue(agentId),
       renderChannel: (event) => this.#renderChannel(event),
       renderResync: (channelId) => notification('channel.resync', { channelId }),
+      renderSidebar: (channelId, change) => this.#renderChannelList(channelId, change),
+      renderSidebarResync: () => this.#renderChannelListResync(),
       onError: (err) => this.#observer.onError?.('live', err),
     });
   }
@@ -123,6 +138,7 @@ export class RpcConnection {
     for (const off of this.#channels.values()) off();
     this.#queues.clear();
     this.#channels.clear();
+    this.#unsubscribeChannelList();
     this.outbox.close();
   }
 
@@ -197,6 +213,83 @@ export class RpcConnection {
     }
   }
 
+  #subscribeChannelList(): Promise<void> {
+    if (this.#channelList) return this.#channelList.ready;
+    const me = this.#session.principal;
+    const known = new Set<string>();
+    // Listen first, load second: a change between the two is held, and judged once loaded.
+    const off = this.#hub.onSidebar((event) => this.#onSidebarEvent(event));
+    const ready = channelIdsOf(this.#session.ctx.store.db, me.id).then((ids) => {
+      for (const id of ids) known.add(id);
+    });
+    const list = { known, ready, off };
+    this.#channelList = list;
+    ready.catch(() => {
+      if (this.#channelList === list) this.#unsubscribeChannelList();
+    });
+    return ready;
+  }
+
+  #unsubscribeChannelList(): void {
+    this.#channelList?.off();
+    this.#channelList = null;
+  }
+
+  /** Only the caller's own channels (and its own read marks) concern it; the rest is never queued. */
+  #onSidebarEvent(event: SidebarEvent): void {
+    const list = this.#channelList;
+    if (!list) return;
+    if (event.kind === 'members') this.outbox.sidebarChanged(event.channelId, 'members');
+    else if (event.kind === 'activity' && list.known.has(event.channelId))
+      this.outbox.sidebarChanged(event.channelId, 'unread');
+    else if (
+      event.kind === 'read' &&
+      event.principalId === this.#session.principal.id &&
+      list.known.has(event.channelId)
+    )
+      this.outbox.sidebarChanged(event.channelId, 'unread');
+  }
+
+  /**
+   * What changed for the caller in one channel, judged against its current membership (I6): it
+   * joined (`channel.joined` with the list row), left or was removed (`channel.left`), the members
+   * changed (`channel.updated`), or its unread count moved (`channel.unread`). A channel the caller
+   * neither is nor was known to be in gives nothing.
+   */
+  async #renderChannelList(channelId: string, change: SidebarChange): Promise<string | null> {
+    const list = this.#channelList;
+    if (!list) return null;
+    await list.ready;
+    const db = this.#session.ctx.store.db;
+    const me = this.#session.principal;
+    const members = await this.#hub.shared(`members:${channelId}`, () => currentMemberIds(db, channelId));
+    const known = list.known.has(channelId);
+    if (!members.has(me.id)) {
+      if (!known) return null;
+      list.known.delete(channelId);
+      return notification('channel.left', { channelId });
+    }
+    if (!known || change === 'members') {
+      const entry = await channelListEntry(db, channelId, me.id);
+      if (entry === null) return null;
+      list.known.add(channelId);
+      return notification(known ? 'channel.updated' : 'channel.joined', { channel: entry });
+    }
+    const unread = (await unreadCounts(db, me.id, [channelId])).get(channelId);
+    return unread === undefined ? null : notification('channel.unread', { channelId, unread });
+  }
+
+  /** Too many channel-list changes were held: reload what the caller is in, and say to re-read. */
+  async #renderChannelListResync(): Promise<string> {
+    const list = this.#channelList;
+    if (list) {
+      const ids = await channelIdsOf(this.#session.ctx.store.db, this.#session.principal.id);
+      list.known.clear();
+      for (const id of ids) list.known.add(id);
+    }
+    return notification('channel.list.resync', {});
+  }
+
   async #renderQueue(agentId: string): Promise<string | null> {
     const sub = this.#queues.get(agentId);
     if (!sub) return null;
@@ -228,6 +321,14 @@ export class RpcConnection {
     if (!members.has(this.#session.principal.id)) {
       this.#unsubscribe([], [event.channelId]);
       return notification('subscription.ended', { channel: event.channelId, reason: 'not_member' });
+    }
+    if (event.kind === 'receipts.changed') {
+      const receipts = await this.#hub.shared(`receipts:${event.messageId}`, () =>
+        presentReceipts(db, event.messageId),
+      );
+      return receipts === null
+        ? null
+        : notification('channel.receipts', { channelId: event.channelId, ...receipts });
     }
     const fullLimit = Math.min(FULL_ROW_BYTES, this.#session.limits.replyBytes - 1024);
     const bounded = await this.#hub.shared(`message:${event.seq}`, () =>

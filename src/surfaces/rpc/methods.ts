@@ -10,6 +10,7 @@ import {
   leaveChannel,
   listChannelsPage,
   listInvitationsPage,
+  MAX_CHANNEL_PAGE,
   removeMember,
 } from '../../host/channels.js';
 import type { HostContext } from '../../host/context.js';
@@ -25,7 +26,7 @@ import {
   withdrawMessage,
 } from '../../host/queue.js';
 import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
-import { markRead } from '../../host/read-marks.js';
+import { markRead, unreadCounts } from '../../host/read-marks.js';
 import { listPrincipalDirectory } from '../../store/ops/principal-directory.js';
 import type { MethodName, ParamsOf } from './schemas.js';
 
@@ -92,7 +93,10 @@ export const CAPABILITIES = [
 export interface SubscriptionControl {
   subscribe(queues: readonly Principal[], channelIds: readonly string[]): void;
   unsubscribe(agentNames: readonly string[], channelIds: readonly string[]): void;
-  list(): { queues: string[]; channels: string[] };
+  /** Live changes to the caller's own channel list (joined, left, members, unread counts). */
+  subscribeChannelList(): Promise<void>;
+  unsubscribeChannelList(): void;
+  list(): { queues: string[]; channels: string[]; channelList: boolean };
 }
 
 /** Who is calling, over what, and within which limits. */
@@ -113,6 +117,9 @@ type Handler<M extends MethodName> = (
 ) => Promise<HandlerResult>;
 
 const value = (v: unknown): HandlerResult => ({ value: v });
+
+/** Bytes of `,"unread":100`, rounded up: what the unread count adds to a `channel.list` row. */
+const UNREAD_FIELD_BYTES = 16;
 
 /** The queue summary as this caller may see it (docs/security.md, "Who may do what"). */
 export async function summaryFor(session: RpcSession, agentName: string) {
@@ -178,7 +185,24 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     });
     return value({ id: a.id, name: a.name, kind: a.kind, settlement: a.settlement });
   },
-  'channel.list': async (s, p, budget) => value(await listChannelsPage(s.ctx, s.principal, p, budget)),
+  'channel.list': async (s, p, budget) => {
+    // Room for `,"unread":N` on every row of the largest page, added once the page is fitted.
+    const page = await listChannelsPage(
+      s.ctx,
+      s.principal,
+      p,
+      budget - UNREAD_FIELD_BYTES * MAX_CHANNEL_PAGE,
+    );
+    const counts = await unreadCounts(
+      s.ctx.store.db,
+      s.principal.id,
+      page.channels.map((c) => c.id),
+    );
+    return value({
+      channels: page.channels.map((c) => ({ ...c, unread: counts.get(c.id) ?? 0 })),
+      nextCursor: page.nextCursor,
+    });
+  },
   'channel.create': async (s, p) => {
     const c = await createChannel(s.ctx, s.principal, { name: p.name, members: p.members });
     return value({ id: c.id, name: c.name, kind: c.kind, joined: c.joined, invited: c.invited });
@@ -233,11 +257,13 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       agents.push((await requireQueueAccess(s.ctx, s.principal, name)).agent);
     for (const channelId of p.channels ?? []) await getChannel(s.ctx, s.principal, channelId);
     control.subscribe(agents, p.channels ?? []);
+    if (p.channelList === true) await control.subscribeChannelList();
     return value({ subscribed: control.list() });
   },
   unsubscribe: async (s, p) => {
     const control = requireSubscriptions(s);
     control.unsubscribe(p.queues ?? [], p.channels ?? []);
+    if (p.channelList === true) control.unsubscribeChannelList();
     return value({ subscribed: control.list() });
   },
 };

@@ -67,10 +67,12 @@ export const PARAMS = {
   subscribe: z.strictObject({
     queues: z.array(name).max(64).optional(),
     channels: z.array(id).max(256).optional(),
+    channelList: z.boolean().optional(),
   }),
   unsubscribe: z.strictObject({
     queues: z.array(name).max(64).optional(),
     channels: z.array(id).max(256).optional(),
+    channelList: z.boolean().optional(),
   }),
 } as const;
 
