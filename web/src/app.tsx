@@ -5,9 +5,14 @@ import { QueuePanel } from './queue/queue-panel.js';
 import { describeError, type RpcClient } from './rpc.js';
 import { logOut } from './session.js';
 import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
-import type { ChannelListPage, ChannelSummary, Hello, PrincipalRef } from './wire.js';
-
-const CHANNEL_LIST_REFRESH_MS = 30_000;
+import type {
+  ChannelListEntryEvent,
+  ChannelListPage,
+  ChannelSummary,
+  ChannelUnreadEvent,
+  Hello,
+  PrincipalRef,
+} from './wire.js';
 
 export interface AppProps {
   client: RpcClient;
@@ -19,6 +24,18 @@ export function channelLabel(channel: ChannelSummary, me: PrincipalRef): string 
   if (channel.kind !== 'dm') return `#${channel.name}`;
   const others = channel.members.filter((m) => m.id !== me.id);
   return `@${(others.length ? others : channel.members).map((m) => m.name).join(', ')}`;
+}
+
+/** The list in `channel.list` order (by name), with `channel` put in or replaced. */
+export function upsertChannel(list: readonly ChannelSummary[], channel: ChannelSummary): ChannelSummary[] {
+  const rest = list.filter((c) => c.id !== channel.id);
+  const at = rest.findIndex((c) => c.name > channel.name);
+  return at < 0 ? [...rest, channel] : [...rest.slice(0, at), channel, ...rest.slice(at)];
+}
+
+/** "3", or "99+" from 100 on (the host counts up to 100). */
+export function unreadLabel(unread: number): string {
+  return unread > 99 ? '99+' : String(unread);
 }
 
 function agentsOf(channels: readonly ChannelSummary[], me: PrincipalRef): string[] {
@@ -73,17 +90,37 @@ export function App({ client, hello }: AppProps) {
     window.location.hash = channelId === null ? '#/' : routeHref({ kind: 'channel', channelId });
   };
   useOnReconnect(client, loadChannels);
-  // The host has no notification for "you joined a channel": look again when the page comes back
-  // into view, and now and then while it is open.
+  // Live, not polled: the host tells this page when its person joins or leaves a channel (whoever
+  // made the change, from wherever), when members change, and when unread counts move.
   useEffect(() => {
-    const onVisible = () => document.visibilityState === 'visible' && void loadChannels();
-    document.addEventListener('visibilitychange', onVisible);
-    const timer = setInterval(loadChannels, CHANNEL_LIST_REFRESH_MS);
+    const dispose = client.subscribe({ channelList: true });
+    const offs = [
+      client.on('channel.joined', (params) => {
+        const { channel } = params as ChannelListEntryEvent;
+        if (channel) setChannels((list) => (list === null ? list : upsertChannel(list, channel)));
+      }),
+      client.on('channel.updated', (params) => {
+        const { channel } = params as ChannelListEntryEvent;
+        if (channel) setChannels((list) => (list === null ? list : upsertChannel(list, channel)));
+      }),
+      client.on('channel.left', (params) => {
+        const { channelId } = params as { channelId: string };
+        setChannels((list) => (list === null ? list : list.filter((c) => c.id !== channelId)));
+      }),
+      client.on('channel.unread', (params) => {
+        const { channelId, unread } = params as ChannelUnreadEvent;
+        setChannels((list) =>
+          list === null ? list : list.map((c) => (c.id === channelId ? { ...c, unread } : c)),
+        );
+      }),
+      // Too many changes while this socket was backed up: the host says to read the list again.
+      client.on('channel.list.resync', () => void loadChannels()),
+    ];
     return () => {
-      document.removeEventListener('visibilitychange', onVisible);
-      clearInterval(timer);
+      for (const off of offs) off();
+      dispose();
     };
-  }, [loadChannels]);
+  }, [client, loadChannels]);
 
   const channelLabels = useMemo(
     () => new Map((channels ?? []).map((c) => [c.id, channelLabel(c, me)] as const)),
@@ -138,19 +175,35 @@ export function App({ client, hello }: AppProps) {
           </p>
         ) : (
           <ul class="nav-list" aria-labelledby="channels-heading">
-            {channels.map((channel) => (
-              <li key={channel.id}>
-                <a
-                  class="nav-item"
-                  href={routeHref({ kind: 'channel', channelId: channel.id })}
-                  aria-current={
-                    route.kind === 'channel' && route.channelId === channel.id ? 'page' : undefined
-                  }
-                >
-                  {channelLabel(channel, me)}
-                </a>
-              </li>
-            ))}
+            {channels.map((channel) => {
+              const unread = channel.unread ?? 0;
+              return (
+                <li key={channel.id}>
+                  <a
+                    class={`nav-item${unread > 0 ? ' has-unread' : ''}`}
+                    href={routeHref({ kind: 'channel', channelId: channel.id })}
+                    aria-current={
+                      route.kind === 'channel' && route.channelId === channel.id ? 'page' : undefined
+                    }
+                    data-channel-id={channel.id}
+                    // The count is the link's description, not its name: the name stays the channel's.
+                    aria-describedby={unread > 0 ? `unread-${channel.id}` : undefined}
+                  >
+                    <span class="nav-label">{channelLabel(channel, me)}</span>
+                    {unread > 0 && (
+                      <span class="unread-badge" aria-hidden="true">
+                        {unreadLabel(unread)}
+                      </span>
+                    )}
+                  </a>
+                  {unread > 0 && (
+                    <span id={`unread-${channel.id}`} hidden>
+                      {unreadLabel(unread)} unread
+                    </span>
+                  )}
+                </li>
+              );
+            })}
           </ul>
         )}
         <h2 id="agents-heading">Agent queues</h2>
@@ -184,6 +237,7 @@ export function App({ client, hello }: AppProps) {
               key={selectedChannel.id}
               client={client}
               channel={selectedChannel}
+              me={me}
               title={channelLabel(selectedChannel, me)}
               onLeft={() => void goTo(null)}
             />

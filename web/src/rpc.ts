@@ -163,7 +163,7 @@ export class RpcClient {
    * Subscribes (`subscribe` with these params) and keeps the subscription across reconnects;
    * the returned disposer unsubscribes. Identical params are reference-counted.
    */
-  subscribe(params: { queues?: string[]; channels?: string[] }): () => void {
+  subscribe(params: { queues?: string[]; channels?: string[]; channelList?: boolean }): () => void {
     const key = JSON.stringify(params);
     const count = this.subscriptions.get(key) ?? 0;
     this.subscriptions.set(key, count + 1);

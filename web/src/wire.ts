@@ -109,6 +109,8 @@ export interface ChannelSummary {
   /** The first members by name (up to 50); `memberCount` counts them all. */
   members: PrincipalRef[];
   memberCount: number;
+  /** Unread messages by others, counted up to 100 ("100 or more"); absent from an older host. */
+  unread?: number;
 }
 
 /** `channel.list {cursor?, limit?}`: one bounded page; follow `nextCursor` until null. */
@@ -126,6 +128,8 @@ export interface TimelineMessage {
   createdAt: string;
   subject: string | null;
   replyTo: string | null;
+  /** The quoted parent of a reply; absent from an older host, null when the parent is gone. */
+  replyExcerpt?: ReplyExcerpt | null;
   /** The whole body, or a preview when `truncated` (read the rest with `message.read`). */
   body: string;
   truncated: boolean;
@@ -168,4 +172,33 @@ export type MessageReadReply =
 export interface SentReply {
   message_id: string;
   channel_id: string;
+}
+
+/** What a reply quotes of the message it answers (same channel): author and first line, bounded. */
+export interface ReplyExcerpt {
+  messageId: string;
+  seq: number;
+  author: { id: string; name: string; kind: PrincipalKind | 'unknown' };
+  excerpt: string;
+  deleted: boolean;
+}
+
+/** `channel.receipts` notification: where each agent's copy of a message stands now. */
+export interface ChannelReceiptsEvent {
+  channelId: string;
+  messageId: string;
+  seq: number;
+  receipts: { agent: string; state: InboxState }[];
+  receiptCount: number;
+}
+
+/** `channel.joined` / `channel.updated` notifications (`subscribe {channelList: true}`). */
+export interface ChannelListEntryEvent {
+  channel: ChannelSummary;
+}
+
+/** `channel.unread` notification. */
+export interface ChannelUnreadEvent {
+  channelId: string;
+  unread: number;
 }

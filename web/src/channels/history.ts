@@ -17,3 +17,14 @@ export function mergeMessages(
   }
   return [...byId.values()].sort((a, b) => a.seq - b.seq);
 }
+
+/**
+ * A reply excerpt as plain text: the host sends the parent's first line as written, so Markdown
+ * marks (`**`, `_`, backticks, a heading's `#`, a quote's `>`, `[text](url)`) are dropped here.
+ */
+export function plainExcerpt(line: string): string {
+  return line
+    .replace(/^\s*(#{1,6}\s+|>\s*|[-*+]\s+)/, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/(\*\*|__|~~|`)/g, '');
+}

@@ -5,14 +5,25 @@ import { MembersButton } from '../members/members-dialog.js';
 import { readWholeMessage } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import { RelativeTime } from '../time.js';
-import type { ChannelMessageEvent, ChannelSummary, HistoryPage, TimelineMessage } from '../wire.js';
+import type {
+  ChannelMessageEvent,
+  ChannelReceiptsEvent,
+  ChannelSummary,
+  HistoryPage,
+  InboxState,
+  PrincipalRef,
+  ReplyExcerpt,
+  TimelineMessage,
+} from '../wire.js';
 import { Composer, filesFrom } from './composer.js';
-import { mergeMessages } from './history.js';
+import { mergeMessages, plainExcerpt } from './history.js';
 import { MessageBody } from './message-body.js';
 
 interface TimelineProps {
   client: RpcClient;
   channel: ChannelSummary;
+  /** The person signed in: their own messages show where each agent's copy stands. */
+  me: PrincipalRef;
   title: string;
   /** The person left this channel (it is gone from their list). */
   onLeft: () => void;
@@ -20,8 +31,15 @@ interface TimelineProps {
 
 /** How close to the top (px) the reader must scroll before the next older page is fetched. */
 const LOAD_OLDER_THRESHOLD = 240;
+/** Older pages read while looking for a replied-to message before giving up. */
+const MAX_SEEK_PAGES = 20;
 
-export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
+/** The message's element in the timeline, if it is loaded. */
+function messageElement(root: HTMLElement | null, messageId: string): HTMLElement | null {
+  return root?.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(messageId)}"]`) ?? null;
+}
+
+export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) {
   const [messages, setMessages] = useState<TimelineMessage[]>([]);
   const messagesRef = useRef(messages);
   messagesRef.current = messages;
@@ -84,10 +102,23 @@ export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
       if ((params as { channel?: string }).channel === channel.id)
         setError('you are no longer a member of this channel');
     });
+    // An agent's copy of a message changed state (waiting, handled, archived, returned).
+    const offReceipts = client.on('channel.receipts', (params) => {
+      const event = params as ChannelReceiptsEvent;
+      if (event.channelId !== channel.id || !Array.isArray(event.receipts)) return;
+      setMessages((current) =>
+        current.map((m) =>
+          m.messageId === event.messageId
+            ? { ...m, receipts: event.receipts, receiptCount: event.receiptCount }
+            : m,
+        ),
+      );
+    });
     const off = () => {
       offMessage();
       offResync();
       offEnded();
+      offReceipts();
     };
     return () => {
       off();
@@ -133,6 +164,39 @@ export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
     });
   }, [client]);
   useEffect(markNewestRead, [messages, markNewestRead]);
+
+  // "Jump to the replied-to message": scroll to it when loaded, else read older pages until it is.
+  const [seeking, setSeeking] = useState<{ messageId: string; pages: number } | null>(null);
+  const [seekNote, setSeekNote] = useState<string | null>(null);
+  const showMessage = useCallback((messageId: string) => {
+    const el = messageElement(scroller.current, messageId);
+    if (!el) return false;
+    el.scrollIntoView({ block: 'center' });
+    el.focus({ preventScroll: true });
+    el.classList.add('flash');
+    setTimeout(() => el.classList.remove('flash'), 1600);
+    return true;
+  }, []);
+  const jumpTo = (messageId: string) => {
+    setSeekNote(null);
+    if (!showMessage(messageId)) setSeeking({ messageId, pages: 0 });
+  };
+  useEffect(() => {
+    if (!seeking || loadingOlder) return;
+    if (showMessage(seeking.messageId)) {
+      setSeeking(null);
+    } else if (!olderCursor || seeking.pages >= MAX_SEEK_PAGES) {
+      setSeeking(null);
+      setSeekNote(
+        olderCursor
+          ? 'The replied-to message is further back: scroll up to find it.'
+          : 'The replied-to message is not in this channel any more.',
+      );
+    } else {
+      setSeeking({ ...seeking, pages: seeking.pages + 1 });
+      loadOlder();
+    }
+  }, [seeking, messages, olderCursor, loadingOlder, loadOlder, showMessage]);
 
   // A short first page may not fill the screen, so no scroll event would ever ask for more.
   useEffect(() => {
@@ -195,6 +259,11 @@ export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
           {error}
         </p>
       )}
+      {seekNote && (
+        <p class="muted small pad" role="status">
+          {seekNote}
+        </p>
+      )}
       <div class="messages" ref={scroller} onScroll={onScroll} role="log" aria-label={`Messages in ${title}`}>
         {olderCursor ? (
           <button type="button" class="button ghost load-older" onClick={loadOlder} disabled={loadingOlder}>
@@ -208,7 +277,13 @@ export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
           <p class="muted pad">No messages yet. Write the first one below.</p>
         )}
         {messages.map((message) => (
-          <MessageItem key={message.messageId} message={message} client={client} />
+          <MessageItem
+            key={message.messageId}
+            message={message}
+            client={client}
+            mine={message.author.id === me.id}
+            onJump={jumpTo}
+          />
         ))}
       </div>
       <Composer
@@ -222,7 +297,59 @@ export function Timeline({ client, channel, title, onLeft }: TimelineProps) {
   );
 }
 
-function MessageItem({ message, client }: { message: TimelineMessage; client: RpcClient }) {
+/** How each receipt state reads next to the person's own message. */
+const RECEIPT_WORDS: Record<InboxState, string> = {
+  waiting: 'waiting',
+  returned: 'returned',
+  handled: 'handled',
+  archived: 'archived',
+  withdrawn: 'withdrawn',
+};
+
+/** A reply's quote of its parent: author and first line; pressing it shows the parent. */
+function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () => void }) {
+  if (reply === null)
+    return <p class="reply-quote reply-gone muted small">Replying to a message that is gone</p>;
+  return (
+    <button
+      type="button"
+      class="reply-quote"
+      onClick={onJump}
+      aria-label={`Replying to ${reply.author.name}: ${reply.deleted ? 'a deleted message' : plainExcerpt(reply.excerpt)}. Show it`}
+    >
+      <span class={`reply-author kind-${reply.author.kind}`}>{reply.author.name}</span>
+      <span class="reply-excerpt">{reply.deleted ? 'a deleted message' : plainExcerpt(reply.excerpt)}</span>
+    </button>
+  );
+}
+
+/** Where each agent's copy of the person's own message stands, updated live. */
+function Receipts({ message }: { message: TimelineMessage }) {
+  return (
+    <ul class="receipt-list" aria-label="Where your message stands with each agent">
+      {message.receipts.map((r) => (
+        <li key={r.agent} class={`receipt state-${r.state}`} data-agent={r.agent} data-state={r.state}>
+          <span class="receipt-agent">{r.agent}</span> {RECEIPT_WORDS[r.state] ?? r.state}
+        </li>
+      ))}
+      {message.receiptCount > message.receipts.length && (
+        <li class="receipt">+{message.receiptCount - message.receipts.length} more</li>
+      )}
+    </ul>
+  );
+}
+
+function MessageItem({
+  message,
+  client,
+  mine,
+  onJump,
+}: {
+  message: TimelineMessage;
+  client: RpcClient;
+  mine: boolean;
+  onJump: (messageId: string) => void;
+}) {
   const [whole, setWhole] = useState<string | null>(null);
   const [expanding, setExpanding] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -237,12 +364,18 @@ function MessageItem({ message, client }: { message: TimelineMessage; client: Rp
   };
   const body = whole ?? message.body;
   return (
-    <article class="message" data-message-id={message.messageId}>
+    <article class={`message${mine ? ' mine' : ''}`} data-message-id={message.messageId} tabIndex={-1}>
       <header>
         <span class={`author kind-${message.author.kind}`}>{message.author.name}</span>
         <RelativeTime iso={message.createdAt} />
         {message.editedAt && <span class="muted small">(edited)</span>}
       </header>
+      {message.replyTo && (
+        <ReplyQuote
+          reply={message.replyExcerpt ?? null}
+          onJump={() => message.replyTo && onJump(message.replyTo)}
+        />
+      )}
       {message.subject && <p class="subject">{message.subject}</p>}
       {body && <MessageBody body={body} bytes={message.bodyBytes} />}
       {message.truncated && whole === null && (
@@ -268,13 +401,7 @@ function MessageItem({ message, client }: { message: TimelineMessage; client: Rp
           ))}
         </ul>
       )}
-      {message.receipts.length > 0 && (
-        <p class="receipts muted small">
-          {message.receipts.map((r) => `${r.agent}: ${r.state}`).join(' · ')}
-          {message.receiptCount > message.receipts.length &&
-            ` · +${message.receiptCount - message.receipts.length}`}
-        </p>
-      )}
+      {mine && message.receipts.length > 0 && <Receipts message={message} />}
     </article>
   );
 }

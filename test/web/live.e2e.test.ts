@@ -1,0 +1,250 @@
+// Live everything (issue 14 items 2-3, and replies from item 2 of "Read comfortably"): the channel
+// list follows memberships made anywhere (another process's CLI, the host API) with unread counts,
+// without reload and without polling; replies show their parent's author and first line and lead to
+// it; each of the person's own messages shows, per agent, where its copy stands, updated live.
+// Debian's Chromium via playwright-core against a real `sluice serve`, at 1280×800 and 390×844.
+
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChannel, removeMember } from '../../src/host/channels.js';
+import type { HostContext } from '../../src/host/context.js';
+import { openHost } from '../../src/host/home.js';
+import { archiveMessages } from '../../src/host/inbox.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { resumeQueue } from '../../src/host/queue.js';
+import { channelRead } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
+import { issueLoginCode } from '../../src/host/sessions.js';
+import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { REPO_ROOT } from '../support/host.js';
+import {
+  ARTIFACTS,
+  cli,
+  ensurePageBuilt,
+  launchChromium,
+  POLL,
+  type Served,
+  signIn,
+  startServe,
+  stopServe,
+  VIEWPORTS,
+} from './browser-support.js';
+
+let home: string;
+let served: Served;
+let browser: Browser;
+let hostCtx: HostContext;
+
+beforeAll(async () => {
+  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
+    throw new Error('run npm run build first');
+  ensurePageBuilt();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  home = mkdtempSync(join(tmpdir(), 'sluice-web-live-'));
+  await cli(home, ['init']);
+  for (const view of VIEWPORTS) {
+    await cli(home, ['agent', 'add', `helper-${view.name}`]);
+    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
+    await cli(home, ['person', 'add', `bob-${view.name}`]);
+  }
+  served = await startServe(home);
+  hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
+  browser = await launchChromium();
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await hostCtx?.store.close();
+  if (served) await stopServe(served);
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) => {
+  const helper = `helper-${view.name}`;
+  const turner = `turner-${view.name}`;
+  const bob = `bob-${view.name}`;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+  /** `channel.list` requests the page sent: once at load; live notifications do the rest. */
+  let listRequests = 0;
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+  const nav = () => page.getByRole('navigation');
+  /** Hash routes change in place (no reload): what "without reload" is checked against. */
+  const goHash = (hash: string) => page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
+  const toList = async () => {
+    if (view.isMobile) await goHash('#/');
+  };
+  const open = (channelId: string) => goHash(`#/channel/${encodeURIComponent(channelId)}`);
+  const navLink = (label: string) => nav().getByRole('link', { name: label, exact: true });
+  const badge = (label: string) => navLink(label).locator('.unread-badge');
+  let team = '';
+
+  beforeAll(async () => {
+    context = await browser.newContext({
+      viewport: { width: view.width, height: view.height },
+      isMobile: view.isMobile,
+      hasTouch: view.isMobile,
+      deviceScaleFactor: 1,
+    });
+    page = await context.newPage();
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (msg) => {
+      // The page has no favicon; Chromium asks for one now and then.
+      if (msg.type() === 'error' && !msg.location().url.endsWith('/favicon.ico'))
+        problems.push(`console: ${msg.text()} at ${msg.location().url}`);
+    });
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+    });
+    page.on('websocket', (ws) =>
+      ws.on('framesent', (frame) => {
+        if (typeof frame.payload === 'string' && frame.payload.includes('"method":"channel.list"'))
+          listRequests += 1;
+      }),
+    );
+    const link = `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`;
+    await signIn(page, link);
+    await page.locator('.status-open').waitFor();
+    // The first list is read: from here on, only notifications change it.
+    await page.getByRole('heading', { name: 'Channels' }).waitFor();
+    await page.getByText('Loading channels…').waitFor({ state: 'detached' });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('a channel someone else makes with the person in it appears at once, and its unread count moves live', async () => {
+    const before = listRequests;
+    // Another process: bob's CLI makes the channel with the owner and an agent in it.
+    await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `owner,${helper}`, '--as', bob]);
+    await toList();
+    await navLink(`#team-${view.name}`).waitFor();
+    team = (await navLink(`#team-${view.name}`).getAttribute('data-channel-id')) ?? '';
+    expect(team).not.toBe('');
+    await cli(home, [
+      'message',
+      'send',
+      `#team-${view.name}`,
+      '-m',
+      'Morning! Build is green.',
+      '--as',
+      helper,
+    ]);
+    await cli(home, ['message', 'send', `#team-${view.name}`, '-m', 'Deploying at noon.', '--as', bob]);
+    await expect.poll(() => badge(`#team-${view.name}`).textContent(), POLL).toBe('2');
+    // A DM the agent starts from the CLI arrives with its count too.
+    await cli(home, ['message', 'send', 'owner', '-m', 'Are you there?', '--as', helper]);
+    await expect.poll(() => badge(`@${helper}`).textContent(), POLL).toBe('1');
+    await expect
+      .poll(() => navLink(`#team-${view.name}`).getAttribute('aria-describedby'), POLL)
+      .not.toBeNull();
+    await shot('30-live-sidebar');
+    // Nothing was polled: the list was never asked for again.
+    expect(listRequests).toBe(before);
+
+    // Reading the channel clears its count.
+    await open(team);
+    await page.locator('article.message', { hasText: 'Deploying at noon.' }).waitFor();
+    await toList();
+    await expect.poll(() => badge(`#team-${view.name}`).count(), POLL).toBe(0);
+    await expect.poll(() => badge(`@${helper}`).textContent(), POLL).toBe('1');
+    expect(listRequests).toBe(before);
+  });
+
+  it('being removed from a channel takes it off the list, without reload', async () => {
+    const bobP = await resolvePrincipal(hostCtx, bob);
+    const gone = await createChannel(hostCtx, bobP, { name: `brief-${view.name}`, members: ['owner'] });
+    await toList();
+    await navLink(`#brief-${view.name}`).waitFor();
+    await removeMember(hostCtx, bobP, gone.id, 'owner');
+    await navLink(`#brief-${view.name}`).waitFor({ state: 'detached' });
+  });
+
+  it('a reply quotes its parent, and pressing the quote shows the parent even when it was not loaded', async () => {
+    const helperP = await resolveAgent(hostCtx, helper);
+    const owner = await resolvePrincipal(hostCtx, 'owner');
+    const parent = await sendMessage(hostCtx, owner, {
+      to: team,
+      body: `**Plan for Friday** ${view.name}: ship the live sidebar\nthen the receipts\nthen rest`,
+    });
+    // Enough later messages that the parent is not on the first page (40).
+    // Away from the channel first, so the parent is not already in the page from live events.
+    await goHash('#/');
+    for (let i = 0; i < 45; i++) await sendMessage(hostCtx, owner, { to: team, body: `filler ${i}` });
+    await open(team);
+    await page.locator('article.message', { hasText: 'filler 44' }).waitFor();
+    await sendMessage(hostCtx, helperP, {
+      to: team,
+      body: 'On it: the sidebar lands first.',
+      replyTo: parent.message_id,
+    });
+    const reply = page.locator('article.message', { hasText: 'On it: the sidebar lands first.' });
+    await reply.waitFor();
+    const quote = reply.getByRole('button', { name: /^Replying to owner: / });
+    await expect
+      .poll(() => quote.textContent(), POLL)
+      .toBe(`ownerPlan for Friday ${view.name}: ship the live sidebar…`);
+    expect(await quote.textContent()).not.toContain('then the receipts');
+    await shot('31-reply-quote');
+    const parentArticle = page.locator(`article.message[data-message-id="${parent.message_id}"]`);
+    expect(await parentArticle.count()).toBe(0);
+    await quote.click();
+    await parentArticle.waitFor();
+    await expect
+      .poll(() => page.evaluate('document.activeElement?.dataset.messageId'), POLL)
+      .toBe(parent.message_id);
+    const box = await parentArticle.boundingBox();
+    expect(box && box.y + box.height > 0 && box.y < view.height).toBe(true);
+    await shot('32-reply-parent-shown');
+  });
+
+  it("each of the person's messages shows every agent's state, updated live as the agents work", async () => {
+    const ownerP = await resolvePrincipal(hostCtx, 'owner');
+    const work = await createChannel(hostCtx, ownerP, {
+      name: `work-${view.name}`,
+      members: [helper, turner],
+    });
+    await toList();
+    await navLink(`#work-${view.name}`).waitFor();
+    await open(work.id);
+    const composer = page.getByRole('textbox', { name: `Message #work-${view.name}` });
+    await composer.fill('Please review the release notes.');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const mine = page.locator('article.message.mine', { hasText: 'Please review the release notes.' });
+    await mine.waitFor();
+    const chip = (agent: string) => mine.locator(`.receipt[data-agent="${agent}"]`);
+    await expect.poll(() => chip(helper).getAttribute('data-state'), POLL).toBe('waiting');
+    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
+    await shot('33-receipts-waiting');
+    const messageId = (await mine.getAttribute('data-message-id')) ?? '';
+
+    // The explicit agent archives it; the turn agent's turn fails (returned), is resumed, then succeeds.
+    await archiveMessages(hostCtx, await resolveAgent(hostCtx, helper), [messageId]);
+    await expect.poll(() => chip(helper).textContent(), POLL).toBe(`${helper} archived`);
+    const turnerP = await resolveAgent(hostCtx, turner);
+    const failed = await beginTurn(hostCtx, turnerP);
+    await receivedInProcess(hostCtx, await channelRead(hostCtx, turnerP, { unread: true, limit: 20 }));
+    await endTurn(hostCtx, turnerP, failed.id, { ok: false, kind: 'model_error', reason: 'overloaded' });
+    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('returned');
+    await shot('34-receipts-returned');
+    await resumeQueue(hostCtx, ownerP, turner, messageId);
+    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
+    const ok = await beginTurn(hostCtx, turnerP);
+    await receivedInProcess(hostCtx, await channelRead(hostCtx, turnerP, { unread: true, limit: 20 }));
+    await endTurn(hostCtx, turnerP, ok.id, { ok: true });
+    await expect.poll(() => chip(turner).textContent(), POLL).toBe(`${turner} handled`);
+    await shot('35-receipts-handled');
+    // Others' messages carry no receipts line; nothing was re-read to get there.
+    expect(await page.locator('article.message:not(.mine) .receipt-list').count()).toBe(0);
+  });
+
+  it('logged no page error or console error', () => {
+    expect(problems).toEqual([]);
+  });
+});
