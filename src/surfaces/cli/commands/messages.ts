@@ -3,13 +3,11 @@ import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import type { HostContext } from '../../../host/context.js';
 import { handleMessages, handleReplyKey, parseHandleLines } from '../../../host/handle-messages.js';
-import { archiveMessages, displayChannel, type InboxListing, listInbox } from '../../../host/inbox.js';
+import { archiveMessages, type InboxListing, listInbox } from '../../../host/inbox.js';
 import { putMedia } from '../../../host/media.js';
+import { messagePlace } from '../../../host/message-place.js';
 import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
 import type { Principal } from '../../../host/principals.js';
-import { findChannelById } from '../../../store/ops/channels.js';
-import { findInboxEntry } from '../../../store/ops/inbox.js';
-import { findMessageById } from '../../../store/ops/messages.js';
 import { type AgentLock, readAttachment } from '../agent-lock.js';
 import {
   boundedMessagePage,
@@ -268,13 +266,10 @@ export function registerMessageCommands(program: Command): void {
         async ({ host, actor }, id: string, opts: { json?: boolean; maxChars?: string; offset?: string }) => {
           const me = await actor();
           const p = await readProjection(host, me, id);
-          const channel = await findChannelById(host.store.db, p.channel_id);
-          const channelName = displayChannel(channel?.name ?? p.channel_id);
+          const { channelName, state } = await messagePlace(host, me, p);
           if (opts.json) {
             const budget = readBudget(opts.maxChars);
             const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
-            const stored = await findMessageById(host.store.db, p.message_id);
-            const entry = stored ? await findInboxEntry(host.store.db, me.id, stored.seq) : undefined;
             const row = {
               id: p.message_id,
               channel: channelName,
@@ -282,7 +277,7 @@ export function registerMessageCommands(program: Command): void {
               createdAt: p.created_at,
               subject: p.subject ?? null,
               replyTo: p.reply_to?.message_id ?? null,
-              state: entry?.state ?? null,
+              state,
               attachments: p.attachments,
               body: p.body,
             };
