@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../core/errors.js';
+import { findChannelByName } from '../store/ops/channels.js';
 import {
   findPrincipalByName,
   insertPrincipal,
+  listPrincipals,
   type PrincipalRow,
   updateSettlement,
 } from '../store/ops/principals.js';
@@ -72,9 +74,68 @@ export async function ensurePrincipal(
 
 export async function resolvePrincipal(ctx: HostContext, name: string): Promise<Principal> {
   const found = typeof name === 'string' ? await findPrincipalByName(ctx.store.db, name) : undefined;
-  if (!found)
-    throw new SluiceError('not_found', `no principal named ${JSON.stringify(String(name)).slice(0, 80)}`);
+  if (!found) throw await principalNotFound(ctx, String(name));
   return found;
+}
+
+/** Every principal of a kind (or all), by name. */
+export async function listPrincipalsByName(ctx: HostContext, kind?: PrincipalKind): Promise<Principal[]> {
+  return listPrincipals(ctx.store.db, kind);
+}
+
+/**
+ * `not_found` for a name no principal has, with what the user probably meant in the message and
+ * in `data` (so every surface shows it): `suggestions`, the closest names, and `channel` when a
+ * group channel has that name (a target written without its `#`).
+ */
+async function principalNotFound(ctx: HostContext, name: string): Promise<SluiceError> {
+  const quoted = JSON.stringify(name).slice(0, 80);
+  const names = (await listPrincipals(ctx.store.db)).map((p) => p.name);
+  const suggestions = closestNames(name, names);
+  const group = NAME.test(name) ? await findChannelByName(ctx.store.db, name) : undefined;
+  const channel = group?.kind === 'group' ? `#${group.name}` : undefined;
+  const hint = channel
+    ? ` (did you mean ${channel}? a channel is written with its #)`
+    : suggestions.length > 0
+      ? ` (did you mean ${suggestions.join(' or ')}?)`
+      : '';
+  return new SluiceError('not_found', `no principal named ${quoted}${hint}`, {
+    name: name.slice(0, 80),
+    suggestions,
+    ...(channel ? { channel } : {}),
+  });
+}
+
+/** Names within a small edit distance of `name` (case-insensitive), closest first, at most 3. */
+export function closestNames(name: string, candidates: readonly string[]): string[] {
+  if (name.length === 0 || name.length > 64) return [];
+  const wanted = name.toLowerCase();
+  const limit = Math.max(1, Math.min(3, Math.floor(wanted.length / 3)));
+  return candidates
+    .map((candidate) => ({ candidate, d: editDistance(wanted, candidate.toLowerCase()) }))
+    .filter(({ d }) => d <= limit)
+    .sort((a, b) => a.d - b.d || a.candidate.localeCompare(b.candidate))
+    .slice(0, 3)
+    .map(({ candidate }) => candidate);
+}
+
+/** Levenshtein distance with adjacent transpositions counted as one edit. */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    const row = rows[i] as number[];
+    const prev = rows[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = d;
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number;
 }
 
 export async function resolveAgent(ctx: HostContext, name: string): Promise<Principal> {

@@ -215,7 +215,7 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     const saved = process.exitCode;
     process.exitCode = undefined;
     const db = h.db ? ['--db', h.db] : [];
-    const program = buildProgram();
+    const program = await buildProgram();
     try {
       await program.parseAsync(['node', 'sluice', '--home', h.home, ...db, '--as', caller, ...args]);
     } catch {

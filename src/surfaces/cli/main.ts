@@ -1,54 +1,154 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { registerBridgeCommands } from './commands/bridge.js';
-import { registerChannelCommands } from './commands/channels.js';
-import { registerDeliveryCommands } from './commands/delivery.js';
-import { registerDriveCommands } from './commands/drive.js';
-import { registerHooksCommands } from './commands/hooks.js';
-import { registerMcpCommands } from './commands/mcp.js';
-import { registerMediaCommands } from './commands/media.js';
-import { registerMessageCommands } from './commands/messages.js';
-import { registerQueueCommands } from './commands/queue.js';
-import { registerServeCommand } from './commands/serve.js';
-import { registerSetupCommands } from './commands/setup.js';
-import { registerStartCommand } from './commands/start.js';
-import { registerTokenCommands } from './commands/tokens.js';
-import { registerTurnCommands } from './commands/turns.js';
-import { registerWaitCommand } from './commands/wait.js';
 import { reportError } from './io.js';
 
-/** Builds the `sluice` command tree. */
-export function buildProgram(): Command {
-  const program = new Command('sluice')
+type Register = (program: Command) => void;
+
+// Each command module registers its commands; it is imported only when one of them runs (or for
+// the full list: help, a mistyped command), so `sluice message ls` loads no server, MCP or bridge
+// code. The order is the order of `sluice --help`.
+const MODULES = {
+  start: async () => (await import('./commands/start.js')).registerStartCommand,
+  setup: async () => (await import('./commands/setup.js')).registerSetupCommands,
+  channels: async () => (await import('./commands/channels.js')).registerChannelCommands,
+  messages: async () => (await import('./commands/messages.js')).registerMessageCommands,
+  delivery: async () => (await import('./commands/delivery.js')).registerDeliveryCommands,
+  hooks: async () => (await import('./commands/hooks.js')).registerHooksCommands,
+  turns: async () => (await import('./commands/turns.js')).registerTurnCommands,
+  queue: async () => (await import('./commands/queue.js')).registerQueueCommands,
+  serve: async () => (await import('./commands/serve.js')).registerServeCommand,
+  tokens: async () => (await import('./commands/tokens.js')).registerTokenCommands,
+  drive: async () => (await import('./commands/drive.js')).registerDriveCommands,
+  media: async () => (await import('./commands/media.js')).registerMediaCommands,
+  mcp: async () => (await import('./commands/mcp.js')).registerMcpCommands,
+  wait: async () => (await import('./commands/wait.js')).registerWaitCommand,
+  bridge: async () => (await import('./commands/bridge.js')).registerBridgeCommands,
+} satisfies Record<string, () => Promise<Register>>;
+
+type ModuleName = keyof typeof MODULES;
+
+/** The modules that register each top-level command (`init`, `agent` and `person` share one). */
+const MODULES_OF: Record<string, readonly ModuleName[]> = {
+  start: ['start'],
+  init: ['setup'],
+  agent: ['setup'],
+  person: ['setup'],
+  channel: ['channels'],
+  message: ['messages'],
+  delivery: ['delivery'],
+  hooks: ['hooks'],
+  turn: ['turns'],
+  queue: ['queue'],
+  serve: ['serve'],
+  token: ['tokens'],
+  'login-link': ['tokens'],
+  drive: ['drive'],
+  media: ['media'],
+  mcp: ['mcp'],
+  wait: ['wait'],
+  bridge: ['bridge'],
+};
+
+/** Global options that take a value: their value is never the command word. */
+const GLOBAL_VALUE_OPTIONS = new Set(['--home', '--db', '--as', '--durability']);
+
+/**
+ * The top-level command word of `args` (argv without node and the script), or undefined when
+ * there is none or an option before it is not a global one (then commander explains).
+ */
+export function commandWord(args: readonly string[]): { word: string; index: number } | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith('-')) return { word: arg, index: i };
+    if (GLOBAL_VALUE_OPTIONS.has(arg)) i++;
+    else if (!GLOBAL_VALUE_OPTIONS.has(arg.split('=', 1)[0] as string)) return undefined;
+  }
+  return undefined;
+}
+
+/** This package's version, from the package.json above this module (dist/src/… or a bundle). */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    const path = join(dir, 'package.json');
+    if (existsSync(path)) {
+      const pkg = JSON.parse(readFileSync(path, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'sluice' && typeof pkg.version === 'string') return pkg.version;
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
+}
+
+/**
+ * Commander's error text as one line with a code: `error: unknown command 'mesage'\n(Did you
+ * mean message?)` becomes `sluice: invalid_params: unknown command 'mesage' (did you mean message?)`.
+ */
+export function usageLine(text: string): string {
+  const joined = text
+    .replace(/^error: /, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^\(Did you mean/, '(did you mean'))
+    .join(' ');
+  return `sluice: invalid_params: ${joined}\n`;
+}
+
+function newProgram(): Command {
+  return new Command('sluice')
     .description('a durable message host for AI agents and the people who work with them')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .option('--home <dir>', 'Sluice home (default $SLUICE_HOME, else ~/.sluice)')
     .option('--db <url>', 'database: the SQLite file in the home by default; postgres://… (env SLUICE_DB)')
     .option('--as <name>', 'act as this principal (env SLUICE_AS; default owner)')
     .option('--durability <mode>', 'SQLite durability: full (default) or normal')
     .exitOverride()
+    .showSuggestionAfterError(true)
     .configureOutput({
-      writeErr: (text) =>
-        process.stderr.write(text.startsWith('error:') ? `sluice: ${text.split('\n')[0]}\n` : text),
+      writeErr: (text) => process.stderr.write(text.startsWith('error:') ? usageLine(text) : text),
     });
-  registerStartCommand(program);
-  registerSetupCommands(program);
-  registerChannelCommands(program);
-  registerMessageCommands(program);
-  registerDeliveryCommands(program);
-  registerHooksCommands(program);
-  registerTurnCommands(program);
-  registerQueueCommands(program);
-  registerServeCommand(program);
-  registerTokenCommands(program);
-  registerDriveCommands(program);
-  registerMediaCommands(program);
-  registerMcpCommands(program);
-  registerWaitCommand(program);
-  registerBridgeCommands(program);
+}
+
+async function registerModules(program: Command, names: readonly ModuleName[]): Promise<Command> {
+  const registers = await Promise.all(names.map((name) => MODULES[name]()));
+  for (const register of registers) register(program);
   for (const sub of allCommands(program)) {
     sub.exitOverride();
     sub.showHelpAfterError(false);
+    sub.showSuggestionAfterError(true);
   }
   return program;
+}
+
+/** Builds the whole `sluice` command tree (every command module loaded). */
+export function buildProgram(): Promise<Command> {
+  return registerModules(newProgram(), Object.keys(MODULES) as ModuleName[]);
+}
+
+/**
+ * The command tree `args` needs: only the modules of its command word, or all of them for help
+ * and for a word that is no command (so commander can suggest the nearest one).
+ */
+export function buildProgramFor(args: readonly string[]): Promise<Command> {
+  const found = commandWord(args);
+  const target = found?.word === 'help' ? commandWord(args.slice(found.index + 1)) : found;
+  const names = target !== undefined ? MODULES_OF[target.word] : undefined;
+  return registerModules(newProgram(), names ?? (Object.keys(MODULES) as ModuleName[]));
+}
+
+/**
+ * `sluice help message send` is `sluice message send --help` (commander's own help command only
+ * looks one word deep).
+ */
+export function expandHelp(args: readonly string[]): string[] {
+  const found = commandWord(args);
+  if (found?.word !== 'help') return [...args];
+  const rest = args.slice(found.index + 1);
+  if (rest.length < 2) return [...args];
+  return [...args.slice(0, found.index), ...rest, '--help'];
 }
 
 function allCommands(command: Command): Command[] {
@@ -64,9 +164,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
-  const program = buildProgram();
+  const args = expandHelp(argv.slice(2));
   try {
-    await program.parseAsync([...argv]);
+    const program = await buildProgramFor(args);
+    await program.parseAsync([...argv.slice(0, 2), ...args]);
   } catch (err) {
     if (err instanceof CommanderError) {
       process.exitCode = err.exitCode === 0 ? 0 : 1;

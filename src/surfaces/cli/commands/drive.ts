@@ -2,11 +2,10 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { requireAgent } from '../../../host/inbox.js';
-import { setSettlementMode } from '../../../host/principals.js';
 import { drive } from '../../drivers/run.js';
 import { isBroadFolder } from '../agent-lock.js';
 import { action } from '../context.js';
-import { parseLimit, writeOut } from '../io.js';
+import { parseLimit } from '../io.js';
 
 interface DriveFlags {
   cwd?: string;
@@ -45,7 +44,7 @@ function withDriveOptions(command: Command): Command {
     .option('--max-bytes <n>', 'UTF-8 bytes of the whole delivery text (default 16384)');
 }
 
-/** `sluice drive claude|codex --as AGENT` and `sluice agent settle NAME turn|explicit`. */
+/** `sluice drive claude|codex --as AGENT`. */
 export function registerDriveCommands(program: Command): void {
   const driveCommand = program
     .command('drive')
@@ -99,19 +98,4 @@ export function registerDriveCommands(program: Command): void {
       });
     }),
   );
-
-  const agentCommand =
-    program.commands.find((c) => c.name() === 'agent') ??
-    program.command('agent').description('manage agents');
-  agentCommand
-    .command('settle <name> <mode>')
-    .description('switch how an agent consumes messages: turn (drivers, hooks) or explicit (archive ids)')
-    .action(
-      action(async ({ host }, name: string, mode: string) => {
-        if (mode !== 'turn' && mode !== 'explicit')
-          throw new SluiceError('invalid_params', 'mode must be turn or explicit');
-        await setSettlementMode(host, name, mode);
-        await writeOut(`${name} settles ${mode === 'turn' ? 'by turns' : 'explicitly'}\n`);
-      }),
-    );
 }

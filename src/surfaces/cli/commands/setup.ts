@@ -1,9 +1,22 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { initHome } from '../../../host/home.js';
-import { addPrincipal } from '../../../host/principals.js';
+import {
+  addPrincipal,
+  listPrincipalsByName,
+  type Principal,
+  setSettlementMode,
+} from '../../../host/principals.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
+import { writeList } from '../list-output.js';
+
+const principalJson = (p: Principal) => ({
+  name: p.name,
+  kind: p.kind,
+  ...(p.kind === 'agent' ? { settlement: p.settlement } : {}),
+  createdAt: p.created_at,
+});
 
 export function registerSetupCommands(program: Command): void {
   program
@@ -30,6 +43,35 @@ export function registerSetupCommands(program: Command): void {
         await writeOut(`${row.name}\n`);
       }),
     );
+  agent
+    .command('ls')
+    .description('list agents and how each settles')
+    .option('--json', 'print [{name, kind, settlement, createdAt}]')
+    .action(
+      action(async ({ host }, opts: { json?: boolean }) => {
+        await writeList(await listPrincipalsByName(host, 'agent'), {
+          json: opts.json,
+          toJson: principalJson,
+          empty: 'no agents (add one: sluice agent add NAME)',
+          columns: [
+            { header: 'NAME', cell: (p) => p.name },
+            { header: 'SETTLEMENT', cell: (p) => p.settlement },
+            { header: 'CREATED', cell: (p) => p.created_at },
+          ],
+        });
+      }),
+    );
+  agent
+    .command('settle <name> <mode>')
+    .description('switch how an agent consumes messages: turn (drivers, hooks) or explicit (archive ids)')
+    .action(
+      action(async ({ host }, name: string, mode: string) => {
+        if (mode !== 'turn' && mode !== 'explicit')
+          throw new SluiceError('invalid_params', 'mode must be turn or explicit');
+        await setSettlementMode(host, name, mode);
+        await writeOut(`${name} settles ${mode === 'turn' ? 'by turns' : 'explicitly'}\n`);
+      }),
+    );
 
   const person = program.command('person').description('manage people');
   person
@@ -39,6 +81,23 @@ export function registerSetupCommands(program: Command): void {
       action(async ({ host }, name: string) => {
         const row = await addPrincipal(host, { name, kind: 'person' });
         await writeOut(`${row.name}\n`);
+      }),
+    );
+  person
+    .command('ls')
+    .description('list people')
+    .option('--json', 'print [{name, kind, createdAt}]')
+    .action(
+      action(async ({ host }, opts: { json?: boolean }) => {
+        await writeList(await listPrincipalsByName(host, 'person'), {
+          json: opts.json,
+          toJson: principalJson,
+          empty: 'no people',
+          columns: [
+            { header: 'NAME', cell: (p) => p.name },
+            { header: 'CREATED', cell: (p) => p.created_at },
+          ],
+        });
       }),
     );
 }
