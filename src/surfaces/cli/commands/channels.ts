@@ -8,14 +8,37 @@ import {
   leaveChannel,
   listAllChannels,
   listInvitationsPage,
+  peekTarget,
   removeMember,
   resolveTarget,
 } from '../../../host/channels.js';
+import type { HostContext } from '../../../host/context.js';
 import { displayChannel } from '../../../host/inbox.js';
 import { loadProjections } from '../../../host/messages.js';
+import type { Principal } from '../../../host/principals.js';
+import { listActiveMembers } from '../../../store/ops/channels.js';
 import { listChannelHistory } from '../../../store/ops/messages.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
+import { writeList } from '../list-output.js';
+
+/**
+ * The channel a read names: `#NAME`, a channel id, a DM as `channel ls` prints it (`dm:a,b`), or
+ * a principal (your DM with them; undefined while you have none). Creates nothing.
+ */
+async function channelToRead(host: HostContext, me: Principal, ref: string) {
+  if (!/^dm:[^,]+(,[^,]+)?$/.test(ref)) return peekTarget(host, me, ref);
+  try {
+    return await resolveTarget(host, me, `#${ref}`);
+  } catch (err) {
+    if (err instanceof SluiceError && err.code === 'not_found')
+      throw new SluiceError(
+        'not_found',
+        `no DM named ${JSON.stringify(ref).slice(0, 80)} (sluice channel ls lists yours)`,
+      );
+    throw err;
+  }
+}
 
 export function registerChannelCommands(program: Command): void {
   const channel = program.command('channel').description('channels and their history');
@@ -46,14 +69,41 @@ export function registerChannelCommands(program: Command): void {
     .action(
       action(async ({ host, actor }, opts: { json?: boolean }) => {
         const rows = await listAllChannels(host, await actor());
-        if (opts.json) {
-          await writeOut(`${JSON.stringify(rows.map((c) => ({ ...c, name: displayChannel(c.name) })))}\n`);
-          return;
-        }
-        const lines = rows.map(
-          (c) => `${displayChannel(c.name)}\t${c.kind}\t${c.members.map((m) => m.name).join(',')}`,
-        );
-        await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no channels\n');
+        await writeList(rows, {
+          json: opts.json,
+          toJson: (c) => ({ ...c, name: displayChannel(c.name) }),
+          empty: 'no channels',
+          columns: [
+            { header: 'NAME', cell: (c) => displayChannel(c.name) },
+            { header: 'KIND', cell: (c) => c.kind },
+            {
+              header: 'MEMBERS',
+              cell: (c) =>
+                `${c.members.map((m) => m.name).join(',')}${c.memberCount > c.members.length ? ` (+${c.memberCount - c.members.length})` : ''}`,
+            },
+          ],
+        });
+      }),
+    );
+
+  channel
+    .command('members <channel>')
+    .description('who is in #channel (or a DM: dm:a,b or a principal name)')
+    .option('--json', 'print [{name, kind}]')
+    .action(
+      action(async ({ host, actor }, ref: string, opts: { json?: boolean }) => {
+        const ch = await channelToRead(host, await actor(), ref);
+        if (!ch) throw new SluiceError('not_found', `you have no DM with ${ref} yet`);
+        const members = await listActiveMembers(host.store.db, ch.id);
+        await writeList(members, {
+          json: opts.json,
+          toJson: (m) => ({ name: m.name, kind: m.kind }),
+          empty: 'no members',
+          columns: [
+            { header: 'NAME', cell: (m) => m.name },
+            { header: 'KIND', cell: (m) => m.kind },
+          ],
+        });
       }),
     );
 
@@ -101,12 +151,15 @@ export function registerChannelCommands(program: Command): void {
           rows.push(...page.invitations);
           cursor = page.nextCursor ?? undefined;
         } while (cursor !== undefined);
-        if (opts.json) {
-          await writeOut(`${JSON.stringify(rows)}\n`);
-          return;
-        }
-        const lines = rows.map((r) => `#${r.channel.name}\tfrom ${r.invitedBy.name}\t${r.createdAt}`);
-        await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no invitations\n');
+        await writeList(rows, {
+          json: opts.json,
+          empty: 'no invitations',
+          columns: [
+            { header: 'CHANNEL', cell: (r) => `#${r.channel.name}` },
+            { header: 'INVITED BY', cell: (r) => r.invitedBy.name },
+            { header: 'SINCE', cell: (r) => r.createdAt },
+          ],
+        });
       }),
     );
 
@@ -132,15 +185,15 @@ export function registerChannelCommands(program: Command): void {
 
   channel
     .command('history <target>')
-    .description('recent messages of #channel or of your DM with a principal, oldest first')
+    .description('recent messages of #channel or a DM (dm:a,b or a principal name), oldest first')
     .option('--json', 'print JSON projections')
     .option('--limit <n>', 'how many (default 20)')
     .action(
       action(async ({ host, actor }, target: string, opts: { json?: boolean; limit?: string }) => {
         const limit = parseLimit(opts.limit, '--limit', 1000, 20);
         const me = await actor();
-        const ch = await resolveTarget(host, me, target);
-        const rows = (await listChannelHistory(host.store.db, ch.id, { limit })).reverse();
+        const ch = await channelToRead(host, me, target);
+        const rows = ch ? (await listChannelHistory(host.store.db, ch.id, { limit })).reverse() : [];
         const projections = await loadProjections(host.store.db, rows);
         if (opts.json) {
           await writeOut(`${JSON.stringify(projections)}\n`);

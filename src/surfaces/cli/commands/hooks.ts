@@ -15,6 +15,7 @@ import {
 import { planClaudeUninstall, planCodexUninstall } from '../../hooks/uninstall.js';
 import { action } from '../context.js';
 import { reportError, writeOut } from '../io.js';
+import { launcherNotes } from '../on-path.js';
 
 interface InstallOptions {
   project?: string;
@@ -85,7 +86,7 @@ export function registerHooksCommands(program: Command): void {
           applyChanges(plan.changes);
           lines.push(...plan.changes.map((c) => `${c.before === null ? 'created' : 'updated'} ${c.path}`));
         }
-        lines.push(...plan.notes);
+        lines.push(...plan.notes, ...launcherNotes(launcher, client, agent.name));
         await writeOut(`${lines.join('\n')}\n`);
       }),
     );

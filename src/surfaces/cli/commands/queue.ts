@@ -5,6 +5,7 @@ import { listInbox } from '../../../host/inbox.js';
 import { pauseQueue, queueSummaryFor, resumeQueue, withdrawMessage } from '../../../host/queue.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
+import { writeList } from '../list-output.js';
 
 export function registerQueueCommands(program: Command): void {
   const queue = program.command('queue').description("watch and steer an agent's queue");
@@ -21,18 +22,34 @@ export function registerQueueCommands(program: Command): void {
     .command('ls <agent>')
     .description('pending cards, oldest first, with short previews')
     .option('--limit <n>', 'how many (default 40)')
+    .option('--json', 'print [{position, state, source, id, from, preview}]')
     .action(
-      action(async ({ host, actor }, agentName: string, opts: { limit?: string }) => {
+      action(async ({ host, actor }, agentName: string, opts: { limit?: string; json?: boolean }) => {
         const access = await requireQueueAccess(host, await actor(), agentName);
         const rows = await listInbox(host, access.agent, {
           limit: parseLimit(opts.limit, '--limit', 10_000, 40),
           withinChannelIds: access.channelIds,
         });
-        const lines = rows.map(
-          (r) =>
-            `${r.entry.position}\t${r.entry.state}\t${r.entry.source}\t${r.projection.message_id}\t${r.projection.author.name}\t${JSON.stringify(cutUtf8(r.projection.body, 80).text)}`,
-        );
-        await writeOut(lines.length ? `${lines.join('\n')}\n` : 'queue is empty\n');
+        const cards = rows.map((r) => ({
+          position: r.entry.position,
+          state: r.entry.state,
+          source: r.entry.source,
+          id: r.projection.message_id,
+          from: r.projection.author.name,
+          preview: cutUtf8(r.projection.body, 80).text,
+        }));
+        await writeList(cards, {
+          json: opts.json,
+          empty: 'queue is empty',
+          columns: [
+            { header: 'POSITION', cell: (c) => String(c.position) },
+            { header: 'STATE', cell: (c) => c.state },
+            { header: 'SOURCE', cell: (c) => c.source },
+            { header: 'ID', cell: (c) => c.id },
+            { header: 'FROM', cell: (c) => c.from },
+            { header: 'PREVIEW', cell: (c) => JSON.stringify(c.preview) },
+          ],
+        });
       }),
     );
   queue

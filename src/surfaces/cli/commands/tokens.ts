@@ -11,6 +11,7 @@ import {
 } from '../../../host/sessions.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
+import { writeList } from '../list-output.js';
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
@@ -51,18 +52,6 @@ function serveOrigin(home: string, explicit: string | undefined): string {
   return url.origin;
 }
 
-const table = (rows: string[][]) => {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-};
-
 /**
  * `sluice token NAME [--expires 30d|never]`, `sluice token ls [--json]`, `sluice token revoke ID`
  * and `sluice login-link [PERSON] [--url ORIGIN]`.
@@ -88,22 +77,18 @@ export function registerTokenCommands(program: Command): void {
     .option('--json', 'one JSON array: {id, kind, principal, created, expires, lastUsed}')
     .action(
       action(async ({ host }, opts: { json?: boolean }) => {
-        const rows = await listCredentials(host);
-        if (opts.json) return writeOut(`${JSON.stringify(rows)}\n`);
-        if (rows.length === 0) return writeOut('no tokens or sessions\n');
-        await writeOut(
-          `${table([
-            ['ID', 'KIND', 'PRINCIPAL', 'CREATED', 'EXPIRES', 'LAST USED'],
-            ...rows.map((r) => [
-              r.id,
-              r.kind,
-              r.principal,
-              r.created,
-              r.expires ?? 'never',
-              r.lastUsed ?? '-',
-            ]),
-          ])}\n`,
-        );
+        await writeList(await listCredentials(host), {
+          json: opts.json,
+          empty: 'no tokens or sessions',
+          columns: [
+            { header: 'ID', cell: (r) => r.id },
+            { header: 'KIND', cell: (r) => r.kind },
+            { header: 'PRINCIPAL', cell: (r) => r.principal },
+            { header: 'CREATED', cell: (r) => r.created },
+            { header: 'EXPIRES', cell: (r) => r.expires ?? 'never' },
+            { header: 'LAST USED', cell: (r) => r.lastUsed ?? '-' },
+          ],
+        });
       }),
     );
 
