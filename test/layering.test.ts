@@ -63,7 +63,6 @@ const QUERY_EXCEPTIONS: Record<string, string> = {
   // TODO(issue 17): the send path keeps its queries until its owner moves them to store/ops
   // (live.ts and idempotent-sends.ts, also theirs, already have none).
   'src/host/messages.ts': 'issue 17',
-  'src/host/inbox.ts': 'issue 16: the channel-name lookup moves once a concurrent edit lands',
 };
 
 const HANDLE_EXCEPTIONS: Record<string, string> = {

@@ -1,11 +1,11 @@
 import { SluiceError } from '../core/errors.js';
-import { listActiveChannelIds } from '../store/ops/channels.js';
+import { findChannelById, listActiveChannelIds } from '../store/ops/channels.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry, type InboxRow, listInboxEntries, updateInboxState } from '../store/ops/inbox.js';
 import { findMessageById, findMessagesBySeqs } from '../store/ops/messages.js';
 import { applyQueueDelta, type CounterDelta, findQueue } from '../store/ops/queues.js';
 import { findReceipt, insertReceipt } from '../store/ops/receipts.js';
-import type { InboxState } from '../store/schema.js';
+import { type InboxState, isPendingState, PENDING_STATES } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
 import { loadProjections } from './messages.js';
@@ -13,10 +13,9 @@ import type { Principal } from './principals.js';
 import { resolvePrincipal } from './principals.js';
 import type { MessageProjection } from './projection.js';
 
-const PENDING = new Set<InboxState>(['waiting', 'returned']);
-
+/** Waiting or returned (core/pending.ts). */
 export function isPending(state: InboxState): boolean {
-  return PENDING.has(state);
+  return isPendingState(state);
 }
 
 /**
@@ -103,7 +102,7 @@ export async function listInbox(
     afterPosition,
     channelIds,
     authorId,
-    states: options.archive ? ['archived', 'handled'] : ['waiting', 'returned'],
+    states: options.archive ? ['archived', 'handled'] : PENDING_STATES,
     limit,
   });
   return withProjections(ctx.store.db, entries);
@@ -117,7 +116,7 @@ export async function withProjections(db: Db, entries: readonly InboxRow[]): Pro
   const projections = await loadProjections(db, rows);
   const channelNames = new Map<string, string>();
   for (const channelId of new Set(entries.map((e) => e.channel_id))) {
-    const c = await db.selectFrom('channels').select('name').where('id', '=', channelId).executeTakeFirst();
+    const c = await findChannelById(db, channelId);
     channelNames.set(channelId, c?.name ?? channelId);
   }
   return entries.map((entry, i) => ({
