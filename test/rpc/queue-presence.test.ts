@@ -1,7 +1,13 @@
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
+import { agentPresence } from '../../src/host/presence.js';
 import type { Principal } from '../../src/host/principals.js';
 import { abandonTurn, beginTurn, endTurn } from '../../src/host/turns.js';
+import type { Database } from '../../src/store/schema.js';
+import { openTestHost } from '../support/host.js';
 import { openServedHost, type RpcClient, type ServedHost } from './support.js';
 
 describe("queue.summary says the agent's presence (from its turns)", () => {
@@ -51,5 +57,36 @@ describe("queue.summary says the agent's presence (from its turns)", () => {
     const reply = await outsider.call('queue.summary', { agent: 'helper' });
     expect(reply.result).toBeUndefined();
     expect(reply.error?.message).toMatch(/only helper or a person/);
+  });
+});
+
+describe('the presence read', () => {
+  it('is one index probe on turns_by_start (EXPLAIN QUERY PLAN: no scan, no sort)', async () => {
+    const h = await openTestHost();
+    const agent = await h.agent('busy');
+    await beginTurn(h.ctx, agent);
+    const raw = new BetterSqlite3(join(h.home, 'sluice.db'));
+    const queries: { sql: string; parameters: readonly unknown[] }[] = [];
+    const logged = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: raw }),
+      log: (event) => {
+        if (event.level === 'query')
+          queries.push({ sql: event.query.sql, parameters: event.query.parameters });
+      },
+    });
+    try {
+      expect((await agentPresence(logged, agent.id)).state).toBe('in-turn');
+      expect(queries).toHaveLength(1);
+      const q = queries[0] as (typeof queries)[number];
+      const plan = raw.prepare(`explain query plan ${q.sql}`).all(...(q.parameters as unknown[])) as {
+        detail: string;
+      }[];
+      expect(plan.map((p) => p.detail)).toEqual([
+        expect.stringMatching(/^SEARCH turns USING INDEX turns_by_start/),
+      ]);
+    } finally {
+      await logged.destroy();
+      await h.close();
+    }
   });
 });

@@ -14,7 +14,7 @@ export async function latestTurn(
     }
   | undefined
 > {
-  // Served by turns_open (agent_id, state): the agent's turns only, newest first.
+  // Served by turns_by_start (agent_id, started_at), migration 009: one probe, newest first.
   return db
     .selectFrom('turns')
     .select(['state', 'receipt', 'started_at', 'ended_at', 'failure_kind'])

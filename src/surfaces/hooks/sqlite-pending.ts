@@ -22,6 +22,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '006_read_receipts',
   '007_dispatch_attempts',
   '008_commit_order',
+  // An index on turns only (the page's presence read).
+  '009_turns_by_start',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
