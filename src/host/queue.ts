@@ -1,4 +1,5 @@
 import { SluiceError } from '../core/errors.js';
+import { isPendingState } from '../core/pending.js';
 import { requireWellFormed, sliceWhole } from '../core/text.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry, firstPositionInState, newestPendingPersonEntry } from '../store/ops/inbox.js';
@@ -179,7 +180,7 @@ export async function withdrawMessage(
     if (!canWithdraw(actor, message.author_id)) {
       throw new SluiceError('denied', 'only the sender or a person may withdraw a message');
     }
-    if (entry.state !== 'waiting' && entry.state !== 'returned') {
+    if (!isPendingState(entry.state)) {
       throw new SluiceError('conflict', `message ${messageId} is already ${entry.state}`);
     }
     await transitionEntry(trx, entry, 'withdrawn', at);
