@@ -22,6 +22,7 @@ import {
 } from '../bounded-read.js';
 import { action } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
+import { writeList } from '../list-output.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -237,6 +238,21 @@ export function registerMessageCommands(program: Command): void {
             await writeOut(`${JSON.stringify(rows.map((r) => listingRow(r, false)))}\n`);
             return;
           }
+          if (!opts.includeBody) {
+            // A person's view: the list style every `ls` shares.
+            await writeList(rows, {
+              empty: opts.archive ? 'no archived messages' : 'no pending messages',
+              columns: [
+                { header: 'ID', cell: (r) => r.projection.message_id },
+                { header: 'CHANNEL', cell: (r) => r.channelName },
+                { header: 'FROM', cell: (r) => r.projection.author.name },
+                { header: 'CREATED', cell: (r) => r.projection.created_at },
+                { header: 'STATE', cell: (r) => r.entry.state },
+                { header: 'SUBJECT', cell: (r) => firstLine(r.projection.subject ?? r.projection.body) },
+              ],
+            });
+            return;
+          }
           if (rows.length === 0) {
             await writeOut(opts.archive ? 'no archived messages\n' : 'no pending messages\n');
             return;
@@ -244,13 +260,9 @@ export function registerMessageCommands(program: Command): void {
           const out = rows.map((r) => {
             const p = r.projection;
             const head = `${p.message_id}  ${r.channelName}  ${p.author.name}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
-            return opts.includeBody ? `${head}\n${p.body}\n` : head;
+            return `${head}\n${p.body}\n`;
           });
-          if (opts.includeBody) {
-            await writeOut(boundedTextListing(rows, out, hasMore, budget, continueCommands(opts)));
-            return;
-          }
-          await writeOut(`${out.join('\n')}\n`);
+          await writeOut(boundedTextListing(rows, out, hasMore, budget, continueCommands(opts)));
         },
       ),
     );
