@@ -1,8 +1,8 @@
 // Bundles the compiled CLI (dist/src/surfaces/cli/main.js) into dist/cli/: one chunk per command
-// module plus shared chunks, with Kysely, commander and zod inside. Loading Kysely's ~130 ES
-// modules one by one cost more CPU than everything a `sluice message …` command does; a few
-// files cost a tenth of that (docs/cli.md, bench/cli-start.ts). bin/sluice.js uses the bundle
-// only when it is newer than the compiled sources, so a plain `tsc` never runs stale code.
+// module plus shared chunks, with Kysely and commander inside. Loading Kysely's 265 ES modules
+// one by one cost more CPU than everything a `sluice message …` command does; one file costs a
+// tenth of that (docs/cli.md, bench/cli-start.ts). bin/sluice.js uses the bundle only when it is
+// as new as the compiled sources, so a plain `tsc` never runs stale code.
 import { renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +13,9 @@ const out = join(root, 'dist/cli');
 
 // Pure JavaScript on the hot path is bundled; everything else (native addons such as
 // better-sqlite3 and sharp, and the server, MCP and bridge packages that only some commands
-// load) stays an ordinary import from node_modules.
-const BUNDLED = new Set(['kysely', 'commander', 'zod']);
+// load) stays an ordinary import from node_modules. zod stays outside too: the MCP SDK checks
+// our tool schemas with its own copy, so there must be only one.
+const BUNDLED = new Set(['kysely', 'commander']);
 
 function packageOf(id) {
   const parts = id.split('/');
