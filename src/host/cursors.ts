@@ -65,6 +65,20 @@ export const BODY_PART_CURSOR: CursorKind<{ o: number; r: number }> = {
   refusal: 'invalid cursor: unexpected payload',
 };
 
+/** `channel.history` pages: the message seq to continue before. */
+export const HISTORY_CURSOR: CursorKind<{ b: number }> = {
+  name: 'history',
+  schema: z.object({ b: z.number().int() }),
+  refusal: 'invalid cursor: unexpected payload',
+};
+
+/** Lists ordered by name (`channel.list`, invitations): the name to continue after. */
+export const NAME_CURSOR: CursorKind<{ after: string }> = {
+  name: 'name',
+  schema: z.object({ after: z.string() }),
+  refusal: 'invalid cursor: unexpected payload',
+};
+
 /** Signs a payload of `kind` for `binding`; a payload outside the kind's schema is a bug. */
 export function issueCursor<T extends Record<string, unknown>>(
   ctx: HostContext,

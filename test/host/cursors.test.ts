@@ -4,7 +4,9 @@ import {
   BODY_PART_CURSOR,
   CONTENT_CURSOR,
   type CursorKind,
+  HISTORY_CURSOR,
   issueCursor,
+  NAME_CURSOR,
   QUEUE_PAGE_CURSOR,
   READ_PAGE_CURSOR,
   readCursor,
@@ -22,6 +24,8 @@ const KINDS: [CursorKind<Record<string, unknown>>, Record<string, unknown>, Reco
     { a: 'p_2', g: 'g', f: '{}', d: 'sideways', p: 3, m: 'm_1', s: 'waiting' },
   ],
   [BODY_PART_CURSOR as never, { o: 0, r: 2 }, { o: '0', r: 2 }],
+  [HISTORY_CURSOR as never, { b: 41 }, { b: 'x' }],
+  [NAME_CURSOR as never, { after: 'general' }, { after: 3 }],
 ];
 
 describe('one cursor module: one schema per kind', () => {
