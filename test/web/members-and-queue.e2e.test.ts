@@ -365,11 +365,15 @@ describe.each(VIEWPORTS)(
       await shot(page, '26-returned-reason');
       await reader.getByRole('button', { name: 'Close' }).click();
 
-      // A driver's turn starts: the next queue change brings the new presence.
+      // A driver's turn starts (no queue change, so nothing is pushed): the page looks again when
+      // it comes back into view.
       const driven = await beginTurn(hostCtx, agent, { receipt: 'seen' });
-      await sendMessage(hostCtx, owner, { to: `#${jobs}`, body: 'one more' });
+      await page.evaluate("document.dispatchEvent(new Event('visibilitychange'))");
       await expect.poll(() => presence.textContent(), POLL).toMatch(/being driven/);
+      // It ends; the next queue change brings the new presence with it.
       await endTurn(hostCtx, agent, driven.id, { ok: true });
+      await sendMessage(hostCtx, owner, { to: `#${jobs}`, body: 'one more' });
+      await expect.poll(() => presence.textContent(), POLL).toMatch(/idle · its last turn finished/);
 
       // Errors: an unknown agent's queue.
       await page.goto(`${served.origin}/#/queue/nobody-${view.name}`);

@@ -79,6 +79,21 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
 
   useEffect(loadSummary, [loadSummary]);
   useOnReconnect(client, loadSummary);
+  // A turn that starts changes no queue count, so nothing is pushed: look again when the page
+  // comes back into view (presence, and the counts with it).
+  useEffect(() => {
+    let cleanup: (() => void) | undefined;
+    const onVisible = () => {
+      if (document.visibilityState !== 'visible') return;
+      cleanup?.();
+      cleanup = loadSummary();
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      document.removeEventListener('visibilitychange', onVisible);
+      cleanup?.();
+    };
+  }, [loadSummary]);
 
   useEffect(() => {
     if (unavailable) return;
