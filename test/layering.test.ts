@@ -72,8 +72,6 @@ const HANDLE_EXCEPTIONS: Record<string, string> = {
   // TODO(issue 16): edited by others while the surfaces were moved off the handle.
   'src/surfaces/rpc/connection.ts': 'issue 16',
   'src/surfaces/rpc/methods.ts': 'issue 16',
-  'src/surfaces/cli/commands/queue.ts': 'issue 16',
-  'src/surfaces/cli/commands/channels.ts': 'issue 16',
 };
 
 /** Cursor tokens are signed and parsed only in host/cursors.ts (one schema per kind). */

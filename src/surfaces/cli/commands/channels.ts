@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
+import { channelMembers, recentProjections } from '../../../host/channel-reads.js';
 import {
   acceptInvitation,
   addMember,
@@ -14,10 +15,7 @@ import {
 } from '../../../host/channels.js';
 import type { HostContext } from '../../../host/context.js';
 import { displayChannel } from '../../../host/inbox.js';
-import { loadProjections } from '../../../host/messages.js';
 import type { Principal } from '../../../host/principals.js';
-import { listActiveMembers } from '../../../store/ops/channels.js';
-import { listChannelHistory } from '../../../store/ops/messages.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
@@ -92,9 +90,10 @@ export function registerChannelCommands(program: Command): void {
     .option('--json', 'print [{name, kind}]')
     .action(
       action(async ({ host, actor }, ref: string, opts: { json?: boolean }) => {
-        const ch = await channelToRead(host, await actor(), ref);
+        const me = await actor();
+        const ch = await channelToRead(host, me, ref);
         if (!ch) throw new SluiceError('not_found', `you have no DM with ${ref} yet`);
-        const members = await listActiveMembers(host.store.db, ch.id);
+        const members = await channelMembers(host, me, ch.id);
         await writeList(members, {
           json: opts.json,
           toJson: (m) => ({ name: m.name, kind: m.kind }),
@@ -193,8 +192,7 @@ export function registerChannelCommands(program: Command): void {
         const limit = parseLimit(opts.limit, '--limit', 1000, 20);
         const me = await actor();
         const ch = await channelToRead(host, me, target);
-        const rows = ch ? (await listChannelHistory(host.store.db, ch.id, { limit })).reverse() : [];
-        const projections = await loadProjections(host.store.db, rows);
+        const projections = ch ? await recentProjections(host, me, ch.id, limit) : [];
         if (opts.json) {
           await writeOut(`${JSON.stringify(projections)}\n`);
           return;

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { cutUtf8 } from '../../../core/preview.js';
 import { requireQueueAccess } from '../../../host/access.js';
 import { listInbox } from '../../../host/inbox.js';
-import { pauseQueue, queueSummaryFor, resumeQueue, withdrawMessage } from '../../../host/queue.js';
+import { pauseQueue, readQueueSummary, resumeQueue, withdrawMessage } from '../../../host/queue.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
@@ -15,7 +15,7 @@ export function registerQueueCommands(program: Command): void {
     .action(
       action(async ({ host, actor }, agentName: string) => {
         const access = await requireQueueAccess(host, await actor(), agentName);
-        await writeOut(`${JSON.stringify(await queueSummaryFor(host.store.db, access))}\n`);
+        await writeOut(`${JSON.stringify(await readQueueSummary(host, access))}\n`);
       }),
     );
   queue

@@ -1,0 +1,29 @@
+import { type ActiveMember, listActiveMembers } from '../store/ops/channels.js';
+import { listChannelHistory } from '../store/ops/messages.js';
+import { requireMember } from './access.js';
+import type { HostContext } from './context.js';
+import { loadProjections } from './messages.js';
+import type { Principal } from './principals.js';
+import type { MessageProjection } from './projection.js';
+
+/** Who is in a channel now; the caller must be a member (I6). */
+export async function channelMembers(
+  ctx: HostContext,
+  actor: Principal,
+  channelId: string,
+): Promise<ActiveMember[]> {
+  await requireMember(ctx.store.db, channelId, actor.id);
+  return listActiveMembers(ctx.store.db, channelId);
+}
+
+/** The newest `limit` messages of a channel as projections, oldest first; the caller must be a member. */
+export async function recentProjections(
+  ctx: HostContext,
+  actor: Principal,
+  channelId: string,
+  limit: number,
+): Promise<MessageProjection[]> {
+  await requireMember(ctx.store.db, channelId, actor.id);
+  const rows = (await listChannelHistory(ctx.store.db, channelId, { limit })).reverse();
+  return loadProjections(ctx.store.db, rows);
+}
