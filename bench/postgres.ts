@@ -120,6 +120,59 @@ async function onPostgres(dir: string): Promise<Measured> {
   }
 }
 
+const HOST_SENDERS = 16;
+const HOST_SENDS = 480;
+
+/** Sends per second from `senders` concurrent senders spread over `hosts`, each DMing its own agent. */
+async function hostsThroughput(url: string, dir: string, hostCount: number): Promise<number> {
+  const hosts: HostContext[] = [];
+  for (let i = 0; i < hostCount; i++)
+    hosts.push(await openHost({ home: join(dir, `h${hostCount}-${i}`), db: url }));
+  try {
+    const first = hosts[0] as HostContext;
+    const owner = await resolvePrincipal(first, 'owner');
+    const names = Array.from({ length: HOST_SENDERS }, (_, i) => `h${hostCount}x${i}`);
+    for (const name of names) {
+      await addPrincipal(first, { name, kind: 'agent' });
+      await sendMessage(first, owner, { to: name, body: 'warm up' });
+    }
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(
+      names.map(async (name, i) => {
+        const host = hosts[i % hostCount] as HostContext;
+        while (next < HOST_SENDS) {
+          next++;
+          await sendMessage(host, owner, { to: name, body: BODY });
+        }
+      }),
+    );
+    return HOST_SENDS / ((performance.now() - start) / 1000);
+  } finally {
+    for (const h of hosts) await h.store.close();
+  }
+}
+
+/** One PostgreSQL host against two on one database, 16 senders either way. */
+async function twoHostsVsOne(dir: string): Promise<{ one: number; two: number }> {
+  const schema = `bench_${randomBytes(5).toString('hex')}`;
+  const url = new URL(PG_URL);
+  url.searchParams.set('schema', schema);
+  try {
+    const init = await openHost({ home: join(dir, 'hosts-init'), db: url.toString() });
+    await initHome(init);
+    await init.store.close();
+    const one = await hostsThroughput(url.toString(), dir, 1);
+    const two = await hostsThroughput(url.toString(), dir, 2);
+    return { one, two };
+  } finally {
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await admin.query(`drop schema if exists "${schema}" cascade`);
+    await admin.end();
+  }
+}
+
 /**
  * PostgreSQL next to SQLite (synchronous=FULL; PostgreSQL with its default synchronous_commit, so
  * both fsync each acknowledged send), in one run on this machine: send throughput one at a time
@@ -131,6 +184,8 @@ export async function benchPostgres(): Promise<BenchResult[]> {
   try {
     const lite = await onSqlite(dir);
     const post = await onPostgres(dir);
+    const hosts = await twoHostsVsOne(dir);
+    const scale = hosts.two / hosts.one;
     const seq = post.sequentialPerSecond / lite.sequentialPerSecond;
     const conc = post.concurrentPerSecond / lite.concurrentPerSecond;
     // A page on PostgreSQL is bounded below by its round trips; what the code adds on top of them
@@ -141,18 +196,25 @@ export async function benchPostgres(): Promise<BenchResult[]> {
     const ms = (v: number) => `${v.toFixed(2)} ms`;
     return [
       {
+        name: `two PostgreSQL hosts vs one, ${HOST_SENDERS} concurrent senders (each DMs its own agent)`,
+        ratio: scale,
+        target: '>= 1.5',
+        ok: scale >= 1.5,
+        detail: `${hosts.two.toFixed(0)} vs ${hosts.one.toFixed(0)} sends/s (${HOST_SENDS} each); both hosts in this one process (pool 10 each) and the server on the same 2 cores`,
+      },
+      {
         name: 'PostgreSQL vs SQLite send throughput, one sender (DM, 1 agent)',
         ratio: seq,
-        target: '>= 0.2',
-        ok: seq >= 0.2,
-        detail: `${post.sequentialPerSecond.toFixed(0)} vs ${lite.sequentialPerSecond.toFixed(0)} sends/s (${SEQUENTIAL_SENDS} each); a PostgreSQL send is ~12 loopback round trips under the per-schema write lock plus a WAL flush, SQLite's is in-process`,
+        target: 'reported',
+        ok: true,
+        detail: `${post.sequentialPerSecond.toFixed(0)} vs ${lite.sequentialPerSecond.toFixed(0)} sends/s (${SEQUENTIAL_SENDS} each); a PostgreSQL send is 2 resolving reads plus 3 round trips (begin, sluice_send, commit) and a WAL flush, SQLite's is in-process`,
       },
       {
         name: `PostgreSQL vs SQLite send throughput, ${WRITERS} concurrent senders (channel, 4 agents)`,
         ratio: conc,
-        target: '>= 0.2',
-        ok: conc >= 0.2,
-        detail: `${post.concurrentPerSecond.toFixed(0)} vs ${lite.concurrentPerSecond.toFixed(0)} sends/s (${CONCURRENT_SENDS} each); writes are serialised per schema so event seqs commit in order (docs/postgres.md)`,
+        target: '>= 0.5',
+        ok: conc >= 0.5,
+        detail: `${post.concurrentPerSecond.toFixed(0)} vs ${lite.concurrentPerSecond.toFixed(0)} sends/s (${CONCURRENT_SENDS} each); PostgreSQL sends run in parallel (shared write lock) but these 8 all go to the same 4 agents, so they queue on those agents' rows; SQLite commits them in groups`,
       },
       {
         name: `PostgreSQL channel_read unread page latency, median, vs its ${PAGE_QUERIES} round trips`,
