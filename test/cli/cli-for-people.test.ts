@@ -91,6 +91,18 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
       /^sluice: invalid_params: unknown command 'mesage' \(did you mean message\?\)$/,
     ],
     [
+      'help for a command that does not exist',
+      ['help', 'mesage'],
+      1,
+      /^sluice: invalid_params: unknown command 'mesage' \(did you mean message\?\)$/,
+    ],
+    [
+      'a command named like an Object method',
+      ['toString'],
+      1,
+      /^sluice: invalid_params: unknown command 'toString'/,
+    ],
+    [
       'a mistyped subcommand',
       ['channel', 'lss'],
       1,

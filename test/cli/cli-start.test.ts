@@ -40,6 +40,8 @@ describe('the command tree loads only the command that runs', () => {
     expect(all).toEqual(expect.arrayContaining(['message', 'channel', 'agent', 'serve', 'hooks', 'bridge']));
     expect(names(await buildProgramFor(['mesage', 'ls']))).toEqual(all);
     expect(names(await buildProgramFor([]))).toEqual(all);
+    expect(names(await buildProgramFor(['toString']))).toEqual(all);
+    expect(names(await buildProgramFor(['help', 'constructor']))).toEqual(all);
   });
 
   it('`agent settle` lives with the other agent commands', async () => {
@@ -58,6 +60,8 @@ describe('the command tree loads only the command that runs', () => {
     ]);
     expect(expandHelp(['help', 'message'])).toEqual(['help', 'message']);
     expect(expandHelp(['message', 'help'])).toEqual(['message', 'help']);
+    expect(expandHelp(['help', 'mesage', 'ls'])).toEqual(['mesage', 'ls']);
+    expect(expandHelp(['help'])).toEqual(['help']);
   });
 
   it("puts commander's error and its suggestion on one line with a code", () => {

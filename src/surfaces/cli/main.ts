@@ -135,20 +135,26 @@ export function buildProgram(): Promise<Command> {
 export function buildProgramFor(args: readonly string[]): Promise<Command> {
   const found = commandWord(args);
   const target = found?.word === 'help' ? commandWord(args.slice(found.index + 1)) : found;
-  const names = target !== undefined ? MODULES_OF[target.word] : undefined;
+  // Own keys only: `sluice toString` is a mistyped command, not Object.prototype's.
+  const names =
+    target !== undefined && Object.hasOwn(MODULES_OF, target.word) ? MODULES_OF[target.word] : undefined;
   return registerModules(newProgram(), names ?? (Object.keys(MODULES) as ModuleName[]));
 }
 
 /**
  * `sluice help message send` is `sluice message send --help` (commander's own help command only
- * looks one word deep).
+ * looks one word deep); help for a command that does not exist is that command, so the answer is
+ * one line naming the nearest one instead of the whole help.
  */
 export function expandHelp(args: readonly string[]): string[] {
   const found = commandWord(args);
   if (found?.word !== 'help') return [...args];
   const rest = args.slice(found.index + 1);
+  const before = args.slice(0, found.index);
+  if (rest[0] !== undefined && !rest[0].startsWith('-') && !Object.hasOwn(MODULES_OF, rest[0]))
+    return [...before, ...rest];
   if (rest.length < 2) return [...args];
-  return [...args.slice(0, found.index), ...rest, '--help'];
+  return [...before, ...rest, '--help'];
 }
 
 function allCommands(command: Command): Command[] {
