@@ -5,7 +5,9 @@ import { runCli, tempHome } from '../support/host.js';
 describe('bounded model reads through the CLI', { timeout: 300_000 }, () => {
   const { home, cleanup } = tempHome();
   const ok = async (args: string[], input?: string) => {
-    const r = await runCli(args, { home, ...(input !== undefined ? { input } : {}) });
+    // Not under Codex, even when the tests run in a Codex session (its budget is smaller).
+    const env = { CODEX_THREAD_ID: '' };
+    const r = await runCli(args, { home, env, ...(input !== undefined ? { input } : {}) });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return r.stdout;

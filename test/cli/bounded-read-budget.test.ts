@@ -49,7 +49,11 @@ describe('message ls and read under Codex print within its output cap', { timeou
   const ids: string[] = [];
   const codex = { CODEX_THREAD_ID: '01a22cff-2e59-7b51-9df3-44d78b6a7d95' };
   const ok = async (args: string[], env: Record<string, string> = {}, input?: string) => {
-    const r = await runCli(args, { home, env, ...(input !== undefined ? { input } : {}) });
+    const r = await runCli(args, {
+      home,
+      env: { CODEX_THREAD_ID: '', ...env },
+      ...(input !== undefined ? { input } : {}),
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return r.stdout;
