@@ -170,7 +170,10 @@ describe.skipIf(!enabled || tmuxPath === '')(
     }, 600_000);
 
     afterAll(async () => {
+      // Each client writes its config as it exits: wait for that before removing its home.
+      for (const name of ['first', 'second']) await tui?.kill(name).catch(() => {});
       tui?.killServer();
+      if (claudeHome) rmSync(claudeHome.root, { recursive: true, force: true });
       await server?.close();
       if (sluice !== host?.ctx) {
         // The restart test closed the first store and opened another one.
