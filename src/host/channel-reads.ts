@@ -5,6 +5,7 @@ import type { HostContext } from './context.js';
 import { loadProjections } from './messages.js';
 import type { Principal } from './principals.js';
 import type { MessageProjection } from './projection.js';
+import { unreadCounts } from './read-marks.js';
 
 /** Who is in a channel now; the caller must be a member (I6). */
 export async function channelMembers(
@@ -26,4 +27,13 @@ export async function recentProjections(
   await requireMember(ctx.store.db, channelId, actor.id);
   const rows = (await listChannelHistory(ctx.store.db, channelId, { limit })).reverse();
   return loadProjections(ctx.store.db, rows);
+}
+
+/** Unread counts of the caller's own read marks in these channels (host/read-marks.ts). */
+export function unreadCountsOf(
+  ctx: HostContext,
+  actor: Principal,
+  channelIds: readonly string[],
+): Promise<Map<string, number>> {
+  return unreadCounts(ctx.store.db, actor.id, channelIds);
 }

@@ -16,6 +16,7 @@ import {
 import { announceCommit, type HostContext, nowIso } from './context.js';
 import { transitionEntry } from './inbox.js';
 import { editMessage } from './messages.js';
+import { type AgentPresence, agentPresence } from './presence.js';
 import { type Principal, resolveAgent } from './principals.js';
 
 export interface QueueSummary {
@@ -98,6 +99,15 @@ export async function queueSummaryFor(db: Db, access: QueueAccess): Promise<Queu
 /** {@link queueSummaryFor} over the host's own handle: what a surface calls. */
 export function readQueueSummary(ctx: HostContext, access: QueueAccess): Promise<QueueSummary> {
   return queueSummaryFor(ctx.store.db, access);
+}
+
+/** The `queue.summary` reply: the summary this reader may see and the agent's presence (host/presence.ts). */
+export async function readQueueSummaryWithPresence(
+  ctx: HostContext,
+  access: QueueAccess,
+): Promise<QueueSummary & { presence: AgentPresence }> {
+  const summary = await readQueueSummary(ctx, access);
+  return { ...summary, presence: await agentPresence(ctx.store.db, access.agent.id) };
 }
 
 /** A driver's view of its own queue: the whole summary, and whether it may dispatch now. */

@@ -1,6 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import { requireHostOwner, requireQueueAccess } from '../../host/access.js';
+import { unreadCountsOf } from '../../host/channel-reads.js';
 import {
   acceptInvitation,
   addMember,
@@ -16,38 +17,23 @@ import {
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
-import { agentPresence } from '../../host/presence.js';
+import { principalDirectoryPage } from '../../host/principal-directory.js';
 import { addPrincipal, type Principal } from '../../host/principals.js';
 import {
   editQueuedMessage,
   pauseQueue,
-  queueSummaryFor,
+  readQueueSummary,
+  readQueueSummaryWithPresence,
   resumeQueue,
   withdrawMessage,
 } from '../../host/queue.js';
 import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
-import { markRead, unreadCounts } from '../../host/read-marks.js';
-import { listPrincipalDirectory } from '../../store/ops/principal-directory.js';
+import { markRead } from '../../host/read-marks.js';
 import type { MethodName, ParamsOf } from './schemas.js';
 
-/** Largest and default `principal.list` page. */
-export const MAX_PRINCIPAL_PAGE = 200;
-
-/**
- * `principal.list`: names and kinds of every principal, for starting a DM or naming members. Any
- * signed-in principal may list them (names are already how everyone addresses everyone).
- */
-async function listDirectoryPage(ctx: HostContext, p: ParamsOf<'principal.list'>) {
-  const limit = p.limit ?? MAX_PRINCIPAL_PAGE;
-  if (limit < 1 || limit > MAX_PRINCIPAL_PAGE)
-    throw new SluiceError('invalid_params', `limit must be 1-${MAX_PRINCIPAL_PAGE}`, { field: 'limit' });
-  const rows = await listPrincipalDirectory(ctx.store.db, { after: p.after, limit: limit + 1 });
-  const principals = rows.slice(0, limit).map((r) => ({ id: r.id, name: r.name, kind: r.kind }));
-  return { principals, nextAfter: rows.length > limit ? (principals.at(-1)?.name ?? null) : null };
-}
-
-/** The `principal.list` reply. */
-export type PrincipalListPage = Awaited<ReturnType<typeof listDirectoryPage>>;
+/** The `principal.list` reply (host/principal-directory.ts). */
+export type { PrincipalListPage } from '../../host/principal-directory.js';
+export { MAX_PRINCIPAL_PAGE } from '../../host/principal-directory.js';
 
 /** Wire limits for device reads (DESIGN.md §3.3); each is a setting with the design's default. */
 export interface RpcLimits {
@@ -124,7 +110,7 @@ const UNREAD_FIELD_BYTES = 16;
 /** The queue summary as this caller may see it (docs/security.md, "Who may do what"). */
 export async function summaryFor(session: RpcSession, agentName: string) {
   const access = await requireQueueAccess(session.ctx, session.principal, agentName);
-  return queueSummaryFor(session.ctx.store.db, access);
+  return readQueueSummary(session.ctx, access);
 }
 
 export const HANDLERS: { [M in MethodName]: Handler<M> } = {
@@ -147,11 +133,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'queue.summary': async (s, p, budget) => {
     // The reply adds the agent's presence (from its turns); `queue.changed` pushes stay counts only.
     const access = await requireQueueAccess(s.ctx, s.principal, p.agent);
-    const summary = await queueSummaryFor(s.ctx.store.db, access);
-    const text = JSON.stringify({
-      ...summary,
-      presence: await agentPresence(s.ctx.store.db, access.agent.id),
-    });
+    const text = JSON.stringify(await readQueueSummaryWithPresence(s.ctx, access));
     if (utf8Length(text) > Math.min(budget, s.limits.summaryBytes)) {
       throw new SluiceError('too_large', 'the queue summary does not fit its budget');
     }
@@ -175,7 +157,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     const edited = await editQueuedMessage(s.ctx, s.principal, p.agent, p.messageId, p.body);
     return value({ messageId: edited.message_id, revision: edited.revision });
   },
-  'principal.list': async (s, p) => value(await listDirectoryPage(s.ctx, p)),
+  'principal.list': async (s, p) => value(await principalDirectoryPage(s.ctx, p)),
   'principal.addAgent': async (s, p) => {
     requireHostOwner(s.principal, 'add an agent');
     const a = await addPrincipal(s.ctx, {
@@ -193,9 +175,9 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       p,
       budget - UNREAD_FIELD_BYTES * MAX_CHANNEL_PAGE,
     );
-    const counts = await unreadCounts(
-      s.ctx.store.db,
-      s.principal.id,
+    const counts = await unreadCountsOf(
+      s.ctx,
+      s.principal,
       page.channels.map((c) => c.id),
     );
     return value({
