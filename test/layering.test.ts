@@ -69,8 +69,6 @@ const HANDLE_EXCEPTIONS: Record<string, string> = {
   // The hook and the waiter start fast: one read-only SQLite connection, no Kysely (README).
   'src/surfaces/hooks/sqlite-pending.ts': 'hook fast path',
   'src/surfaces/hooks/wait-cli.ts': 'wake fast path (PRAGMA data_version)',
-  // TODO(issue 16): edited by others while the surfaces were moved off the handle.
-  'src/surfaces/rpc/connection.ts': 'issue 16',
 };
 
 /** Cursor tokens are signed and parsed only in host/cursors.ts (one schema per kind). */

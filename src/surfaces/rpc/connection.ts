@@ -1,7 +1,6 @@
 import { utf8Length } from '../../core/measure.js';
-import { canWatchQueue, principalsSharingWith } from '../../host/access.js';
-import { channelIdsOf, channelListEntry } from '../../host/channel-list-live.js';
-import { currentMemberIds, FULL_ROW_BYTES, presentForLive, presentReceipts } from '../../host/history.js';
+import { canWatchQueue } from '../../host/access.js';
+import { FULL_ROW_BYTES } from '../../host/history.js';
 import {
   type ChannelEvent,
   CoalescingOutbox,
@@ -9,9 +8,9 @@ import {
   type SidebarChange,
   type SidebarEvent,
 } from '../../host/live.js';
+import { liveReadsFor } from '../../host/live-reads.js';
 import type { Principal } from '../../host/principals.js';
-import { loadQueueSummary, summaryForReader } from '../../host/queue.js';
-import { unreadCounts } from '../../host/read-marks.js';
+import { summaryForReader } from '../../host/queue.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
 
@@ -219,9 +218,11 @@ export class RpcConnection {
     const known = new Set<string>();
     // Listen first, load second: a change between the two is held, and judged once loaded.
     const off = this.#hub.onSidebar((event) => this.#onSidebarEvent(event));
-    const ready = channelIdsOf(this.#session.ctx.store.db, me.id).then((ids) => {
-      for (const id of ids) known.add(id);
-    });
+    const ready = liveReadsFor(this.#session.ctx)
+      .channelIdsOf(me.id)
+      .then((ids) => {
+        for (const id of ids) known.add(id);
+      });
     const list = { known, ready, off };
     this.#channelList = list;
     ready.catch(() => {
@@ -260,9 +261,9 @@ export class RpcConnection {
     const list = this.#channelList;
     if (!list) return null;
     await list.ready;
-    const db = this.#session.ctx.store.db;
+    const reads = liveReadsFor(this.#session.ctx);
     const me = this.#session.principal;
-    const members = await this.#hub.shared(`members:${channelId}`, () => currentMemberIds(db, channelId));
+    const members = await this.#hub.shared(`members:${channelId}`, () => reads.currentMemberIds(channelId));
     const known = list.known.has(channelId);
     if (!members.has(me.id)) {
       if (!known) return null;
@@ -270,12 +271,12 @@ export class RpcConnection {
       return notification('channel.left', { channelId });
     }
     if (!known || change === 'members') {
-      const entry = await channelListEntry(db, channelId, me.id);
+      const entry = await reads.channelListEntry(channelId, me.id);
       if (entry === null) return null;
       list.known.add(channelId);
       return notification(known ? 'channel.updated' : 'channel.joined', { channel: entry });
     }
-    const unread = (await unreadCounts(db, me.id, [channelId])).get(channelId);
+    const unread = (await reads.unreadCounts(me.id, [channelId])).get(channelId);
     return unread === undefined ? null : notification('channel.unread', { channelId, unread });
   }
 
@@ -283,7 +284,7 @@ export class RpcConnection {
   async #renderChannelListResync(): Promise<string> {
     const list = this.#channelList;
     if (list) {
-      const ids = await channelIdsOf(this.#session.ctx.store.db, this.#session.principal.id);
+      const ids = await liveReadsFor(this.#session.ctx).channelIdsOf(this.#session.principal.id);
       list.known.clear();
       for (const id of ids) list.known.add(id);
     }
@@ -293,20 +294,20 @@ export class RpcConnection {
   async #renderQueue(agentId: string): Promise<string | null> {
     const sub = this.#queues.get(agentId);
     if (!sub) return null;
-    const db = this.#session.ctx.store.db;
+    const reads = liveReadsFor(this.#session.ctx);
     // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
     const me = this.#session.principal;
-    const sharing = await this.#hub.shared(`readers:${agentId}`, () => principalsSharingWith(db, agentId));
+    const sharing = await this.#hub.shared(`readers:${agentId}`, () => reads.principalsSharingWith(agentId));
     if (!canWatchQueue(me, agentId, sharing)) {
       this.#unsubscribe([sub.name], []);
       return notification('subscription.ended', { queue: sub.name, reason: 'denied' });
     }
-    const facts = await this.#hub.shared(`queue:${agentId}`, () => loadQueueSummary(db, sub.agent));
+    const facts = await this.#hub.shared(`queue:${agentId}`, () => reads.queueSummaryFacts(sub.agent));
     // Message ids only from channels this reader shares with the agent (as queue.summary).
     const visible = new Set<string>();
     for (const channelId of [facts.newestPersonChannelId, facts.blockingChannelId]) {
       if (channelId === null) continue;
-      const members = await this.#hub.shared(`members:${channelId}`, () => currentMemberIds(db, channelId));
+      const members = await this.#hub.shared(`members:${channelId}`, () => reads.currentMemberIds(channelId));
       if (members.has(me.id) && members.has(agentId)) visible.add(channelId);
     }
     return notification('queue.changed', { summary: summaryForReader(facts, (id) => visible.has(id)) });
@@ -314,9 +315,9 @@ export class RpcConnection {
 
   async #renderChannel(event: ChannelEvent): Promise<string | null> {
     if (!this.#channels.has(event.channelId)) return null;
-    const db = this.#session.ctx.store.db;
+    const reads = liveReadsFor(this.#session.ctx);
     const members = await this.#hub.shared(`members:${event.channelId}`, () =>
-      currentMemberIds(db, event.channelId),
+      reads.currentMemberIds(event.channelId),
     );
     if (!members.has(this.#session.principal.id)) {
       this.#unsubscribe([], [event.channelId]);
@@ -324,7 +325,7 @@ export class RpcConnection {
     }
     if (event.kind === 'receipts.changed') {
       const receipts = await this.#hub.shared(`receipts:${event.messageId}`, () =>
-        presentReceipts(db, event.messageId),
+        reads.presentReceipts(event.messageId),
       );
       return receipts === null
         ? null
@@ -332,7 +333,7 @@ export class RpcConnection {
     }
     const fullLimit = Math.min(FULL_ROW_BYTES, this.#session.limits.replyBytes - 1024);
     const bounded = await this.#hub.shared(`message:${event.seq}`, () =>
-      presentForLive(db, event.messageId, fullLimit),
+      reads.presentForLive(event.messageId, fullLimit),
     );
     if (bounded === null) return null;
     const text = notification('channel.message', {

@@ -1,0 +1,31 @@
+import type { Db } from '../store/store.js';
+import { principalsSharingWith } from './access.js';
+import { channelIdsOf, channelListEntry } from './channel-list-live.js';
+import type { HostContext } from './context.js';
+import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
+import { loadQueueSummary } from './queue.js';
+import { unreadCounts } from './read-marks.js';
+
+/**
+ * The reads a live connection makes for each change it pushes, bound to one host: the RPC
+ * connection calls these and never holds the database handle (test/layering.test.ts).
+ */
+export function liveReadsFor(ctx: HostContext) {
+  const db = ctx.store.db;
+  const bind =
+    <A extends unknown[], R>(read: (db: Db, ...args: A) => R) =>
+    (...args: A): R =>
+      read(db, ...args);
+  return {
+    channelIdsOf: bind(channelIdsOf),
+    channelListEntry: bind(channelListEntry),
+    currentMemberIds: bind(currentMemberIds),
+    unreadCounts: bind(unreadCounts),
+    principalsSharingWith: bind(principalsSharingWith),
+    queueSummaryFacts: bind(loadQueueSummary),
+    presentReceipts: bind(presentReceipts),
+    presentForLive: bind(presentForLive),
+  };
+}
+
+export type LiveReads = ReturnType<typeof liveReadsFor>;
