@@ -12,12 +12,14 @@ import { type AgentLock, readAttachment } from '../agent-lock.js';
 import {
   boundedMessagePage,
   boundedMessagePart,
+  CODEX_MAX_BYTES,
   type ContinueCommands,
   DEFAULT_MAX_CHARS,
   defaultReadBudget,
   fitsReadBudget,
   type MessageRow,
   MIN_MAX_CHARS,
+  MODEL_READ_SHARE,
   type ReadBudget,
 } from '../bounded-read.js';
 import { action } from '../context.js';
@@ -68,7 +70,7 @@ export function listingRow(listing: InboxListing, includeBody: boolean): Message
   };
 }
 
-const MAX_CHARS_HELP = `print at most N characters (default ${DEFAULT_MAX_CHARS}, a model's tool-output cap)`;
+const MAX_CHARS_HELP = `print at most N characters (default: within the calling client's output cap, ${DEFAULT_MAX_CHARS} characters and bytes, ${Math.floor(CODEX_MAX_BYTES * MODEL_READ_SHARE)} bytes under Codex)`;
 
 function parseMaxChars(value: string | undefined): number {
   const n = parseLimit(value, '--max-chars', 100_000_000, DEFAULT_MAX_CHARS);
