@@ -2,7 +2,16 @@
 // (bench/cli-start.ts measures it). These hold the command tree to the one module a command needs
 // and the bundle to no package module but the native SQLite addon.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -153,5 +162,38 @@ export async function resolve(specifier, context, next) {
     expect(packages).toEqual([]);
     expect(urls.filter((u) => u.includes('/dist/src/'))).toEqual([]);
     expect(urls.filter((u) => u.includes('/dist/cli/')).length).toBeLessThan(30);
+  });
+});
+
+describe('bin/sluice.js picks the bundle only when it is current', () => {
+  // A stand-in package: each entry prints its own name, and the test sets their times.
+  const root = mkdtempSync(join(tmpdir(), 'sluice-bin-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const entry = (path: string, name: string) => {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(
+      join(root, path),
+      `export async function main() { process.stdout.write(${JSON.stringify(name)}); }\n`,
+    );
+  };
+  mkdirSync(join(root, 'bin'));
+  copyFileSync(join(REPO_ROOT, 'bin/sluice.js'), join(root, 'bin/sluice.js'));
+  writeFileSync(join(root, 'package.json'), '{"type":"module"}');
+  entry('dist/src/surfaces/cli/main.js', 'compiled');
+  const run = () =>
+    spawnSync(process.execPath, [join(root, 'bin/sluice.js'), 'message', 'ls'], { encoding: 'utf8' }).stdout;
+  const touch = (path: string, seconds: number) => utimesSync(join(root, path), seconds, seconds);
+
+  it('runs the compiled sources when there is no bundle', () => {
+    expect(run()).toBe('compiled');
+  });
+
+  it('runs the bundle when it is as new as the compiled sources, and not when tsc ran after it', () => {
+    entry('dist/cli/main.js', 'bundle');
+    touch('dist/src/surfaces/cli/main.js', 1_000_000);
+    touch('dist/cli/main.js', 1_000_000);
+    expect(run()).toBe('bundle');
+    touch('dist/src/surfaces/cli/main.js', 1_000_010);
+    expect(run()).toBe('compiled');
   });
 });
