@@ -1,6 +1,7 @@
+import { budgetedSlice, escapedCostAt } from '../../core/budgeted-slice.js';
 import { SluiceError } from '../../core/errors.js';
 import { fitJsonPage } from '../../core/fit.js';
-import { sliceUtf16Safe } from '../../core/fragment.js';
+import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 
 /**
@@ -140,16 +141,29 @@ export function boundedMessagePart(
   };
   const whole = render(body.length);
   if (offset === 0 && fits(whole)) return whole;
-  // Largest cut whose rendering fits; a cut never splits a surrogate pair, and a later cut never
-  // renders shorter, so a binary search over cut positions finds it.
-  let lo = offset;
-  let hi = body.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (fits(render(sliceUtf16Safe(body, offset, mid)))) lo = mid;
-    else hi = mid - 1;
+  // The longest cut that fits beside the longest frame (the `next` with the most digits), from
+  // core's budgeted slice; then one code point at a time while a shorter frame leaves room.
+  const frameFor = (next: number | null) =>
+    jsonAround(
+      {
+        ...row,
+        body: '',
+        part: { offset, total: body.length },
+        next: next === null ? null : commands.readFrom(row.id, next),
+      },
+      ['body'],
+    );
+  const longest = [frameFor(null), frameFor(body.length)].map((f) => `${f.before}""${f.after}\n`);
+  const { chars, bytes } = asBudget(budget);
+  let end = budgetedSlice(body, offset, {
+    utf16: Math.max(0, chars - Math.max(...longest.map((t) => t.length))),
+    utf8: bytes === undefined ? undefined : Math.max(0, bytes - Math.max(...longest.map(utf8Length))),
+  }).end;
+  while (end < body.length) {
+    const next = end + escapedCostAt(body, end).step;
+    if (!fits(render(next))) break;
+    end = next;
   }
-  const end = sliceUtf16Safe(body, offset, lo);
   if (end === offset && offset < body.length) {
     throw new SluiceError(
       'invalid_params',
