@@ -1,7 +1,6 @@
-// Scenarios for the body-vs-metadata comparison with the real clients: seeds a Sluice home,
-// installs the hooks with `sluice hooks install` into the client's temp config, runs turns until
-// the inbox is empty, and scripts the model as an agent that follows what it is given.
-import { execFileSync } from 'node:child_process';
+// Shared pieces of the delivery evals with the real clients: a seeded Sluice home, sends, the
+// store's view afterwards, the envelopes a model request carried, and a scripted agent that
+// replies to and archives what it is given (the drain eval is test/e2e/support/drain-eval.ts).
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,81 +11,18 @@ import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
 import {
   findTool,
   isMainAgentRequest,
-  type ModelServer,
   type RecordedRequest,
   type Reply,
   shellCall,
   toolResults,
   userContent,
 } from '../e2e/support/model-server.js';
-import { makeClaudeHome, runClaude } from '../e2e/support/run-claude.js';
-import { makeCodexHome, runCodex } from '../e2e/support/run-codex.js';
 import { SLUICE_BIN } from '../support/host.js';
 
 export type Client = 'claude' | 'codex';
 export type Mode = 'body' | 'metadata';
-export type ScenarioName = 'cold backlog of 2' | 'burst of 20' | 'oversized head' | 'arrival after the slice';
-export const SCENARIOS: readonly ScenarioName[] = [
-  'cold backlog of 2',
-  'burst of 20',
-  'oversized head',
-  'arrival after the slice',
-];
-
 export const AGENT = 'bot';
 const SENDER = 'alice';
-
-/** What one scenario cost with one client and one delivery mode. */
-export interface ScenarioMetrics {
-  client: Client;
-  mode: Mode;
-  scenario: ScenarioName;
-  turns: number;
-  /** Main-agent model requests over all turns. */
-  requests: number;
-  /** Tool calls the scripted model made. */
-  toolCalls: number;
-  /** Bytes of all model request bodies. */
-  requestBytes: number;
-  /** Wall time of the client runs (sum over turns). */
-  wallMs: number;
-  /** In turn 1: the model request (1-based) that answered with the first reply. */
-  firstReplyAt: number | null;
-}
-
-/** Evidence for the assertions: what the model saw and what the store holds afterwards. */
-export interface ScenarioTrace extends ScenarioMetrics {
-  /** Per turn, the envelope JSON lines found in the turn's first request. */
-  firstRequestEnvelopes: Envelope[][];
-  /** Per turn, whether the first request carried the metadata notice. */
-  firstRequestNotice: boolean[];
-  /** Per turn, the shell commands the model ran. */
-  commands: string[][];
-  sent: Map<string, string>;
-  /** The message sent while turn 1 was in flight (arrival scenario). */
-  lateId: string | null;
-  /** After each turn: the agent's pending ids. */
-  pendingAfter: string[][];
-  archivedIds: string[];
-  replyBodies: string[];
-  exitCodes: (number | null)[];
-  /** Per turn, the text of the last tool result the model saw (for failure messages). */
-  lastToolOutputs: string[];
-}
-
-function bodyFor(scenario: ScenarioName, i: number): string {
-  if (scenario === 'oversized head' && i === 0) {
-    const unit = 'Line of a long report — 長い報告 🚢 with "quotes" and \\backslashes\\.\n';
-    return `OVERSIZED-HEAD ${unit.repeat(Math.ceil(20_000 / unit.length))}END`;
-  }
-  return `Message ${i + 1} for ${AGENT}: please confirm item #${i + 1} (ünïcode ✓, "quoted", <tag>).`;
-}
-
-function countFor(scenario: ScenarioName): number {
-  if (scenario === 'burst of 20') return 20;
-  if (scenario === 'arrival after the slice') return 1;
-  return 2;
-}
 
 export interface Home {
   home: string;
@@ -124,14 +60,6 @@ export async function send(home: string, bodies: readonly string[]): Promise<str
   }
 }
 
-/** Sends one message from a child process (the model server's script cannot await the store). */
-function sendFromCli(home: string, body: string): string {
-  return execFileSync(process.execPath, [SLUICE_BIN, 'message', 'send', AGENT, '-m', body], {
-    env: { ...process.env, SLUICE_HOME: home, SLUICE_AS: SENDER },
-    encoding: 'utf8',
-  }).trim();
-}
-
 export async function inboxState(home: string): Promise<{ pending: string[]; archived: string[] }> {
   const ctx = await openHost({ home, durability: 'normal' });
   try {
@@ -159,21 +87,6 @@ export async function repliesFromAgent(home: string): Promise<string[]> {
   } finally {
     await ctx.store.close();
   }
-}
-
-function installHooks(
-  client: Client,
-  mode: Mode,
-  home: string,
-  target: { project?: string; codexHome?: string },
-) {
-  const args = [SLUICE_BIN, 'hooks', 'install', client, '--as', AGENT];
-  if (target.project) args.push('--project', target.project);
-  if (mode === 'metadata') args.push('--metadata');
-  return execFileSync(process.execPath, args, {
-    env: { ...process.env, SLUICE_HOME: home, ...(target.codexHome ? { CODEX_HOME: target.codexHome } : {}) },
-    encoding: 'utf8',
-  });
 }
 
 // --- the scripted model -----------------------------------------------------------------------
@@ -283,118 +196,4 @@ export function agentScript(log: TurnLog, onFirstRequest: () => void) {
     }
     return { text: 'Replied and archived.' };
   };
-}
-
-// --- running a scenario ------------------------------------------------------------------------
-
-/** Runs one scenario with one client and mode, turn after turn until the inbox is empty. */
-export async function runScenario(
-  server: ModelServer,
-  client: Client,
-  mode: Mode,
-  scenario: ScenarioName,
-  maxTurns = 4,
-): Promise<ScenarioTrace> {
-  const { home, binDir } = await seedHome();
-  const bodies = Array.from({ length: countFor(scenario) }, (_, i) => bodyFor(scenario, i));
-  const ids = await send(home, bodies);
-  const sent = new Map(ids.map((id, i) => [id, bodies[i] as string]));
-  const claudeHome = client === 'claude' ? makeClaudeHome('sluice-delivery-claude-') : undefined;
-  const codexHome = client === 'codex' ? makeCodexHome({ server }, 'sluice-delivery-codex-') : undefined;
-  if (claudeHome) installHooks('claude', mode, home, { project: claudeHome.cwd });
-  if (codexHome) installHooks('codex', mode, home, { codexHome: codexHome.codexHome });
-  const env = { PATH: `${binDir}:${process.env.PATH}`, SLUICE_HOME: home, SLUICE_AS: AGENT };
-
-  const trace: ScenarioTrace = {
-    client,
-    mode,
-    scenario,
-    turns: 0,
-    requests: 0,
-    toolCalls: 0,
-    requestBytes: 0,
-    wallMs: 0,
-    firstReplyAt: null,
-    firstRequestEnvelopes: [],
-    firstRequestNotice: [],
-    commands: [],
-    sent,
-    lateId: null,
-    pendingAfter: [],
-    archivedIds: [],
-    replyBodies: [],
-    exitCodes: [],
-    lastToolOutputs: [],
-  };
-  for (let turn = 0; turn < maxTurns; turn++) {
-    if ((await inboxState(home)).pending.length === 0) break;
-    const log: TurnLog = { commands: [], polls: 0, firstReplyAt: null };
-    server.reset(
-      agentScript(log, () => {
-        if (scenario === 'arrival after the slice' && turn === 0) {
-          const body = 'LATE: arrived after the slice was rendered';
-          trace.lateId = sendFromCli(home, body);
-          sent.set(trace.lateId, body);
-        }
-      }),
-    );
-    const prompt = 'Check your Sluice inbox and handle what is there.';
-    const run =
-      client === 'claude'
-        ? await runClaude({ server, prompt, home: claudeHome, env, timeoutMs: 120_000 })
-        : await runCodex({ server, prompt, home: codexHome, env, timeoutMs: 120_000 });
-    const main = server.mainCalls();
-    const first = main[0];
-    trace.turns++;
-    trace.exitCodes.push(run.code);
-    trace.requests += main.length;
-    trace.requestBytes += server.modelCalls().reduce((n, r) => n + r.bytes, 0);
-    trace.wallMs += run.durationMs;
-    trace.toolCalls += log.commands.length + log.polls;
-    trace.commands.push(log.commands);
-    if (turn === 0) trace.firstReplyAt = log.firstReplyAt;
-    const last = main.at(-1);
-    trace.lastToolOutputs.push(last ? (toolResults(last).at(-1)?.text ?? '').slice(0, 2000) : '');
-    trace.firstRequestEnvelopes.push(first ? envelopesIn(first) : []);
-    trace.firstRequestNotice.push(first ? hasNotice(first) : false);
-    trace.pendingAfter.push((await inboxState(home)).pending);
-    if (server.scriptErrors.length > 0) throw server.scriptErrors[0];
-  }
-  trace.archivedIds = (await inboxState(home)).archived;
-  trace.replyBodies = await repliesFromAgent(home);
-  return trace;
-}
-
-/** The comparison table for docs/delivery.md, padded the way the repository's formatter lays it out. */
-export function metricsTable(rows: readonly ScenarioMetrics[]): string {
-  const header = [
-    'client',
-    'scenario',
-    'delivery',
-    'first reply in request #',
-    'turns',
-    'model requests',
-    'tool calls',
-    'request bytes',
-    'wall time (ms)',
-  ];
-  const numeric = header.map((_, i) => i >= 3);
-  const body = rows.map((r) => [
-    r.client,
-    r.scenario,
-    r.mode,
-    String(r.firstReplyAt ?? '-'),
-    String(r.turns),
-    String(r.requests),
-    String(r.toolCalls),
-    String(r.requestBytes),
-    String(Math.round(r.wallMs)),
-  ]);
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...body.map((cells) => (cells[i] as string).length)),
-  );
-  const line = (cells: string[]) =>
-    `| ${cells.map((c, i) => (numeric[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
-  const rule = `| ${widths.map((w, i) => (numeric[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
-  return [line(header), rule, ...body.map(line)].join('\n');
 }
