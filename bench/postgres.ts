@@ -207,14 +207,14 @@ export async function benchPostgres(): Promise<BenchResult[]> {
         ratio: seq,
         target: 'reported',
         ok: true,
-        detail: `${post.sequentialPerSecond.toFixed(0)} vs ${lite.sequentialPerSecond.toFixed(0)} sends/s (${SEQUENTIAL_SENDS} each); a PostgreSQL send is 2 resolving reads plus 3 round trips (begin, sluice_send, commit) and a WAL flush, SQLite's is in-process`,
+        detail: `${post.sequentialPerSecond.toFixed(0)} vs ${lite.sequentialPerSecond.toFixed(0)} sends/s (${SEQUENTIAL_SENDS} each); a PostgreSQL send is 2 resolving reads plus one round trip (the sluice_send statement, committing on its own) and a WAL flush, SQLite's is in-process`,
       },
       {
         name: `PostgreSQL vs SQLite send throughput, ${WRITERS} concurrent senders (channel, 4 agents)`,
         ratio: conc,
         target: '>= 0.5',
         ok: conc >= 0.5,
-        detail: `${post.concurrentPerSecond.toFixed(0)} vs ${lite.concurrentPerSecond.toFixed(0)} sends/s (${CONCURRENT_SENDS} each); PostgreSQL sends run in parallel (shared write lock) but these 8 all go to the same 4 agents, so they queue on those agents' rows; SQLite commits them in groups`,
+        detail: `${post.concurrentPerSecond.toFixed(0)} vs ${lite.concurrentPerSecond.toFixed(0)} sends/s (${CONCURRENT_SENDS} each); PostgreSQL sends run in parallel (shared write lock) but these 8 all go to the same 4 agents, so they queue on those agents' rows until each commits; SQLite commits them in groups (one fsync each)`,
       },
       {
         name: `PostgreSQL channel_read unread page latency, median, vs its ${PAGE_QUERIES} round trips`,

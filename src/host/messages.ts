@@ -185,13 +185,18 @@ async function storeMessage(
   let sent: SentMessage;
   try {
     // Acknowledged only after the commit (with other concurrent sends: one group, one fsync).
-    sent = await ctx.store.sendTransaction(async (trx) => {
-      // A retry that raced this one and committed first (or ran earlier in the same group) is seen
-      // here; one still uncommitted meets the key's primary key in recordSend instead.
-      const prior = claim && (await priorSend(trx, actor.id, claim, now));
-      replayed = prior !== undefined;
-      return prior ?? insertAndFanOut(trx);
-    });
+    // Unkeyed and without attachments, a send is one statement on PostgreSQL (sluice_send).
+    const oneStatement = !claim && attachments.length === 0;
+    sent = await ctx.store.sendTransaction(
+      async (trx) => {
+        // A retry that raced this one and committed first (or ran earlier in the same group) is seen
+        // here; one still uncommitted meets the key's primary key in recordSend instead.
+        const prior = claim && (await priorSend(trx, actor.id, claim, now));
+        replayed = prior !== undefined;
+        return prior ?? insertAndFanOut(trx);
+      },
+      { oneStatement },
+    );
   } catch (err) {
     // A concurrent retry (another host, or a parallel PostgreSQL send) took the key first: its result wins.
     const prior =

@@ -1,7 +1,7 @@
-import { CompiledQuery, type Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import { CompiledQuery } from 'kysely';
+import type { Db } from './store.js';
 
-type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+type Work<T> = (trx: Db) => Promise<T>;
 type RunTransaction = <T>(fn: Work<T>) => Promise<T>;
 
 interface Member {

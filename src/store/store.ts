@@ -58,9 +58,11 @@ export interface Store {
   /**
    * Runs a send's writes, acknowledged (resolved) only after they commit. SQLite: concurrent calls
    * share one transaction and one fsync (group commit, src/store/group-commit.ts), each under its
-   * own savepoint. PostgreSQL: a transaction of its own that other sends run beside (docs/postgres.md).
+   * own savepoint. PostgreSQL: a transaction of its own that other sends run beside (docs/postgres.md);
+   * with `oneStatement` (`fn` runs a single statement there, atomic by itself) no transaction at
+   * all: one round trip, and the rows it locks are held only until that statement commits.
    */
-  sendTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  sendTransaction<T>(fn: (db: Db) => Promise<T>, options?: { oneStatement?: boolean }): Promise<T>;
   watchChanges: WatchChanges;
   close(): Promise<void>;
 }

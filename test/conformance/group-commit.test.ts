@@ -1,17 +1,17 @@
-import type { CompiledQuery, Transaction } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
 import { sendMessage, sendToChannel } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
-import type { Database } from '../../src/store/schema.js';
+import type { Db } from '../../src/store/store.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
 
 /** A transaction runner that records what ran: each call is one transaction, `sql` its statements. */
 function fakeTransactions(options: { failFirst?: boolean } = {}) {
   const transactions: string[][] = [];
   let failNext = options.failFirst ?? false;
-  const run = async <T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> => {
+  const run = async <T>(fn: (trx: Db) => Promise<T>): Promise<T> => {
     const sql: string[] = [];
     transactions.push(sql);
     const trx = {
@@ -20,7 +20,7 @@ function fakeTransactions(options: { failFirst?: boolean } = {}) {
         return { rows: [] };
       },
       note: (text: string) => sql.push(text),
-    } as unknown as Transaction<Database>;
+    } as unknown as Db;
     const result = await fn(trx);
     if (failNext) {
       failNext = false;
@@ -31,8 +31,7 @@ function fakeTransactions(options: { failFirst?: boolean } = {}) {
   return { run, transactions };
 }
 
-const note = (trx: Transaction<Database>, text: string) =>
-  (trx as unknown as { note: (t: string) => void }).note(text);
+const note = (trx: Db, text: string) => (trx as unknown as { note: (t: string) => void }).note(text);
 
 describe('group commit', () => {
   it('runs calls that arrive together in one transaction, each resolved with its own result', async () => {

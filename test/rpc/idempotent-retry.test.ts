@@ -45,22 +45,18 @@ function gatedStore(store: Store) {
   });
   let armed = true;
   // Sends commit through sendTransaction (group commit); gate both kinds of write transaction.
-  const gateAfter =
-    (run: Store['transaction']): Store['transaction'] =>
-    (fn) =>
-      run(async (trx) => {
-        const result = await fn(trx);
-        if (armed && result !== null && typeof result === 'object' && 'message_id' in result) {
-          armed = false;
-          reached();
-          await gate;
-        }
-        return result;
-      });
+  const gateResult = async <T>(result: T): Promise<T> => {
+    if (armed && result !== null && typeof result === 'object' && 'message_id' in result) {
+      armed = false;
+      reached();
+      await gate;
+    }
+    return result;
+  };
   const gated: Store = {
     ...store,
-    transaction: gateAfter(store.transaction),
-    sendTransaction: gateAfter(store.sendTransaction),
+    transaction: (fn) => store.transaction(async (trx) => gateResult(await fn(trx))),
+    sendTransaction: (fn, options) => store.sendTransaction(async (db) => gateResult(await fn(db)), options),
   };
   return { store: gated, midSend, release };
 }

@@ -2,7 +2,7 @@ import { Kysely, Migrator, PostgresDialect, sql, type Transaction } from 'kysely
 import pg from 'pg';
 import { SluiceError } from '../../core/errors.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
+import type { Db, Store } from '../store.js';
 import { createDatabaseBlobStore } from './blobs.js';
 import { eventsHeldBack } from './commit-order.js';
 import { postgresMigrations, SchemaTablesIntrospector, WRITE_LOCK_CLASS } from './migrations.js';
@@ -170,10 +170,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     transaction,
     // A send takes the write lock shared, inside sluice_send (migration 008): sends run in
     // parallel, serialised only per recipient by their queue rows, and still wait for (and hold
-    // off) any other write. Three round trips: begin, sluice_send, commit. No group commit here:
+    // off) any other write. A plain send is that one statement, committed on its own (one round
+    // trip); one with a key or attachments adds begin, its other statements and commit. No group commit here:
     // concurrent transactions already share WAL flushes in the server, and grouping them on one
     // connection (a savepoint round trip each) measured slower than running them side by side.
-    sendTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>) {
+    sendTransaction<T>(fn: (db: Db) => Promise<T>, options: { oneStatement?: boolean } = {}) {
+      if (options.oneStatement) return fn(db);
       return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
     },
     watchChanges: (onChange) => listener.watchChanges(onChange),
