@@ -91,8 +91,17 @@ describe('group commit', () => {
   it('runs each member again alone when the group transaction fails as a whole', async () => {
     const fake = fakeTransactions({ failFirst: true });
     const inGroup = createGroupCommit(fake.run);
-    const results = await Promise.all(['x', 'y', 'z'].map((v) => inGroup(async () => v)));
-    expect(results).toEqual(['x', 'y', 'z']);
+    const attempts = new Map<string, number>();
+    const results = await Promise.all(
+      ['x', 'y', 'z'].map((v) =>
+        inGroup(async () => {
+          attempts.set(v, (attempts.get(v) ?? 0) + 1);
+          return `${v}${attempts.get(v)}`;
+        }),
+      ),
+    );
+    // Nothing was acknowledged from the group that did not commit: each result is its second run's.
+    expect(results).toEqual(['x2', 'y2', 'z2']);
     expect(fake.transactions).toHaveLength(4);
   });
 
