@@ -21,6 +21,7 @@ import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT } from '../support/host.js';
+import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
@@ -72,7 +73,12 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   const problems: string[] = [];
   /** `channel.list` requests the page sent: once at load; live notifications do the rest. */
   let listRequests = 0;
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+  /** Serious or critical axe-core findings on each screen shot below (none expected). */
+  const violations: string[] = [];
+  const shot = async (name: string) => {
+    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+    violations.push(...(await seriousViolations(page, `${view.name}-${name}`)));
+  };
   const nav = () => page.getByRole('navigation');
   /** Hash routes change in place (no reload): what "without reload" is checked against. */
   const goHash = (hash: string) => page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
@@ -90,6 +96,8 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       isMobile: view.isMobile,
       hasTouch: view.isMobile,
       deviceScaleFactor: 1,
+      // axe-core is injected as a script tag, which the page's CSP would refuse.
+      bypassCSP: true,
     });
     page = await context.newPage();
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
@@ -119,7 +127,9 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     await context?.close();
   });
 
-  it('a channel someone else makes with the person in it appears at once, and its unread count moves live', async () => {
+  it('a channel someone else makes with the person in it appears at once, and its unread count moves live', {
+    timeout: 90_000,
+  }, async () => {
     const before = listRequests;
     // Another process: bob's CLI makes the channel with the owner and an agent in it.
     await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `owner,${helper}`, '--as', bob]);
@@ -166,7 +176,9 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     await navLink(`#brief-${view.name}`).waitFor({ state: 'detached' });
   });
 
-  it('a reply quotes its parent, and pressing the quote shows the parent even when it was not loaded', async () => {
+  it('a reply quotes its parent, and pressing the quote shows the parent even when it was not loaded', {
+    timeout: 90_000,
+  }, async () => {
     const helperP = await resolveAgent(hostCtx, helper);
     const owner = await resolvePrincipal(hostCtx, 'owner');
     const parent = await sendMessage(hostCtx, owner, {
@@ -189,7 +201,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     const quote = reply.getByRole('button', { name: /^Replying to owner: / });
     await expect
       .poll(() => quote.textContent(), POLL)
-      .toBe(`ownerPlan for Friday ${view.name}: ship the live sidebar…`);
+      .toBe(`owner:Plan for Friday ${view.name}: ship the live sidebar…`);
     expect(await quote.textContent()).not.toContain('then the receipts');
     await shot('31-reply-quote');
     const parentArticle = page.locator(`article.message[data-message-id="${parent.message_id}"]`);
@@ -202,9 +214,35 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     const box = await parentArticle.boundingBox();
     expect(box && box.y + box.height > 0 && box.y < view.height).toBe(true);
     await shot('32-reply-parent-shown');
+
+    // Replying from the page: "Reply" on the agent's message, then the composer sends reply_to.
+    const replyId = await reply.getAttribute('data-message-id');
+    await reply.getByRole('button', { name: `Reply to ${helper}`, exact: true }).click();
+    await page.locator('.composer .replying-to').waitFor();
+    const composer = page.getByRole('textbox', { name: `Message #team-${view.name}` });
+    await expect
+      .poll(() => composer.evaluate((el) => el === el.ownerDocument.activeElement), POLL)
+      .toBe(true);
+    await composer.fill('Thanks, ship it.');
+    await shot('32b-replying');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const answer = page.locator('article.message.mine', { hasText: 'Thanks, ship it.' });
+    await answer
+      .getByRole('button', { name: `Replying to ${helper}: On it: the sidebar lands first.` })
+      .waitFor();
+    await page.locator('.composer .replying-to').waitFor({ state: 'detached' });
+    const stored = await hostCtx.store.db
+      .selectFrom('messages')
+      .select(['reply_to'])
+      .where('body', '=', 'Thanks, ship it.')
+      .where('channel_id', '=', team)
+      .executeTakeFirstOrThrow();
+    expect(stored.reply_to).toBe(replyId);
   });
 
-  it("each of the person's messages shows every agent's state, updated live as the agents work", async () => {
+  it("each of the person's messages shows every agent's state, updated live as the agents work", {
+    timeout: 90_000,
+  }, async () => {
     const ownerP = await resolvePrincipal(hostCtx, 'owner');
     const work = await createChannel(hostCtx, ownerP, {
       name: `work-${view.name}`,
@@ -244,7 +282,8 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     expect(await page.locator('article.message:not(.mine) .receipt-list').count()).toBe(0);
   });
 
-  it('logged no page error or console error', () => {
+  it('logged no page error or console error, and axe found nothing serious on these screens', () => {
     expect(problems).toEqual([]);
+    expect(violations).toEqual([]);
   });
 });

@@ -10,6 +10,9 @@ interface ComposerProps {
   onSent: (reply: SentReply) => void;
   /** Set to this composer's "attach these files" so drops and pastes anywhere on the timeline land here. */
   attach: MutableRef<((files: File[]) => void) | null>;
+  /** The message the next send answers (`reply_to`), shown above the text; null for a plain message. */
+  replyTo?: { messageId: string; author: string; excerpt: string } | null;
+  onCancelReply?: () => void;
 }
 
 interface PendingFile {
@@ -36,7 +39,15 @@ export function filesFrom(data: DataTransfer | null): File[] {
   return files;
 }
 
-export function Composer({ client, channelId, channelTitle, onSent, attach }: ComposerProps) {
+export function Composer({
+  client,
+  channelId,
+  channelTitle,
+  onSent,
+  attach,
+  replyTo = null,
+  onCancelReply,
+}: ComposerProps) {
   const [text, setText] = useState('');
   const [files, setFiles] = useState<PendingFile[]>([]);
   const [sending, setSending] = useState(false);
@@ -80,6 +91,11 @@ export function Composer({ client, channelId, channelTitle, onSent, attach }: Co
 
   attach.current = addFiles;
 
+  // Choosing "Reply" on a message puts the cursor here, ready to write the answer.
+  useEffect(() => {
+    if (replyTo) textArea.current?.focus();
+  }, [replyTo?.messageId]);
+
   const remove = (key: number) =>
     setFiles((current) => {
       const gone = current.find((f) => f.key === key);
@@ -96,12 +112,17 @@ export function Composer({ client, channelId, channelTitle, onSent, attach }: Co
     setSending(true);
     setError(null);
     try {
-      const params: { to: string; body: string; attachments?: string[] } = { to: channelId, body: text };
+      const params: { to: string; body: string; attachments?: string[]; reply_to?: string } = {
+        to: channelId,
+        body: text,
+      };
       if (ready.length > 0) params.attachments = ready.map((f) => f.ref!.attachment_id);
+      if (replyTo) params.reply_to = replyTo.messageId;
       const reply = await client.call<SentReply>('message.send', params);
       for (const f of files) if (f.previewUrl) URL.revokeObjectURL(f.previewUrl);
       setText('');
       setFiles([]);
+      onCancelReply?.();
       onSent(reply);
       textArea.current?.focus();
     } catch (err) {
@@ -119,6 +140,16 @@ export function Composer({ client, channelId, channelTitle, onSent, attach }: Co
         void send();
       }}
     >
+      {replyTo && (
+        <div class="replying-to">
+          <span>
+            Replying to <strong>{replyTo.author}</strong>: <span class="muted">{replyTo.excerpt}</span>
+          </span>
+          <button type="button" class="button ghost" onClick={() => onCancelReply?.()}>
+            Cancel reply
+          </button>
+        </div>
+      )}
       {error && (
         <p class="error" role="alert">
           {error}

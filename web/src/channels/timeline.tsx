@@ -50,6 +50,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
   const scroller = useRef<HTMLDivElement>(null);
   const attach = useRef<((files: File[]) => void) | null>(null);
   const [dragging, setDragging] = useState(false);
+  const [replyingTo, setReplyingTo] = useState<TimelineMessage | null>(null);
   const takePastedFiles = (event: ClipboardEvent) => {
     const pasted = filesFrom(event.clipboardData);
     if (pasted.length === 0) return;
@@ -283,6 +284,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
             client={client}
             mine={message.author.id === me.id}
             onJump={jumpTo}
+            onReply={() => setReplyingTo(message)}
           />
         ))}
       </div>
@@ -292,9 +294,27 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
         channelTitle={title}
         onSent={() => loadNewest(false)}
         attach={attach}
+        replyTo={
+          replyingTo && {
+            messageId: replyingTo.messageId,
+            author: replyingTo.author.name,
+            excerpt: plainExcerpt(firstLine(replyingTo.body)),
+          }
+        }
+        onCancelReply={() => setReplyingTo(null)}
       />
     </section>
   );
+}
+
+/** A body's first non-empty line, at most 80 characters, for the composer's "Replying to". */
+function firstLine(body: string): string {
+  const line =
+    body
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? '';
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
 }
 
 /** How each receipt state reads next to the person's own message. */
@@ -310,15 +330,18 @@ const RECEIPT_WORDS: Record<InboxState, string> = {
 function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () => void }) {
   if (reply === null)
     return <p class="reply-quote reply-gone muted small">Replying to a message that is gone</p>;
+  const excerpt = reply.deleted ? 'a deleted message' : plainExcerpt(reply.excerpt);
+  // The name starts with what the quote shows ("A: line"), so speech and sight agree (axe).
   return (
     <button
       type="button"
       class="reply-quote"
       onClick={onJump}
-      aria-label={`Replying to ${reply.author.name}: ${reply.deleted ? 'a deleted message' : plainExcerpt(reply.excerpt)}. Show it`}
+      title="Show the message this replies to"
+      aria-label={`Replying to ${reply.author.name}: ${excerpt}`}
     >
-      <span class={`reply-author kind-${reply.author.kind}`}>{reply.author.name}</span>
-      <span class="reply-excerpt">{reply.deleted ? 'a deleted message' : plainExcerpt(reply.excerpt)}</span>
+      <span class={`reply-author kind-${reply.author.kind}`}>{reply.author.name}:</span>
+      <span class="reply-excerpt">{excerpt}</span>
     </button>
   );
 }
@@ -344,11 +367,13 @@ function MessageItem({
   client,
   mine,
   onJump,
+  onReply,
 }: {
   message: TimelineMessage;
   client: RpcClient;
   mine: boolean;
   onJump: (messageId: string) => void;
+  onReply: () => void;
 }) {
   const [whole, setWhole] = useState<string | null>(null);
   const [expanding, setExpanding] = useState(false);
@@ -369,6 +394,14 @@ function MessageItem({
         <span class={`author kind-${message.author.kind}`}>{message.author.name}</span>
         <RelativeTime iso={message.createdAt} />
         {message.editedAt && <span class="muted small">(edited)</span>}
+        <button
+          type="button"
+          class="button ghost reply-button"
+          onClick={onReply}
+          aria-label={`Reply to ${message.author.name}`}
+        >
+          Reply
+        </button>
       </header>
       {message.replyTo && (
         <ReplyQuote
