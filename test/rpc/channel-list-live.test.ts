@@ -222,3 +222,50 @@ it('a read mark that does not move is not news', async () => {
   await markRead(h.ctx, h.owner, dm.message_id);
   expect((await marks()).length).toBe(1);
 });
+
+describe('channel-list changes held while a socket is backed up', () => {
+  it('stay one entry per channel, collapse past the bound into one resync, and membership outranks unread', async () => {
+    const { CoalescingOutbox } = await import('../../src/host/live.js');
+    let buffered = 10_000_000;
+    const sent: string[] = [];
+    const rendered: [string, string][] = [];
+    const outbox = new CoalescingOutbox({
+      sink: { bufferedAmount: () => buffered, send: (text) => sent.push(text) },
+      highWaterBytes: 1000,
+      pollMs: 5,
+      maxHeldSidebar: 8,
+      renderQueue: async () => null,
+      renderChannel: async () => null,
+      renderResync: () => 'resync',
+      renderSidebar: async (channelId, change) => {
+        rendered.push([channelId, change]);
+        return `${change}:${channelId}`;
+      },
+      renderSidebarResync: async () => 'list-resync',
+    });
+    for (let i = 0; i < 1000; i++) outbox.sidebarChanged('c1', i % 2 === 0 ? 'unread' : 'members');
+    outbox.sidebarChanged('c1', 'unread');
+    expect(outbox.pendingSize()).toBe(1);
+    buffered = 0;
+    await until(() => sent.length === 1);
+    expect(sent).toEqual(['members:c1']);
+
+    buffered = 10_000_000;
+    for (let i = 0; i < 10_000; i++) outbox.sidebarChanged(`c${i}`, 'unread');
+    expect(outbox.pendingSize()).toBe(1);
+    buffered = 0;
+    await until(() => sent.length === 2);
+    expect(outbox.pendingSize()).toBe(0);
+    expect(sent).toEqual(['members:c1', 'list-resync']);
+    expect(rendered).toEqual([['c1', 'members']]);
+    outbox.close();
+  });
+});
+
+async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
