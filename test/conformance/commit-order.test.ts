@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
 import { lastEventSeq, listEventsAfter } from '../../src/store/ops/events.js';
 import { eventsHeldBack } from '../../src/store/postgres/commit-order.js';
+import { WRITE_LOCK_CLASS } from '../../src/store/postgres/migrations.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost, PG_BASE_URL } from './backend.js';
 
 // PostgreSQL sends commit in parallel: event seqs are taken in one order and committed in
@@ -18,13 +19,24 @@ describe.runIf(backendsUnderTest().includes('postgres'))('event log in commit or
     await h.close();
   });
 
-  /** A connection of its own in the host's schema, with a transaction open. */
+  /**
+   * A connection of its own in the host's schema, with a transaction open that acts as a Sluice
+   * writer: it takes the schema's write lock (shared, like a send) before its first write.
+   */
   async function openTransaction(): Promise<pg.Client> {
+    const client = await connectTo(PG_BASE_URL);
+    await client.query('begin');
+    await client.query('select pg_advisory_xact_lock_shared($1, hashtext(current_schema()))', [
+      WRITE_LOCK_CLASS,
+    ]);
+    return client;
+  }
+
+  async function connectTo(url: string): Promise<pg.Client> {
     const schema = new URL(h.db as string).searchParams.get('schema') as string;
-    const client = new pg.Client({ connectionString: PG_BASE_URL, options: `-c search_path=${schema}` });
+    const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
     clients.push(client);
     await client.connect();
-    await client.query('begin');
     return client;
   }
 
@@ -60,6 +72,35 @@ describe.runIf(backendsUnderTest().includes('postgres'))('event log in commit or
     expect(await kinds(high)).toEqual(['low seq']);
     expect(await kinds(low)).toEqual([]);
     expect(await lastEventSeq(h.ctx.store.db)).toBe(low);
+  });
+
+  it("is not held back by another application's open transaction, in this database or another", async () => {
+    // Review finding: the bound was the server's oldest running transaction, so an idle-in-
+    // transaction session of anything else on the server stalled every live feed while it stayed open.
+    const bot = await h.agent('bot');
+    await sendMessage(h.ctx, h.owner, { to: bot.name, body: 'the DM exists' });
+    const here = await connectTo(PG_BASE_URL);
+    const elsewhere = new URL(PG_BASE_URL);
+    elsewhere.pathname = '/postgres';
+    const there = await connectTo(elsewhere.toString());
+    for (const other of [here, there]) {
+      await other.query('begin');
+      await other.query('select pg_current_xact_id()'); // holds an xid, and keeps it open
+    }
+    const start = await lastEventSeq(h.ctx.store.db);
+    await sendMessage(h.ctx, h.owner, { to: bot.name, body: 'not held back' });
+    expect(await kinds(start)).toContain('message.created');
+    expect(await eventsHeldBack(h.ctx.store.db)).toBe(false);
+    // A Sluice writer of this schema that started before does hold it back, until it ends.
+    const writer = await openTransaction();
+    await writer.query(`insert into meta (key, value) values ('writer', 'x')`);
+    const mid = await lastEventSeq(h.ctx.store.db);
+    await sendMessage(h.ctx, h.owner, { to: bot.name, body: 'behind the writer' });
+    expect(await kinds(mid)).toEqual([]);
+    expect(await eventsHeldBack(h.ctx.store.db)).toBe(true);
+    await writer.query('rollback');
+    expect(await kinds(mid)).toContain('message.created');
+    for (const other of [here, there]) await other.query('rollback');
   });
 
   it('tells watchers again when an older transaction that announced nothing commits', async () => {

@@ -1,12 +1,35 @@
 import { sql } from 'kysely';
 import type { EventRow } from '../ops/events.js';
 import type { Db } from '../store.js';
+import { WRITE_LOCK_CLASS } from './migrations.js';
 
 // Sends commit in parallel, so a lower event seq can commit after a higher one (migration
-// 008_commit_order). Readers take only the events of transactions below the oldest still running
-// — final: nothing can commit among them any more — in (xid, seq) order, and name their place by
-// the seq of the last event they read; its xid says where that is in commit order.
-const FINAL = sql`xid < pg_snapshot_xmin(pg_current_snapshot())`;
+// 008_commit_order). Readers take only final events — of transactions below the oldest Sluice
+// writer of this schema still running: nothing can commit among them any more — in (xid, seq)
+// order, and name their place by the seq of the last event they read; its xid says where that is
+// in commit order.
+//
+// Not `pg_snapshot_xmin`: that is the oldest transaction of the whole server, so any open
+// transaction of any application in any database (an idle-in-transaction session) held every live
+// feed back for as long as it stayed open (found in review). The bound is the lowest xid that was
+// running at this statement's snapshot and either holds this schema's write lock (every Sluice
+// write takes it, shared or exclusive, before its first write, so it has no xid before it holds
+// it) or has ended since (its effects are not in this snapshot: wait for the next read); else the
+// snapshot's xmax. A transaction without an xid yet gets one above every xid assigned so far, so
+// whatever it writes sorts after what is read now.
+const WRITE_LOCK_HOLDERS = sql`
+  select own.transactionid from pg_locks lock
+    join pg_locks own on own.pid = lock.pid and own.locktype = 'transactionid'
+      and own.mode = 'ExclusiveLock' and own.granted
+   where lock.locktype = 'advisory' and lock.objsubid = 2
+     and lock.database = (select oid from pg_database where datname = current_database())
+     and lock.classid = ${sql.lit(WRITE_LOCK_CLASS)}::oid and lock.objid = hashtext(current_schema())::oid`;
+const BOUND = sql`(
+  select coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
+    from pg_snapshot_xip(pg_current_snapshot()) as x
+   where pg_xact_status(x) is distinct from 'in progress'
+      or x::xid in (${WRITE_LOCK_HOLDERS}))`;
+const FINAL = sql`xid < ${BOUND}`;
 
 /** Final events after the event `afterSeq` in commit order (xid, then seq); at most `limit`. */
 export async function listCommittedEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
@@ -31,8 +54,6 @@ export async function lastCommittedEventSeq(db: Db): Promise<number> {
  */
 export async function eventsHeldBack(db: Db): Promise<boolean> {
   const rows = await sql<{ held: boolean }>`
-    select exists (select 1 from events where xid >= pg_snapshot_xmin(pg_current_snapshot())) as held`.execute(
-    db,
-  );
+    select exists (select 1 from events where not (${FINAL})) as held`.execute(db);
   return rows.rows[0]?.held === true;
 }

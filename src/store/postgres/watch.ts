@@ -14,11 +14,14 @@ export interface ListenerOptions {
   onError?: (err: Error) => void;
   /**
    * Whether committed events still wait behind an older transaction (postgres/commit-order.ts).
-   * Asked after each notification; while true, watchers are told again every `recheckMs`.
+   * Asked after each notification; while true, watchers are told again (after `recheckMs`, then backing off).
    */
   heldBack?: () => Promise<boolean>;
+  /** The first re-check delay; it doubles while events stay held back, up to a second. */
   recheckMs?: number;
 }
+
+const MAX_RECHECK_MS = 1_000;
 
 /** A LISTEN connection shared by every watcher of one store. */
 export interface EventListener {
@@ -51,6 +54,7 @@ export function createEventListener(options: ListenerOptions): EventListener {
   let checking = false;
   let pending = false;
   let recheck: NodeJS.Timeout | undefined;
+  let heldRechecks = 0;
   const announce = async (): Promise<void> => {
     const heldBack = options.heldBack;
     if (!heldBack) return notifyAll();
@@ -67,11 +71,16 @@ export function createEventListener(options: ListenerOptions): EventListener {
     } finally {
       checking = false;
     }
+    if (!held) heldRechecks = 0;
     if (!held || closed || recheck || watchers.size === 0) return;
+    // A Sluice write commits within milliseconds; one held open longer (a stuck host) is asked
+    // about less and less often, up to once a second, instead of 50 times a second for as long.
+    const delay = Math.min((options.recheckMs ?? 20) * 2 ** heldRechecks, MAX_RECHECK_MS);
+    heldRechecks++;
     recheck = setTimeout(() => {
       recheck = undefined;
       void announce();
-    }, options.recheckMs ?? 20);
+    }, delay);
     recheck.unref();
   };
 
