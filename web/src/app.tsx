@@ -138,7 +138,7 @@ export function App({ client, hello }: AppProps) {
             ‹ Back
           </a>
         )}
-        <span class="brand">Sluice</span>
+        <h1 class="brand">Sluice</h1>
         <span class={`status status-${status}`} role="status" aria-live="polite">
           {status === 'open' ? 'live' : status === 'closed' ? 'offline' : `${status}…`}
         </span>
