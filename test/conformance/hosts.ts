@@ -7,6 +7,8 @@ export interface ServeProcess {
   url: string;
   proc: ChildProcess;
   stderr(): string;
+  /** How it ended, or undefined while it runs: a dead host explains its clients' `fetch failed`. */
+  exitStatus(): string | undefined;
   /** SIGTERM and wait for exit. */
   stop(): Promise<void>;
   /** SIGKILL (a crash) and wait for exit. */
@@ -49,6 +51,10 @@ export function startServe(options: { home: string; db: string | undefined }): P
           url: match[1],
           proc,
           stderr: () => err,
+          exitStatus: () =>
+            proc.exitCode === null && proc.signalCode === null
+              ? undefined
+              : `exit ${proc.exitCode ?? proc.signalCode}; stderr: ${err.slice(-2000) || '(empty)'}`,
           stop: () => stopWith('SIGTERM'),
           kill: () => stopWith('SIGKILL'),
         });
@@ -70,19 +76,51 @@ export class RpcError extends Error {
   }
 }
 
-/** One JSON-RPC call over HTTP POST /rpc with a bearer token. */
+/**
+ * One JSON-RPC call over HTTP POST /rpc with a bearer token. A failure says what failed: the
+ * connection (`fetch failed` with its cause's code), the HTTP status, or the error's code.
+ */
 export async function rpc<T>(url: string, token: string, method: string, params: unknown): Promise<T> {
-  const response = await fetch(`${url}/rpc`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const reply = (await response.json()) as {
-    result?: T;
-    error?: { message: string; data?: { code?: string } };
-  };
-  if (reply.error) throw new RpcError(reply.error.data?.code ?? 'rpc', reply.error.message);
+  let response: Response;
+  try {
+    response = await fetch(`${url}/rpc`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new RpcError('connection', `${String(err)} (${cause?.code ?? cause?.message ?? 'no cause'})`);
+  }
+  const text = await response.text();
+  let reply: { result?: T; error?: { message?: string; code?: string; data?: { code?: string } } };
+  try {
+    reply = JSON.parse(text);
+  } catch {
+    throw new RpcError('http', `HTTP ${response.status}: ${text.slice(0, 200)}`);
+  }
+  if (reply.error)
+    throw new RpcError(
+      reply.error.data?.code ?? reply.error.code ?? 'rpc',
+      `${reply.error.data?.code ?? reply.error.code ?? 'rpc'} (HTTP ${response.status}): ${reply.error.message ?? ''}`,
+    );
   return reply.result as T;
+}
+
+/**
+ * Runs one call at a time. The test process stands in for several agent-side processes, but its
+ * SQLite connections share one thread: a transaction that waits for the write lock blocks that
+ * thread (better-sqlite3 is synchronous), so if another of its own connections holds the lock the
+ * thread stalls for the whole busy timeout and fails with SQLITE_BUSY. Real agent processes each
+ * have a thread of their own; here their store calls take turns instead.
+ */
+export function serialized(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>) => {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
 }
 
 /** A WebSocket JSON-RPC subscriber that records every notification it receives. */

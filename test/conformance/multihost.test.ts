@@ -12,15 +12,30 @@ import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { runCli, tempHome } from '../support/host.js';
 import { type Backend, backendsUnderTest, dropSchema, freshSchemaUrl, withAdmin } from './backend.js';
-import { rpc, type ServeProcess, type Subscriber, startServe, subscribe } from './hosts.js';
+import {
+  RpcError,
+  rpc,
+  type ServeProcess,
+  type Subscriber,
+  serialized,
+  startServe,
+  subscribe,
+} from './hosts.js';
 
 /**
- * Two `sluice serve` processes on one database under load. The load lasts
- * SLUICE_MULTIHOST_SECONDS (default 6; 20 for the full proof run).
+ * Two `sluice serve` processes on one database under load. The load lasts at least
+ * SLUICE_MULTIHOST_SECONDS (default 6; 20 for the full proof run); what the tests wait for is
+ * state they can see (acknowledged sends, a process's exit), never a timer.
  */
 const LOAD_MS = Number(process.env.SLUICE_MULTIHOST_SECONDS ?? 6) * 1000;
 const WRITERS_PER_HOST = 4;
 const AGENTS = ['a0', 'a1', 'a2', 'a3'];
+/** Acknowledged sends through the victim before it is killed. */
+const KILL_AFTER_ACKS = 8 * WRITERS_PER_HOST;
+/** Acknowledged sends each survivor's writer makes after the kill. */
+const SENDS_AFTER_KILL = 8;
+/** Attempts of one send that answers `unavailable` (the contract: the caller may retry). */
+const SEND_ATTEMPTS = 3;
 
 interface Ack {
   id: string;
@@ -48,7 +63,45 @@ interface World {
   writerTokens: string[];
   loadChannelId: string;
   sides: Side[];
+  /** The agent-side stand-ins' store calls, one at a time (see `serialized`). */
+  local: <T>(fn: () => Promise<T>) => Promise<T>;
   cleanups: (() => Promise<void> | void)[];
+}
+
+/** Acknowledged sends, archive receipts and errors of one load, and a way to wait on them. */
+class Load {
+  readonly acks: Ack[] = [];
+  readonly receipts: string[] = [];
+  readonly errors: string[] = [];
+  readonly #waiters: { ready: () => boolean; resolve: () => void }[] = [];
+
+  acked(ack: Ack): void {
+    this.acks.push(ack);
+    this.#recheck();
+  }
+
+  failed(side: Side, err: unknown): void {
+    this.errors.push(`${side.name}: ${err instanceof Error ? err.message : String(err)}`);
+    this.#recheck();
+  }
+
+  acksThrough(host: string): number {
+    return this.acks.filter((a) => a.host === host).length;
+  }
+
+  /** Resolves once `ready()` holds; rechecked on every acknowledgement and error. */
+  when(ready: () => boolean): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ ready, resolve }));
+  }
+
+  #recheck(): void {
+    for (const w of [...this.#waiters])
+      if (w.ready()) {
+        this.#waiters.splice(this.#waiters.indexOf(w), 1);
+        w.resolve();
+      }
+  }
 }
 
 async function openWorld(backend: Backend): Promise<World> {
@@ -127,6 +180,7 @@ async function buildWorld(backend: Backend, cleanups: (() => Promise<void> | voi
     writerTokens,
     loadChannelId: load.id,
     sides,
+    local: serialized(),
     cleanups,
   };
 }
@@ -144,14 +198,17 @@ async function closeWorld(world: World): Promise<void> {
   if (failures.length > 0) throw failures[0];
 }
 
-/** Sends until the deadline, recording every acknowledged id; errors only count while the host lives. */
+/**
+ * Sends until `done(acknowledged)` or its host is killed, recording every acknowledged id. A send
+ * answered `unavailable` is retried with the same idempotency key, as a client may; any other
+ * failure while the host lives is an error, and a writer whose host stopped answering stops.
+ */
 async function writer(
   side: Side,
   token: string,
   index: number,
-  deadline: number,
-  acks: Ack[],
-  errors: unknown[],
+  load: Load,
+  done: (acked: number) => boolean,
 ) {
   const targets = [
     '#load',
@@ -159,25 +216,38 @@ async function writer(
     '#load',
     AGENTS[(index + 1) % AGENTS.length] as string,
   ];
-  for (let i = 0; Date.now() < deadline && !side.dead; i++) {
+  let acked = 0;
+  for (let i = 0; !done(acked) && !side.dead; i++) {
     const target = targets[i % targets.length] as string;
-    try {
-      const sent = await rpc<{ message_id: string }>(side.serve.url, token, 'message.send', {
-        to: target,
-        body: `${side.name}/${index}/${i} ✉️ 中文 "q" \\ ${'x'.repeat(i % 50)}`,
-      });
-      acks.push({ id: sent.message_id, target, host: side.name });
-    } catch (err) {
-      if (side.dead) return;
-      errors.push(err);
+    const params = {
+      to: target,
+      body: `${side.name}/${index}/${i} ✉️ 中文 "q" \\ ${'x'.repeat(i % 50)}`,
+      idempotency_key: `${side.name}/${index}/${i}`,
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const sent = await rpc<{ message_id: string }>(side.serve.url, token, 'message.send', params);
+        acked++;
+        load.acked({ id: sent.message_id, target, host: side.name });
+        break;
+      } catch (err) {
+        if (side.dead) return;
+        if (err instanceof RpcError && err.code === 'unavailable' && attempt < SEND_ATTEMPTS) continue;
+        load.failed(side, err);
+        if (err instanceof RpcError && err.code === 'connection') return;
+        break;
+      }
     }
   }
 }
 
-/** Pages each agent's queue through the host and archives the head through the agent-side process. */
-async function reader(world: World, side: Side, deadline: number, receipts: string[], errors: unknown[]) {
-  while (Date.now() < deadline && !side.dead) {
-    for (const name of AGENTS) {
+/**
+ * Pages each agent's queue through the host and archives the head through the agent-side
+ * process, until `done()` or its host is killed.
+ */
+async function reader(world: World, side: Side, agents: readonly string[], load: Load, done: () => boolean) {
+  while (!done() && !side.dead) {
+    for (const name of agents) {
       if (side.dead) return;
       try {
         const page = await rpc<{ status: string; rows?: { messageId: string }[] }>(
@@ -187,15 +257,59 @@ async function reader(world: World, side: Side, deadline: number, receipts: stri
           { agent: name, size: 10 },
         );
         const ids = (page.rows ?? []).slice(0, 3).map((r) => r.messageId);
-        if (ids.length === 0) continue;
-        const made = await archiveMessages(side.ctx, world.agents.get(name) as Principal, ids);
-        for (const r of made) if (!r.already) receipts.push(`${name}:${r.id}`);
+        if (ids.length === 0 || side.dead) continue;
+        const made = await world.local(() =>
+          archiveMessages(side.ctx, world.agents.get(name) as Principal, ids),
+        );
+        for (const r of made) if (!r.already) load.receipts.push(`${name}:${r.id}`);
       } catch (err) {
         if (side.dead) return;
-        errors.push(err);
+        load.failed(side, err);
+        if (err instanceof RpcError && err.code === 'connection') return;
       }
     }
   }
+}
+
+/**
+ * Every side's writers and reader at once; a reader goes on until every writer of the load has
+ * stopped and some archive went through (readers archive what writers sent).
+ */
+async function runLoad(
+  world: World,
+  load: Load,
+  options: {
+    readerAgents: readonly string[];
+    /** Each writer's stop rule (given its acknowledged sends so far), made once per writer. */
+    writerDone: (side: Side) => (acked: number) => boolean;
+  },
+  also: Promise<unknown>[] = [],
+): Promise<void> {
+  let writing = world.sides.length * WRITERS_PER_HOST;
+  const writers = world.sides.flatMap((side, s) =>
+    Array.from({ length: WRITERS_PER_HOST }, (_, i) =>
+      writer(
+        side,
+        world.writerTokens[s * WRITERS_PER_HOST + i] as string,
+        i,
+        load,
+        stopOnError(load, options.writerDone(side)),
+      ).finally(() => {
+        writing--;
+      }),
+    ),
+  );
+  const readersDone = () => writing === 0 && (load.receipts.length > 0 || load.errors.length > 0);
+  await Promise.all([
+    ...writers,
+    ...world.sides.map((side) => reader(world, side, options.readerAgents, load, readersDone)),
+    ...also,
+  ]);
+}
+
+/** A load that hit an error stops at once (the error is what the test reports). */
+function stopOnError(load: Load, done: (acked: number) => boolean): (acked: number) => boolean {
+  return (acked) => load.errors.length > 0 || done(acked);
 }
 
 /** In a proof run (SLUICE_MULTIHOST_SECONDS set) say what the load amounted to. */
@@ -272,7 +386,7 @@ async function expectSubscribersSawAll(subs: Map<string, Subscriber>, acks: read
     const other = wanted.filter((a) => a.host !== name);
     expect(other.length, `writes through the host other than ${name}`).toBeGreaterThan(0);
     await expect
-      .poll(() => wanted.filter((a) => !sub.strings().has(a.id)).length, { timeout: 10_000, interval: 200 })
+      .poll(() => wanted.filter((a) => !sub.strings().has(a.id)).length, { timeout: 30_000, interval: 200 })
       .toBe(0);
   }
 }
@@ -288,23 +402,20 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     world = await openWorld(backend);
     const w = world;
     const subs = await openSubscribers(w, w.sides);
-    const acks: Ack[] = [];
-    const receipts: string[] = [];
-    const errors: unknown[] = [];
+    const load = new Load();
+    const { acks, receipts } = load;
     const deadline = Date.now() + LOAD_MS;
-    await Promise.all([
-      ...w.sides.flatMap((side, s) =>
-        Array.from({ length: WRITERS_PER_HOST }, (_, i) =>
-          writer(side, w.writerTokens[s * WRITERS_PER_HOST + i] as string, i, deadline, acks, errors),
-        ),
-      ),
-      ...w.sides.map((side) => reader(w, side, deadline, receipts, errors)),
-    ]);
+    // Each writer sends for the load's time and at least twice, however slow the machine is.
+    await runLoad(w, load, {
+      readerAgents: AGENTS,
+      writerDone: () => (acked) => acked >= 2 && Date.now() >= deadline,
+    });
     report(`${backend} two hosts`, acks, receipts);
-    expect(errors.map(String)).toEqual([]);
+    for (const side of w.sides) expect(side.serve.exitStatus(), `host ${side.name}`).toBeUndefined();
+    expect(load.errors).toEqual([]);
     // Load really ran through both hosts (rates depend on the machine; bench/postgres.ts measures them).
     for (const side of w.sides)
-      expect(acks.filter((a) => a.host === side.name).length).toBeGreaterThanOrEqual(WRITERS_PER_HOST);
+      expect(load.acksThrough(side.name)).toBeGreaterThanOrEqual(2 * WRITERS_PER_HOST);
     expect(receipts.length).toBeGreaterThan(0);
     await expectConsistent(w, acks, receipts);
     await expectSubscribersSawAll(subs, acks);
@@ -352,40 +463,59 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     const [survivor, victim] = w.sides as [Side, Side];
     const a0 = w.agents.get('a0') as Principal;
     const subs = await openSubscribers(w, [survivor]);
-    const acks: Ack[] = [];
-    const receipts: string[] = [];
-    const errors: unknown[] = [];
+    const load = new Load();
+    const { acks, receipts } = load;
     const deadline = Date.now() + LOAD_MS;
+    // Readers leave a0 alone: its inbox only grows, so the victim's read and the survivor's turn
+    // below always find messages.
+    const readerAgents = AGENTS.filter((name) => name !== 'a0');
+    let killed = false;
+    let killedAfter = 0;
     const kill = (async () => {
-      await new Promise((r) => setTimeout(r, LOAD_MS * 0.3));
+      // Killed once it has acknowledged enough sends (a0 is in #load, half of every writer's sends).
+      await load.when(() => load.acksThrough(victim.name) >= KILL_AFTER_ACKS || load.errors.length > 0);
+      if (load.errors.length > 0) return undefined;
       // The victim's side holds an open turn with recorded coverage when its host dies.
-      const turn = await beginTurn(victim.ctx, a0, { owner: `serve:${victim.serve.proc.pid}` });
-      const read = (
-        await receivedInProcess(victim.ctx, await channelRead(victim.ctx, a0, { unread: true, limit: 5 }))
-      ).value as PageResult;
-      expect(read.messages.length).toBeGreaterThan(0);
+      const turn = await w.local(async () => {
+        const opened = await beginTurn(victim.ctx, a0, { owner: `serve:${victim.serve.proc.pid}` });
+        const read = (
+          await receivedInProcess(victim.ctx, await channelRead(victim.ctx, a0, { unread: true, limit: 5 }))
+        ).value as PageResult;
+        expect(read.messages.length).toBeGreaterThan(0);
+        return opened;
+      });
       victim.dead = true;
       await victim.serve.kill();
+      killedAfter = load.acksThrough(victim.name);
+      killed = true;
       // Its agent-side process goes too (closing twice later is a no-op).
-      await victim.ctx.store.close();
+      await w.local(() => victim.ctx.store.close());
       return turn;
     })();
-    await Promise.all([
-      ...w.sides.flatMap((side, s) =>
-        Array.from({ length: WRITERS_PER_HOST }, (_, i) =>
-          writer(side, w.writerTokens[s * WRITERS_PER_HOST + i] as string, i, deadline, acks, errors),
-        ),
-      ),
-      ...w.sides.map((side) => reader(w, side, deadline, receipts, errors)),
-      kill,
-    ]);
+    // The victim's writers send until it dies; the survivor's go on past the kill until each has
+    // made SENDS_AFTER_KILL more sends (and the load lasted its time).
+    const afterKill: number[] = [];
+    const writerDone = (side: Side) => {
+      if (side === victim) return () => false;
+      const slot = afterKill.push(0) - 1;
+      let before: number | undefined;
+      return (acked: number) => {
+        if (!killed) return false;
+        before ??= acked;
+        afterKill[slot] = acked - before;
+        return acked - before >= SENDS_AFTER_KILL && Date.now() >= deadline;
+      };
+    };
+    await runLoad(w, load, { readerAgents, writerDone }, [kill]);
     const staleTurn = await kill;
-    report(`${backend} host B killed at ${LOAD_MS * 0.0003} s`, acks, receipts);
-    expect(errors.map(String)).toEqual([]);
-    expect(acks.filter((a) => a.host === 'B').length).toBeGreaterThan(0);
-    expect(acks.filter((a) => a.host === 'A').length).toBeGreaterThan(
-      acks.filter((a) => a.host === 'B').length,
-    );
+    report(`${backend} host B killed after ${killedAfter} of its sends`, acks, receipts);
+    // A survivor that died would explain every later `fetch failed`: say so first.
+    expect(survivor.serve.exitStatus(), 'the surviving host').toBeUndefined();
+    expect(victim.serve.proc.signalCode).toBe('SIGKILL');
+    expect(load.errors).toEqual([]);
+    expect(staleTurn).toBeDefined();
+    expect(load.acksThrough(victim.name)).toBeGreaterThanOrEqual(KILL_AFTER_ACKS);
+    expect(afterKill).toEqual(afterKill.map((n) => Math.max(n, SENDS_AFTER_KILL)));
     await expectConsistent(w, acks, receipts);
     await expectSubscribersSawAll(subs, acks);
 
@@ -416,7 +546,7 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     const stale = await survivor.ctx.store.db
       .selectFrom('turns')
       .selectAll()
-      .where('id', '=', staleTurn.id)
+      .where('id', '=', staleTurn?.id as string)
       .executeTakeFirst();
     expect(stale?.state).toBe('abandoned');
     expect(await survivor.ctx.store.db.selectFrom('coverage').selectAll().execute()).toEqual([]);
