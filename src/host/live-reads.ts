@@ -3,6 +3,7 @@ import { principalsSharingWith } from './access.js';
 import { channelIdsOf, channelListEntry } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
+import { agentPresence } from './presence.js';
 import { loadQueueSummary } from './queue.js';
 import { unreadCounts } from './read-marks.js';
 
@@ -23,6 +24,7 @@ export function liveReadsFor(ctx: HostContext) {
     unreadCounts: bind(unreadCounts),
     principalsSharingWith: bind(principalsSharingWith),
     queueSummaryFacts: bind(loadQueueSummary),
+    agentPresence: bind(agentPresence),
     presentReceipts: bind(presentReceipts),
     presentForLive: bind(presentForLive),
   };

@@ -80,7 +80,8 @@ export async function startLiveHub(
       for (const l of sidebars) l(event);
     };
     for (const e of events) {
-      if (e.kind === 'queue.changed' && e.agent_id) agents.add(e.agent_id);
+      // A turn that starts or ends changes the agent's presence, which queue pushes carry.
+      if ((e.kind === 'queue.changed' || e.kind === 'turn.changed') && e.agent_id) agents.add(e.agent_id);
       // Only inbox transitions name the channel too (sends and edits have their own channel event).
       if (e.kind === 'queue.changed' && e.channel_id && e.message_id && channels.has(e.channel_id)) {
         receipts.delete(e.message_id);

@@ -51,6 +51,19 @@ describe("queue.summary says the agent's presence (from its turns)", () => {
     expect(await presence()).toMatchObject({ state: 'idle', lastOutcome: 'abandoned' });
   });
 
+  it('follows the agent live: a turn that starts or ends is pushed as queue.changed with the presence', async () => {
+    await owner.ok('subscribe', { queues: ['helper'] });
+    await owner.waitFor((n) => n.method === 'queue.changed' && n.params.summary.presence?.state === 'idle');
+    // Beginning a turn changes no queue count; it is pushed anyway, so the page never shows it late.
+    const turn = await beginTurn(host.ctx, helper, { receipt: 'seen' });
+    await owner.waitFor((n) => n.method === 'queue.changed' && n.params.summary.presence?.state === 'driven');
+    await endTurn(host.ctx, helper, turn.id, { ok: true });
+    const ended = await owner.waitFor(
+      (n) => n.method === 'queue.changed' && n.params.summary.presence?.lastOutcome === 'succeeded',
+    );
+    expect(ended.params.summary.presence).toMatchObject({ state: 'idle', driver: true });
+  });
+
   it('is not shown to someone who may not see the queue', async () => {
     await host.person('mallory');
     const outsider = await host.client('mallory');

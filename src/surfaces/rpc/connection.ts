@@ -310,7 +310,10 @@ export class RpcConnection {
       const members = await this.#hub.shared(`members:${channelId}`, () => reads.currentMemberIds(channelId));
       if (members.has(me.id) && members.has(agentId)) visible.add(channelId);
     }
-    return notification('queue.changed', { summary: summaryForReader(facts, (id) => visible.has(id)) });
+    const presence = await this.#hub.shared(`presence:${agentId}`, () => reads.agentPresence(agentId));
+    return notification('queue.changed', {
+      summary: { ...summaryForReader(facts, (id) => visible.has(id)), presence },
+    });
   }
 
   async #renderChannel(event: ChannelEvent): Promise<string | null> {

@@ -131,7 +131,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       principal: { id: s.principal.id, name: s.principal.name, kind: s.principal.kind },
     }),
   'queue.summary': async (s, p, budget) => {
-    // The reply adds the agent's presence (from its turns); `queue.changed` pushes stay counts only.
+    // The reply adds the agent's presence (from its turns); `queue.changed` pushes carry it too.
     const access = await requireQueueAccess(s.ctx, s.principal, p.agent);
     const text = JSON.stringify(await readQueueSummaryWithPresence(s.ctx, access));
     if (utf8Length(text) > Math.min(budget, s.limits.summaryBytes)) {

@@ -79,44 +79,21 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
 
   useEffect(loadSummary, [loadSummary]);
   useOnReconnect(client, loadSummary);
-  // A turn that starts changes no queue count, so nothing is pushed: look again when the page
-  // comes back into view (presence, and the counts with it).
-  useEffect(() => {
-    let cleanup: (() => void) | undefined;
-    const onVisible = () => {
-      if (document.visibilityState !== 'visible') return;
-      cleanup?.();
-      cleanup = loadSummary();
-    };
-    document.addEventListener('visibilitychange', onVisible);
-    return () => {
-      document.removeEventListener('visibilitychange', onVisible);
-      cleanup?.();
-    };
-  }, [loadSummary]);
-
   useEffect(() => {
     if (unavailable) return;
     const dispose = client.subscribe({ queues: [agent] });
-    let presenceTimer: ReturnType<typeof setTimeout> | undefined;
+    // Pushes carry the presence too: a turn that starts or ends is pushed like a queue change.
     const off = client.on('queue.changed', (params) => {
       const next = (params as { summary?: QueueSummary }).summary;
       if (!next || next.agent !== agent) return;
       setSummary(next);
-      clearTimeout(presenceTimer);
-      presenceTimer = setTimeout(() => {
-        client
-          .call<QueueSummary>('queue.summary', { agent })
-          .then((s) => s.presence && setPresence(s.presence))
-          .catch(() => undefined);
-      }, 500);
+      if (next.presence) setPresence(next.presence);
     });
     const offEnded = client.on('subscription.ended', (params) => {
       if ((params as { queue?: string }).queue === agent)
         setError(`you can no longer watch ${agent}'s queue`);
     });
     return () => {
-      clearTimeout(presenceTimer);
       off();
       offEnded();
       dispose();
