@@ -29,7 +29,12 @@ export interface SendRequest {
   body: string;
   subject?: string | undefined;
   replyTo?: string | undefined;
-  attachmentIds?: readonly string[] | undefined;
+  /**
+   * The attachments as content, not upload ids: `sha256:<digest>:<name>` for each of the sender's
+   * uploads (a retry after a dropped connection uploads the same file again and gets a new id),
+   * the id itself for anything else (refused later). See `attachmentFingerprints` in messages.ts.
+   */
+  attachments?: readonly string[] | undefined;
   actions?: readonly unknown[] | undefined;
 }
 
@@ -73,7 +78,7 @@ export function claimFor(key: string | undefined, request: SendRequest): Idempot
     request.body,
     request.subject ?? null,
     request.replyTo ?? null,
-    request.attachmentIds ?? [],
+    request.attachments ?? [],
     request.actions ?? [],
   ]);
   return { key, requestSha256: createHash('sha256').update(canonical, 'utf8').digest('hex') };

@@ -99,7 +99,12 @@ export async function sendMessage(
   input: SendInput,
 ): Promise<SentMessage> {
   validateSend(ctx, input);
-  const claim = claimFor(input.idempotencyKey, { op: 'send', target: input.to, ...input });
+  const claim = claimFor(input.idempotencyKey, {
+    op: 'send',
+    target: input.to,
+    ...input,
+    attachments: await attachmentFingerprints(ctx, actor, input),
+  });
   // A retry returns the first result before anything else, even if the target changed since.
   const prior = claim && (await priorSend(ctx.store.db, actor.id, claim, ctx.now()));
   if (prior) return prior;
@@ -208,6 +213,27 @@ async function storeMessage(
   return sent;
 }
 
+/**
+ * A keyed send's attachments as content for its fingerprint (idempotent-sends.ts): a client that
+ * retries after a dropped connection uploads the file again and gets a new id, and that retry must
+ * replay the first result, not be refused as `conflict`. Only keyed sends pay the lookup.
+ */
+async function attachmentFingerprints(
+  ctx: HostContext,
+  actor: Principal,
+  input: Pick<SendInput, 'idempotencyKey' | 'attachmentIds'>,
+): Promise<string[] | undefined> {
+  const ids = input.attachmentIds;
+  if (input.idempotencyKey === undefined || !Array.isArray(ids) || ids.length === 0) return undefined;
+  const strings = ids.filter((id): id is string => typeof id === 'string').slice(0, 64);
+  const rows = await findMediaByIds(ctx.store.db, strings);
+  const mine = new Map(rows.filter((r) => r.created_by === actor.id).map((r) => [r.id, r]));
+  return ids.map((id) => {
+    const row = typeof id === 'string' ? mine.get(id) : undefined;
+    return row ? `sha256:${row.sha256}:${row.name}` : `id:${String(id)}`;
+  });
+}
+
 async function resolveAttachments(
   ctx: HostContext,
   actor: Principal,
@@ -236,7 +262,12 @@ export async function replyToMessage(
   input: Omit<SendInput, 'to' | 'replyTo'>,
 ): Promise<SentMessage> {
   validateSend(ctx, { ...input, to: '' });
-  const claim = claimFor(input.idempotencyKey, { op: 'reply', target: parentId, ...input });
+  const claim = claimFor(input.idempotencyKey, {
+    op: 'reply',
+    target: parentId,
+    ...input,
+    attachments: await attachmentFingerprints(ctx, actor, input),
+  });
   const prior = claim && (await priorSend(ctx.store.db, actor.id, claim, ctx.now()));
   if (prior) return prior;
   const parent = await getMessageRow(ctx, actor, parentId);

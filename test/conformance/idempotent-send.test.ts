@@ -97,6 +97,53 @@ describe.each(backendsUnderTest())('idempotent sends on %s', (backend) => {
     expect(await footprint(h.ctx)).toEqual(before);
   });
 
+  it('replays a retry that uploaded the same file again (a new upload id), and refuses other bytes', async () => {
+    // Read-back finding: the fingerprint named upload ids, so `message send --attach F
+    // --idempotency-key K` retried after a dropped connection (which uploads F again) was a conflict.
+    const bytes = new TextEncoder().encode('the report');
+    const upload = await putMedia(h.ctx, h.owner, bytes, 'report.txt');
+    const first = await sendMessage(h.ctx, h.owner, {
+      to: '#team',
+      body: 'see attached',
+      attachmentIds: [upload.attachment_id],
+      idempotencyKey: 'with-file',
+    });
+    const again = await putMedia(h.ctx, h.owner, bytes, 'report.txt');
+    expect(again.attachment_id).not.toBe(upload.attachment_id);
+    const before = await footprint(h.ctx);
+    const retry = await sendMessage(h.ctx, h.owner, {
+      to: '#team',
+      body: 'see attached',
+      attachmentIds: [again.attachment_id],
+      idempotencyKey: 'with-file',
+    });
+    expect(retry).toEqual(first);
+    expect(await footprint(h.ctx)).toEqual(before);
+    const other = await putMedia(h.ctx, h.owner, new TextEncoder().encode('another report'), 'report.txt');
+    const err = await refusal(
+      sendMessage(h.ctx, h.owner, {
+        to: '#team',
+        body: 'see attached',
+        attachmentIds: [other.attachment_id],
+        idempotencyKey: 'with-file',
+      }),
+    );
+    expect(err.code).toBe('conflict');
+    expect(await footprint(h.ctx)).toEqual(before);
+    // Someone else's upload id is not content this sender can claim: still a conflict, nothing stored.
+    const theirs = await putMedia(h.ctx, alice, bytes, 'report.txt');
+    const stolen = await refusal(
+      sendMessage(h.ctx, h.owner, {
+        to: '#team',
+        body: 'see attached',
+        attachmentIds: [theirs.attachment_id],
+        idempotencyKey: 'with-file',
+      }),
+    );
+    expect(stolen.code).toBe('conflict');
+    expect(await footprint(h.ctx)).toEqual(before);
+  });
+
   it('keeps keys per principal: the same key from another sender is independent', async () => {
     const mine = await sendMessage(h.ctx, h.owner, { to: '#team', body: 'hi', idempotencyKey: 'shared' });
     const theirs = await sendMessage(h.ctx, alice, { to: '#team', body: 'hi', idempotencyKey: 'shared' });
