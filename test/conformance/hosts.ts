@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import { SLUICE_BIN } from '../support/host.js';
 
@@ -62,7 +64,14 @@ export function startServe(options: { home: string; db: string | undefined }): P
     });
     proc.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`serve exited (${code}) before serving: ${err.slice(0, 2000)}`));
+      // An internal error's details are in the home's error log, which the test removes after.
+      let details = '';
+      try {
+        details = readFileSync(join(options.home, 'logs', 'errors.log'), 'utf8').slice(-3000);
+      } catch {
+        // No error log.
+      }
+      reject(new Error(`serve exited (${code}) before serving: ${err.slice(0, 2000)}${details}`));
     });
   });
 }
