@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SLUICE_BIN, tempHome } from '../support/host.js';
 
@@ -8,7 +10,7 @@ describe('sluice serve (the built CLI in its own process)', () => {
     for (const c of cleanups.splice(0)) c();
   });
 
-  it('initialises the home, prints a working single-use login link, logs JSON to stderr and stops cleanly on SIGTERM', async () => {
+  it('initialises the home, prints a working single-use login link, logs JSON to its log file (nothing on stderr) and stops cleanly on SIGTERM', async () => {
     const { home, cleanup } = tempHome();
     cleanups.push(cleanup);
     const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
@@ -49,10 +51,13 @@ describe('sluice serve (the built CLI in its own process)', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const lines = stderr.trim().split('\n');
+    // The request log goes to <home>/logs/serve.log (the banner says so); stderr stays quiet.
+    expect(stderr).toBe('');
+    const log = readFileSync(join(home, 'logs', 'serve.log'), 'utf8');
+    const lines = log.trim().split('\n');
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
-    expect(stderr).toContain('shutting down');
+    expect(log).toContain('shutting down');
   });
 
   it('refuses a bad port with one line and exit code 1', async () => {
