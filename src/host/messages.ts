@@ -3,6 +3,7 @@ import { utf8Length } from '../core/measure.js';
 import { requireWellFormedFields } from '../core/text.js';
 import { findChannelById } from '../store/ops/channels.js';
 import { appendEvent } from '../store/ops/events.js';
+import { resizePendingEntries } from '../store/ops/inbox.js';
 import { findMediaByIds, linkMessageMedia } from '../store/ops/media.js';
 import {
   findMessageById,
@@ -363,14 +364,7 @@ export async function editMessage(
       revision,
       edited_at: at,
     });
-    const entries = await trx
-      .updateTable('inbox')
-      .set({ body_bytes: bodyBytes, updated_at: at })
-      .where('message_seq', '=', row.seq)
-      .where('state', 'in', ['waiting', 'returned'])
-      .returning('agent_id')
-      .execute();
-    for (const { agent_id } of entries) {
+    for (const agent_id of await resizePendingEntries(trx, row.seq, bodyBytes, at)) {
       await applyQueueDelta(trx, agent_id, {});
       await appendEvent(trx, { kind: 'queue.changed', agent_id, message_id: row.id, created_at: at });
     }

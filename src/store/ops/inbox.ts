@@ -126,3 +126,23 @@ export async function newestPendingPersonEntry(
     .limit(1)
     .executeTakeFirst();
 }
+
+/**
+ * An edited message's new size on every pending inbox entry that carries it (settled entries keep
+ * the size they were settled at); returns the agents whose entries changed, for their queue events.
+ */
+export async function resizePendingEntries(
+  db: Db,
+  messageSeq: number,
+  bodyBytes: number,
+  at: string,
+): Promise<string[]> {
+  const rows = await db
+    .updateTable('inbox')
+    .set({ body_bytes: bodyBytes, updated_at: at })
+    .where('message_seq', '=', messageSeq)
+    .where('state', 'in', PENDING_STATES)
+    .returning('agent_id')
+    .execute();
+  return rows.map((r) => r.agent_id);
+}
