@@ -1,4 +1,5 @@
 import { SluiceError } from '../core/errors.js';
+import { isAgentManager } from '../store/ops/agent-managers.js';
 import { type ChannelRow, findChannelById, isActiveMember, sharedChannelIds } from '../store/ops/channels.js';
 import { findQueue, type QueueRow } from '../store/ops/queues.js';
 import type { Db } from '../store/store.js';
@@ -13,8 +14,9 @@ import { type Principal, resolveAgent } from './principals.js';
 type Caller = Pick<Principal, 'id' | 'kind'>;
 
 /**
- * Queue steering and reading (summary, page, read, pause, resume, withdraw, edit): the agent
- * itself, or a person who currently shares at least one channel with it. Pure: the caller gives
+ * Queue steering and reading (summary, page, read, resuming one card, withdraw, edit): the agent
+ * itself, or a person who currently shares at least one channel with it. Pausing or resuming the
+ * whole queue takes more: {@link mayManageAgent}. Pure: the caller gives
  * the channels both currently belong to.
  */
 export function canSteerQueue(
@@ -122,12 +124,65 @@ export function canWithdraw(caller: Caller, authorId: string): boolean {
   return caller.id === authorId || caller.kind === 'person';
 }
 
+/** The host owner: the person `init` made (home.ts OWNER_NAME). */
+export function isHostOwner(caller: Pick<Principal, 'name' | 'kind'>): boolean {
+  return caller.kind === 'person' && caller.name === 'owner';
+}
+
+/**
+ * Pausing or resuming an agent's whole queue, and changing its managers: the agent itself, the
+ * host owner, or a person who manages the agent. Sharing a channel is not enough: DMs are open, so
+ * anyone can come to share one with any agent (docs/security.md). A write passes its transaction.
+ */
+export async function mayManageAgent(
+  db: Db,
+  caller: Principal,
+  agent: Pick<Principal, 'id'>,
+): Promise<boolean> {
+  if (caller.id === agent.id || isHostOwner(caller)) return true;
+  return caller.kind === 'person' && (await isAgentManager(db, agent.id, caller.id));
+}
+
+/** {@link mayManageAgent}, `denied` otherwise. */
+export async function requireAgentManager(
+  db: Db,
+  caller: Principal,
+  agent: Pick<Principal, 'id' | 'name'>,
+  what: string,
+): Promise<void> {
+  if (!(await mayManageAgent(db, caller, agent))) {
+    throw new SluiceError(
+      'denied',
+      `only ${agent.name}, the owner or a manager of ${agent.name} may ${what}`,
+    );
+  }
+}
+
+/**
+ * Changing an agent's managers: the owner or a current manager. Not the agent itself: it acts on
+ * whatever text it read, so it never hands out rights over itself.
+ */
+export async function requireManagerChange(db: Db, caller: Principal, agent: Principal): Promise<void> {
+  if (caller.id === agent.id)
+    throw new SluiceError('denied', `only the owner or a manager of ${agent.name} may change its managers`);
+  await requireAgentManager(db, caller, agent, 'change its managers');
+}
+
+/**
+ * What someone who may pause sees of the queue after pausing or resuming it: the channels caller
+ * and agent share (possibly none, then no message id shows), without requiring one.
+ */
+export async function pauserView(db: Db, caller: Principal, agent: Principal): Promise<QueueAccess> {
+  const queue = await findQueue(db, agent.id);
+  if (!queue) throw new SluiceError('not_found', `${agent.name} has no queue`);
+  return { agent, queue, channelIds: await sharedChannelIds(db, caller.id, agent.id) };
+}
+
 /**
  * Administering the host from a device (`principal.addAgent`): only the owner, the person `init`
  * made. Anyone else administers through the CLI, which needs the home (or the database URL).
  */
 export function requireHostOwner(caller: Pick<Principal, 'name' | 'kind'>, what: string): void {
   // home.ts OWNER_NAME; not imported, so this module does not pull in the store's openers.
-  if (caller.kind !== 'person' || caller.name !== 'owner')
-    throw new SluiceError('denied', `only the owner may ${what}`);
+  if (!isHostOwner(caller)) throw new SluiceError('denied', `only the owner may ${what}`);
 }

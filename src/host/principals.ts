@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../core/errors.js';
+import { insertAgentManager } from '../store/ops/agent-managers.js';
 import { findChannelByName } from '../store/ops/channels.js';
 import {
   findPrincipalByName,
@@ -30,7 +31,7 @@ export function validateName(name: unknown, what = 'name'): string {
 
 export async function addPrincipal(
   ctx: HostContext,
-  input: { name: string; kind: PrincipalKind; settlement?: SettlementMode },
+  input: { name: string; kind: PrincipalKind; settlement?: SettlementMode; managerId?: string },
 ): Promise<Principal> {
   const name = validateName(input.name);
   const settlement = input.settlement ?? 'explicit';
@@ -49,6 +50,13 @@ export async function addPrincipal(
       throw new SluiceError('conflict', `a principal named ${name} already exists`);
     await insertPrincipal(trx, row);
     if (input.kind === 'agent') await insertQueue(trx, row.id, newId(ctx, 'g'));
+    // The person who added the agent manages it (host/agent-managers.ts), in the same commit.
+    if (input.kind === 'agent' && input.managerId !== undefined)
+      await insertAgentManager(trx, {
+        agent_id: row.id,
+        person_id: input.managerId,
+        created_at: row.created_at,
+      });
   });
   announceCommit(ctx);
   return row;

@@ -9,7 +9,10 @@ import type { Db } from '../store/store.js';
 import {
   canWithdraw,
   checkQueueAccess,
+  mayManageAgent,
+  pauserView,
   type QueueAccess,
+  requireAgentManager,
   requireQueueAccess,
   requireSharedChannel,
 } from './access.js';
@@ -110,6 +113,33 @@ export async function readQueueSummaryWithPresence(
   return { ...summary, presence: await agentPresence(ctx.store.db, access.agent.id) };
 }
 
+/**
+ * The `queue.summary` reply: {@link readQueueSummaryWithPresence} and whether this reader may pause
+ * or resume the whole queue (access.ts {@link mayManageAgent}; the page shows those buttons only then).
+ */
+export async function readQueueSummaryReply(
+  ctx: HostContext,
+  caller: Principal,
+  access: QueueAccess,
+): Promise<QueueSummary & { presence: AgentPresence; canPause: boolean }> {
+  const canPause = await mayManageAgent(ctx.store.db, caller, access.agent);
+  return { ...(await readQueueSummaryWithPresence(ctx, access)), canPause };
+}
+
+/**
+ * The summary after a whole-queue pause or resume: the owner or a manager may share no channel with
+ * the agent, so no queue access is required (the right was checked) and only the ids of channels
+ * caller and agent share show.
+ */
+export async function readPauserSummary(
+  ctx: HostContext,
+  caller: Principal,
+  agentName: string,
+): Promise<QueueSummary> {
+  const agent = await resolveAgent(ctx, agentName);
+  return readQueueSummary(ctx, await pauserView(ctx.store.db, caller, agent));
+}
+
 /** A driver's view of its own queue: the whole summary, and whether it may dispatch now. */
 export async function dispatchState(
   ctx: HostContext,
@@ -141,7 +171,7 @@ export async function pauseQueue(
   const agent = await resolveAgent(ctx, agentName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
-    await checkQueueAccess(trx, actor, agent);
+    await requireAgentManager(trx, actor, agent, 'pause its queue');
     await setPaused(trx, agent.id, true, reason === undefined ? null : sliceWhole(reason, 500));
     await appendEvent(trx, { kind: 'queue.changed', agent_id: agent.id, created_at: at });
   });
@@ -150,7 +180,8 @@ export async function pauseQueue(
 
 /**
  * Resumes: with a message id, a returned card goes back to waiting (and, being oldest, is
- * delivered first); without one, a paused queue is unpaused.
+ * delivered first; queue access suffices); without one, a paused queue is unpaused (the agent,
+ * the owner or a manager only, as for pausing).
  */
 export async function resumeQueue(
   ctx: HostContext,
@@ -161,12 +192,14 @@ export async function resumeQueue(
   const agent = await resolveAgent(ctx, agentName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
-    const access = await checkQueueAccess(trx, actor, agent);
     if (messageId === undefined) {
-      await setPaused(trx, access.agent.id, false, null);
-      await appendEvent(trx, { kind: 'queue.changed', agent_id: access.agent.id, created_at: at });
+      // The whole queue: the same right as pausing it (access.ts mayManageAgent).
+      await requireAgentManager(trx, actor, agent, 'resume its queue');
+      await setPaused(trx, agent.id, false, null);
+      await appendEvent(trx, { kind: 'queue.changed', agent_id: agent.id, created_at: at });
       return;
     }
+    const access = await checkQueueAccess(trx, actor, agent);
     const { entry } = await cardFor(trx, access, messageId);
     if (entry.state !== 'returned')
       throw new SluiceError('conflict', `message ${messageId} is ${entry.state}, not returned`);

@@ -78,6 +78,13 @@ export interface InvitationsTable {
   created_at: string;
 }
 
+/** A person who manages an agent (may pause or resume its whole queue, change its managers). */
+export interface AgentManagersTable {
+  agent_id: string;
+  person_id: string;
+  created_at: string;
+}
+
 export interface MessagesTable {
   seq: Generated<number>;
   id: string;
@@ -277,6 +284,7 @@ export interface Database {
   channels: ChannelsTable;
   memberships: MembershipsTable;
   invitations: InvitationsTable;
+  agent_managers: AgentManagersTable;
   messages: MessagesTable;
   message_revisions: MessageRevisionsTable;
   message_media: MessageMediaTable;

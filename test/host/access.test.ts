@@ -2,6 +2,7 @@
 // outsiders, summary ids from other conversations, a flood of channels naming a person, and nobody
 // being able to leave. Each refused call is shown to change nothing (a snapshot of every table).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addAgentManager } from '../../src/host/agent-managers.js';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
@@ -62,7 +63,7 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     }
     await expect(pauseQueue(h.ctx, mallory, 'helper')).rejects.toMatchObject({ code: 'denied' });
     expect(await snapshotStore(h.ctx)).toEqual(before);
-    // The owner shares the DM with helper, so the owner may.
+    // The owner may pause or resume any agent's queue.
     const ok = await rpc(h.owner, 'queue.resume', { agent: 'helper' });
     expect(ok.result.summary.paused).toBe(false);
     expect(helper.kind).toBe('agent');
@@ -98,7 +99,9 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     expect(forBob.counts).toEqual(forAlice.counts);
     expect(forBob.total).toBe(2);
     expect(forBob.resumeAvailable).toBe(true);
-    // The steering replies carry the same reader's view.
+    // The steering replies carry the same reader's view (pausing the whole queue takes a manager).
+    expect((await rpc(bob, 'queue.pause', { agent: 'helper' })).error?.data.code).toBe('denied');
+    await addAgentManager(h.ctx, h.owner, 'helper', 'bob');
     const paused = (await rpc(bob, 'queue.pause', { agent: 'helper' })).result.summary;
     expect(paused.newestPersonMessageId).toBeNull();
     expect(paused.blockingReturnedMessageId).toBeNull();

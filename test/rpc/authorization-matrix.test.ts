@@ -4,6 +4,7 @@
 // The table has a row for every RPC method: a method added without one fails here.
 // docs/security.md, "Who may do what", states the rules this table checks.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
@@ -116,6 +117,23 @@ const CLI_TABLE: [label: string, args: (f: Fixture) => string[]][] = [
   ['queue withdraw', (f) => ['queue', 'withdraw', 'helper', f.waiting]],
 ];
 
+/** Pausing or resuming the whole queue: sharing a channel with the agent is not enough. */
+const PAUSE_CALLERS: Record<string, string> = {
+  outsider: 'mallory',
+  'non-member': 'nina',
+  'person who merely DMs the agent': 'dee',
+  'member who shares #team with the agent': 'bob',
+  'removed manager': 'rita',
+};
+const PAUSE_RPC: [method: string, params: unknown][] = [
+  ['queue.pause', { agent: 'helper', reason: 'x' }],
+  ['queue.resume', { agent: 'helper' }],
+];
+const PAUSE_CLI: string[][] = [
+  ['queue', 'pause', 'helper'],
+  ['queue', 'resume', 'helper'],
+];
+
 describe('every RPC method has a row in the authorization table', () => {
   it('names each method of src/surfaces/rpc/schemas.ts', () => {
     const covered = new Set(RPC_TABLE.map(([method]) => method));
@@ -135,7 +153,19 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     await h.person('bob');
     for (const name of Object.values(CALLERS)) await h.person(name);
     const helper = await h.agent('helper');
-    const team = await createChannel(h.ctx, alice, { name: 'team', members: ['bob', 'helper', 'rem'] });
+    // Whole-queue pause and resume take more than a shared channel (access.ts mayManageAgent):
+    // dee merely DMs helper; meg manages it (and DMs it); rita managed it and was removed (and
+    // stays in #team). Their DMs come first, so they are older than #team's cards.
+    for (const name of ['dee', 'meg', 'rita']) await h.person(name);
+    await sendMessage(h.ctx, await resolvePrincipal(h.ctx, 'dee'), { to: 'helper', body: 'dee only' });
+    await sendMessage(h.ctx, await resolvePrincipal(h.ctx, 'meg'), { to: 'helper', body: 'meg only' });
+    await addAgentManager(h.ctx, h.owner, 'helper', 'meg');
+    await addAgentManager(h.ctx, h.owner, 'helper', 'rita');
+    await removeAgentManager(h.ctx, await resolvePrincipal(h.ctx, 'meg'), 'helper', 'rita');
+    const team = await createChannel(h.ctx, alice, {
+      name: 'team',
+      members: ['bob', 'helper', 'rem', 'rita'],
+    });
     await createChannel(h.ctx, alice, { name: 'elsewhere', members: ['nina'] });
     // The oldest card: alice's DM with helper, which nobody else may see.
     await sendMessage(h.ctx, alice, { to: 'helper', body: 'alice only, in the DM' });
@@ -150,7 +180,13 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     await removeMember(h.ctx, alice, team.id, 'rem');
     f = { team: team.id, waiting: waiting.message_id, returned: returned.message_id };
     await h.person('oscar');
-    for (const name of [...Object.values(CALLERS), 'oscar', 'bob']) {
+    for (const name of [
+      ...Object.values(CALLERS),
+      ...Object.values(PAUSE_CALLERS),
+      'oscar',
+      'bob',
+      'owner',
+    ]) {
       principals.set(name, await resolvePrincipal(h.ctx, name));
     }
   }, 120_000);
@@ -236,6 +272,53 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     }
   }
 
+  for (const [method, params] of PAUSE_RPC) {
+    for (const [who, name] of Object.entries(PAUSE_CALLERS)) {
+      it(`rpc ${method} (whole queue): the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        const reply = await rpc(name, method, params);
+        expect(reply.result, JSON.stringify(reply.result)).toBeUndefined();
+        expect(reply.error?.data?.code).toBe('denied');
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+  for (const args of PAUSE_CLI) {
+    for (const [who, name] of Object.entries(PAUSE_CALLERS)) {
+      it(`cli ${args.join(' ')}: the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        expect(await cli(name, args)).toBeGreaterThan(0);
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+
+  it('the agent itself, the owner and a manager may pause and resume the whole queue', async () => {
+    principals.set('helper', await resolvePrincipal(h.ctx, 'helper'));
+    principals.set('meg', await resolvePrincipal(h.ctx, 'meg'));
+    // The owner shares no channel with helper: the reply's summary shows no message id.
+    for (const who of ['helper', 'owner', 'meg']) {
+      const paused = await rpc(who, 'queue.pause', { agent: 'helper', reason: who });
+      expect(paused.result?.summary.paused, JSON.stringify(paused)).toBe(true);
+      const resumed = await rpc(who, 'queue.resume', { agent: 'helper' });
+      expect(resumed.result?.summary.paused, JSON.stringify(resumed)).toBe(false);
+    }
+    expect(
+      (await rpc('owner', 'queue.pause', { agent: 'helper' })).result.summary.newestPersonMessageId,
+    ).toBe(null);
+    expect(await cli('meg', ['queue', 'resume', 'helper'])).toBe(0);
+    expect(await cli('helper', ['queue', 'pause', 'helper'])).toBe(0);
+    expect(await cli('owner', ['queue', 'resume', 'helper'])).toBe(0);
+    // queue.summary says who may: the manager and the agent, not a member or a DM-er.
+    const canPause = async (who: string) =>
+      (await rpc(who, 'queue.summary', { agent: 'helper' })).result?.canPause;
+    expect(await canPause('meg')).toBe(true);
+    expect(await canPause('helper')).toBe(true);
+    expect(await canPause('bob')).toBe(false);
+    expect(await canPause('dee')).toBe(false);
+    expect(await canPause('rita')).toBe(false);
+  });
+
   it('the members themselves may (the refusals are about the caller)', async () => {
     expect((await rpc('bob', 'queue.summary', { agent: 'helper' })).result.newestPersonMessageId).toBe(
       f.waiting,
@@ -256,6 +339,7 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     }
     expect(written.join('')).toContain(f.returned);
     expect(written.join('')).not.toContain('alice only');
-    expect((await rpc('bob', 'queue.pause', { agent: 'helper' })).result.summary.paused).toBe(true);
+    // A member may resume the blocking card (per card), but not pause the whole queue.
+    expect((await rpc('bob', 'queue.pause', { agent: 'helper' })).error?.data?.code).toBe('denied');
   });
 });

@@ -258,6 +258,13 @@ describe.each(VIEWPORTS)(
       const denied = await rpcFromPage(page, 'principal.addAgent', { name: `sneak-${view.name}` });
       expect(denied.error?.message).toMatch(/only the owner may add an agent/);
       expect(await findPrincipalByName(hostCtx.store.db, `sneak-${view.name}`)).toBeUndefined();
+      // pam shares the channel with crew but does not manage it: the queue has no Pause button,
+      // and the host refuses the call anyway (docs/security.md).
+      await page.goto(`${served.origin}/#/queue/${crew}`);
+      await page.getByTestId('queue-total').waitFor();
+      expect(await page.getByRole('button', { name: 'Pause queue' }).count()).toBe(0);
+      const pause = await rpcFromPage(page, 'queue.pause', { agent: crew });
+      expect(pause.error?.data?.code).toBe('denied');
       await context.close();
 
       // nomad is in no channel: the page says the channel is not theirs, and the host refuses both.

@@ -45,6 +45,11 @@ export interface QueueSummary {
   paused: boolean;
   /** In `queue.summary` replies only (not in `queue.changed` pushes); absent from an older host. */
   presence?: AgentPresence;
+  /**
+   * In `queue.summary` replies only: whether the reader may pause or resume the whole queue (the
+   * agent, the owner or a manager; docs/security.md). Absent from an older host.
+   */
+  canPause?: boolean;
 }
 
 /** What the host knows of an agent's activity, from its turns (docs/web.md, "Presence"). */

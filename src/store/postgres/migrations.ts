@@ -64,6 +64,13 @@ const migrations: Record<string, Migration> = {
       await sql.raw('create index turns_by_start on turns (agent_id, started_at)').execute(db);
     },
   },
+  // Who manages an agent (docs/security.md, "Who may do what"): besides the agent itself and the
+  // host owner, only its managers may pause or resume its whole queue or change its managers.
+  '010_agent_managers': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of AGENT_MANAGERS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
@@ -327,4 +334,10 @@ const COMMIT_ORDER = [
      union all select 'message.created', null, p_channel_id, p_id, p_created_at;
      return v_seq;
    end $$`,
+];
+
+/** One row per (agent, person who manages it); the primary key answers "is this person a manager". */
+const AGENT_MANAGERS = [
+  `create table agent_managers (agent_id text not null references principals(id),
+     person_id text not null references principals(id), created_at text not null, primary key (agent_id, person_id))`,
 ];

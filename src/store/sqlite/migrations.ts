@@ -49,6 +49,13 @@ const migrations: Record<string, Migration> = {
       await sql.raw('create index turns_by_start on turns (agent_id, started_at)').execute(db);
     },
   },
+  // Who manages an agent (docs/security.md, "Who may do what"): besides the agent itself and the
+  // host owner, only its managers may pause or resume its whole queue or change its managers.
+  '010_agent_managers': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of AGENT_MANAGERS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 const INITIAL = [
@@ -202,4 +209,10 @@ const READ_RECEIPTS = [
 const DISPATCH_ATTEMPTS = [
   `create table dispatch_attempts (agent_id text not null references principals(id), message_seq integer not null,
      attempts integer not null, last_reason text, updated_at text not null, primary key (agent_id, message_seq))`,
+];
+
+/** One row per (agent, person who manages it); the primary key answers "is this person a manager". */
+const AGENT_MANAGERS = [
+  `create table agent_managers (agent_id text not null references principals(id),
+     person_id text not null references principals(id), created_at text not null, primary key (agent_id, person_id))`,
 ];

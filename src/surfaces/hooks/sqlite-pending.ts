@@ -24,6 +24,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '008_commit_order',
   // An index on turns only (the page's presence read).
   '009_turns_by_start',
+  // A new table (agent managers) the reader never queries.
+  '010_agent_managers',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

@@ -22,8 +22,9 @@ import { addPrincipal, type Principal } from '../../host/principals.js';
 import {
   editQueuedMessage,
   pauseQueue,
+  readPauserSummary,
   readQueueSummary,
-  readQueueSummaryWithPresence,
+  readQueueSummaryReply,
   resumeQueue,
   withdrawMessage,
 } from '../../host/queue.js';
@@ -133,7 +134,8 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'queue.summary': async (s, p, budget) => {
     // The reply adds the agent's presence (from its turns); `queue.changed` pushes carry it too.
     const access = await requireQueueAccess(s.ctx, s.principal, p.agent);
-    const text = JSON.stringify(await readQueueSummaryWithPresence(s.ctx, access));
+    // With whether this reader may pause or resume the whole queue (the page's buttons).
+    const text = JSON.stringify(await readQueueSummaryReply(s.ctx, s.principal, access));
     if (utf8Length(text) > Math.min(budget, s.limits.summaryBytes)) {
       throw new SluiceError('too_large', 'the queue summary does not fit its budget');
     }
@@ -143,11 +145,15 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'queue.read': async (s, p, budget) => readQueueBody(s.ctx, s.principal, p, budget),
   'queue.pause': async (s, p) => {
     await pauseQueue(s.ctx, s.principal, p.agent, p.reason);
-    return value({ summary: await summaryFor(s, p.agent) });
+    return value({ summary: await readPauserSummary(s.ctx, s.principal, p.agent) });
   },
   'queue.resume': async (s, p) => {
     await resumeQueue(s.ctx, s.principal, p.agent, p.messageId);
-    return value({ summary: await summaryFor(s, p.agent) });
+    const summary =
+      p.messageId === undefined
+        ? await readPauserSummary(s.ctx, s.principal, p.agent)
+        : await summaryFor(s, p.agent);
+    return value({ summary });
   },
   'queue.withdraw': async (s, p) => {
     await withdrawMessage(s.ctx, s.principal, p.agent, p.messageId);

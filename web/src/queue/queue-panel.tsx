@@ -30,6 +30,8 @@ type Unavailable = { kind: 'denied' | 'not_found' | 'failed'; detail: string };
 /** One agent's queue: the live summary, the blocking-card banner, paged cards and the card reader. */
 export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePanelProps) {
   const [summary, setSummary] = useState<QueueSummary | null>(null);
+  // From queue.summary replies only (pushes do not carry it): whether the reader may pause/resume.
+  const [canPause, setCanPause] = useState(false);
   // Presence comes with queue.summary replies only; a queue.changed push re-reads it (coalesced).
   const [presence, setPresence] = useState<AgentPresence | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -51,6 +53,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
         .then((s) => {
           if (stopped) return;
           setSummary(s);
+          setCanPause(s.canPause !== false);
           if (s.presence) setPresence(s.presence);
           setError(null);
           setUnavailable(null);
@@ -213,7 +216,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
             <option value="agent">Agents</option>
             <option value="unknown">Unknown</option>
           </select>
-          {summary?.paused ? (
+          {!canPause ? null : summary?.paused ? (
             <button type="button" class="button" disabled={busy} onClick={() => void act('queue.resume', {})}>
               Resume queue
             </button>

@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { initHome } from '../../../host/home.js';
+import {
+  addAgentManager,
+  agentManagers,
+  managerOnAdd,
+  removeAgentManager,
+} from '../../../host/agent-managers.js';
+import { initHome, OWNER_NAME } from '../../../host/home.js';
 import {
   addPrincipal,
   listPrincipalsByName,
@@ -32,14 +38,21 @@ export function registerSetupCommands(program: Command): void {
   const agent = program.command('agent').description('manage agents');
   agent
     .command('add <name>')
-    .description('add an agent (it gets an inbox)')
+    .description('add an agent (it gets an inbox); a person other than the owner who adds it manages it')
     .option('--settlement <mode>', 'explicit (archive ids) or turn (settled by turns)', 'explicit')
     .action(
-      action(async ({ host }, name: string, opts: { settlement: string }) => {
+      action(async ({ host, actor, actorName }, name: string, opts: { settlement: string }) => {
         if (opts.settlement !== 'explicit' && opts.settlement !== 'turn') {
           throw new SluiceError('invalid_params', '--settlement must be explicit or turn');
         }
-        const row = await addPrincipal(host, { name, kind: 'agent', settlement: opts.settlement });
+        // The owner (the default actor) may manage every agent anyway: no row, no lookup.
+        const managerId = actorName === OWNER_NAME ? undefined : managerOnAdd(await actor());
+        const row = await addPrincipal(host, {
+          name,
+          kind: 'agent',
+          settlement: opts.settlement,
+          ...(managerId === undefined ? {} : { managerId }),
+        });
         await writeOut(`${row.name}\n`);
       }),
     );
@@ -70,6 +83,42 @@ export function registerSetupCommands(program: Command): void {
           throw new SluiceError('invalid_params', 'mode must be turn or explicit');
         await setSettlementMode(host, name, mode);
         await writeOut(`${name} settles ${mode === 'turn' ? 'by turns' : 'explicitly'}\n`);
+      }),
+    );
+
+  agent
+    .command('managers <agent>')
+    .description('who manages an agent (may pause or resume its whole queue, change its managers)')
+    .option('--json', 'print [{name, createdAt}]')
+    .action(
+      action(async ({ host, actor }, agentName: string, opts: { json?: boolean }) => {
+        await writeList(await agentManagers(host, await actor(), agentName), {
+          json: opts.json,
+          toJson: (m) => ({ name: m.name, createdAt: m.created_at }),
+          empty: `no managers (the owner and ${agentName} itself may still pause it)`,
+          columns: [
+            { header: 'NAME', cell: (m) => m.name },
+            { header: 'SINCE', cell: (m) => m.created_at },
+          ],
+        });
+      }),
+    );
+  agent
+    .command('manage <agent> <person>')
+    .description('make a person a manager of the agent (the owner or a manager only)')
+    .action(
+      action(async ({ host, actor }, agentName: string, personName: string) => {
+        const added = await addAgentManager(host, await actor(), agentName, personName);
+        await writeOut(`${personName} ${added ? 'now manages' : 'already manages'} ${agentName}\n`);
+      }),
+    );
+  agent
+    .command('unmanage <agent> <person>')
+    .description('stop a person managing the agent (the owner or a manager only)')
+    .action(
+      action(async ({ host, actor }, agentName: string, personName: string) => {
+        await removeAgentManager(host, await actor(), agentName, personName);
+        await writeOut(`${personName} no longer manages ${agentName}\n`);
       }),
     );
 
