@@ -1,4 +1,4 @@
-import { type CursorBinding, canonicalFilter, decodeCursor, encodeCursor } from '../core/cursor.js';
+import { type CursorBinding, canonicalFilter } from '../core/cursor.js';
 import { SluiceError } from '../core/errors.js';
 import { fitLargestPrefix } from '../core/fit.js';
 import { utf8Length } from '../core/measure.js';
@@ -10,6 +10,7 @@ import type { InboxState, PrincipalKind } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { getChannel } from './channels.js';
 import type { HostContext } from './context.js';
+import { BODY_PART_CURSOR, HISTORY_CURSOR, issueCursor, readCursor } from './cursors.js';
 import { getMessageRow } from './messages.js';
 import type { Principal } from './principals.js';
 import { type AttachmentRef, parseJsonArray } from './projection.js';
@@ -95,11 +96,7 @@ export async function readChannelHistory(
   const binding: CursorBinding = { caller: actor.id, filter: 'channel.history', target: channel.id };
   let beforeSeq: number | undefined;
   if (params.cursor !== undefined) {
-    const raw = decodeCursor(ctx.cursorSecret, binding, params.cursor);
-    if (typeof raw.b !== 'number' || !Number.isSafeInteger(raw.b)) {
-      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
-    }
-    beforeSeq = raw.b;
+    beforeSeq = readCursor(ctx, HISTORY_CURSOR, binding, params.cursor).b;
   }
   const db = ctx.store.db;
   const fetched = await listChannelHistory(db, channel.id, { beforeSeq, limit: size + 1 });
@@ -124,7 +121,7 @@ export async function readChannelHistory(
   const frame = (count: number) => {
     const hasMore = count < messages.length || more;
     const last = messages[count - 1];
-    const nextCursor = hasMore && last ? encodeCursor(ctx.cursorSecret, binding, { b: last.seq }) : null;
+    const nextCursor = hasMore && last ? issueCursor(ctx, HISTORY_CURSOR, binding, { b: last.seq }) : null;
     return {
       before: head,
       after: `],"readMarks":${JSON.stringify(readMarks)},"hasMore":${hasMore},"nextCursor":${JSON.stringify(nextCursor)}}`,
@@ -323,10 +320,7 @@ export async function readMessageBody(
   };
   let offset = 0;
   if (params.cursor !== undefined) {
-    const raw = decodeCursor(ctx.cursorSecret, binding, params.cursor);
-    if (typeof raw.o !== 'number' || !Number.isSafeInteger(raw.o) || raw.o < 0 || typeof raw.r !== 'number') {
-      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
-    }
+    const raw = readCursor(ctx, BODY_PART_CURSOR, binding, params.cursor);
     if (raw.r !== revision) {
       const result: MessageReadResult = { status: 'state-changed', messageId: row.id, revision };
       return { result, text: JSON.stringify(result) };
@@ -339,6 +333,6 @@ export async function readMessageBody(
     budgetBytes,
     head: `{"status":"body","messageId":${JSON.stringify(row.id)},"revision":${revision},"bodyBytes":${utf8Length(row.body)},"part":{"offset":${offset},"text":`,
     tail: (next) =>
-      `},"nextCursor":${JSON.stringify(next === null ? null : encodeCursor(ctx.cursorSecret, binding, { o: next, r: revision }))}}`,
+      `},"nextCursor":${JSON.stringify(next === null ? null : issueCursor(ctx, BODY_PART_CURSOR, binding, { o: next, r: revision }))}}`,
   });
 }
