@@ -386,7 +386,11 @@ async function expectSubscribersSawAll(subs: Map<string, Subscriber>, acks: read
     const other = wanted.filter((a) => a.host !== name);
     expect(other.length, `writes through the host other than ${name}`).toBeGreaterThan(0);
     await expect
-      .poll(() => wanted.filter((a) => !sub.strings().has(a.id)).length, { timeout: 30_000, interval: 200 })
+      .poll(() => wanted.filter((a) => !sub.strings().has(a.id)).length, {
+        timeout: 30_000,
+        interval: 200,
+        message: `#load messages the subscriber on host ${name} has not seen`,
+      })
       .toBe(0);
   }
 }
@@ -531,7 +535,9 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
               )
             ).rows[0]?.n,
         );
-      await expect.poll(stuck, { timeout: 5000 }).toBe(0);
+      await expect
+        .poll(stuck, { timeout: 5000, message: 'sessions of the dead host idle in transaction' })
+        .toBe(0);
     }
     // The dead host's open turn and coverage block nothing: the survivor's agent takes a new
     // turn (abandoning the stale one), reads, settles, and consumes what it read.
