@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The browser tests drive Debian's Chromium (never a downloaded build). On a machine without it
@@ -20,6 +21,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default is one worker per core minus one: a single worker on a 2-core machine, which
+    // ran the suite file after file (33 min in CI). Most of its time is spent waiting — on spawned
+    // CLIs, real clients, Chromium, PostgreSQL — so three workers overlap that waiting: 6 min for
+    // the same suite on the same machine. SLUICE_TEST_WORKERS overrides it.
+    maxWorkers: Number(process.env.SLUICE_TEST_WORKERS) || Math.max(3, availableParallelism()),
     // The real-client end-to-end tests run by default (npm test = CI); SLUICE_E2E=0 opts out locally.
     env: { SLUICE_E2E: process.env.SLUICE_E2E ?? '1' },
   },
