@@ -32,15 +32,15 @@ export function envelopeMessages(text: string): EnvelopeMessage[] {
 }
 
 /**
- * Records, in the agent's open turn, complete coverage of every message the delivery carries
- * whole. Each message is checked against the text actually rendered: if it was edited between
- * rendering and now, the model never saw this version, so it is not covered (it stays pending).
+ * The messages a rendered delivery carries whole, as they are now, with the coverage each one
+ * would record. A message edited between rendering and now is left out: the model never saw this
+ * version, so it is not covered (it stays pending). Used for turns and for steers alike.
  */
-export async function coverDelivery(
+export async function carriedWhole(
   ctx: HostContext,
   agent: Principal,
   delivery: RenderedDelivery,
-): Promise<DeliveredMessage[]> {
+): Promise<{ reads: CoverageRead[]; delivered: DeliveredMessage[] }> {
   const rendered = new Map(envelopeMessages(delivery.text).map((m) => [m.id, m]));
   const reads: CoverageRead[] = [];
   const delivered: DeliveredMessage[] = [];
@@ -58,6 +58,16 @@ export async function coverDelivery(
     });
     delivered.push({ id: row.id, projection, attachments: projection.attachments });
   }
+  return { reads, delivered };
+}
+
+/** Records, in the agent's open turn, complete coverage of every message the delivery carries whole. */
+export async function coverDelivery(
+  ctx: HostContext,
+  agent: Principal,
+  delivery: RenderedDelivery,
+): Promise<DeliveredMessage[]> {
+  const { reads, delivered } = await carriedWhole(ctx, agent, delivery);
   // The driver hands this envelope to the client itself, and the turn can only succeed once the
   // client took it: its coverage is recorded now, in one transaction with the open-turn lookup.
   await recordDeliveredCoverage(ctx, agent, reads);

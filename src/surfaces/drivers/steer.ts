@@ -6,16 +6,13 @@ import {
 } from '../../core/envelope.js';
 import { sha256Hex } from '../../core/fragment.js';
 import type { HostContext } from '../../host/context.js';
-import { carriedMessages } from '../../host/delivered-messages.js';
 import { candidatesBehind } from '../../host/delivery.js';
 import { dispatchAttemptsOf } from '../../host/dispatch-attempts.js';
 import { materializeAttachment } from '../../host/materialize.js';
 import type { Principal } from '../../host/principals.js';
-import { projectionText } from '../../host/projection.js';
 import { dispatchState } from '../../host/queue.js';
 import { offerToTurn } from '../../host/receipts.js';
-import type { CoverageRead } from '../../host/turns.js';
-import { type DeliveredMessage, envelopeMessages } from './delivered.js';
+import { carriedWhole, type DeliveredMessage } from './delivered.js';
 import { isolationThreshold } from './dispatch.js';
 
 /** What a running turn already carries: the budget a steer may still use. */
@@ -73,23 +70,7 @@ export async function offerSteer(
   turnId: string,
   delivery: RenderedDelivery,
 ): Promise<DeliveredMessage[]> {
-  const rendered = new Map(envelopeMessages(delivery.text).map((m) => [m.id, m]));
-  const reads: CoverageRead[] = [];
-  const delivered: DeliveredMessage[] = [];
-  for (const row of await carriedMessages(ctx, agent, delivery.included)) {
-    const projection = row.projection;
-    const seen = rendered.get(row.id);
-    if (!seen || seen.body !== projection.body || seen.subject !== (projection.subject ?? null)) continue;
-    const text = projectionText(projection);
-    reads.push({
-      messageSeq: row.seq,
-      sha256: sha256Hex(text),
-      offset: 0,
-      end: text.length,
-      total: text.length,
-    });
-    delivered.push({ id: row.id, projection, attachments: projection.attachments });
-  }
+  const { reads, delivered } = await carriedWhole(ctx, agent, delivery);
   if (reads.length === 0) return [];
   const open = await offerToTurn(ctx, agent, turnId, sha256Hex(delivery.text), reads);
   return open ? delivered : [];
