@@ -1,10 +1,14 @@
-// Shared by the browser tests: build the page, run `sluice serve`, launch Debian's Chromium, sign in.
-// (browser.e2e.test.ts predates this module and keeps its own copies.)
+// Shared by the browser tests: build the page, run `sluice serve`, launch Debian's Chromium, sign in,
+// open a context per viewport and collect the page's problems.
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { HostContext } from '../../src/host/context.js';
+import { openHost } from '../../src/host/home.js';
+import { issueLoginCode } from '../../src/host/sessions.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -47,12 +51,13 @@ export interface Served {
   process: ChildProcess;
   origin: string;
   loginLink: string;
+  stderr: () => string;
 }
 
-/** Starts `sluice serve --port 0` and waits for the line with the login link. */
-export function startServe(home: string): Promise<Served> {
+/** Starts `sluice serve --port <port>` (any free port by default) and waits for the login link. */
+export function startServe(home: string, port = 0): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
+    const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', String(port)], {
       env: { ...process.env, SLUICE_HOME: home, SLUICE_AS: '', SLUICE_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -70,7 +75,7 @@ export function startServe(home: string): Promise<Served> {
       const link = /Login link: (\S+)/.exec(out)?.[1];
       if (link) {
         clearTimeout(timer);
-        resolve({ process: child, origin: new URL(link).origin, loginLink: link });
+        resolve({ process: child, origin: new URL(link).origin, loginLink: link, stderr: () => err });
       }
     });
     child.on('exit', (code) => {
@@ -115,4 +120,90 @@ export async function signIn(page: Page, link: string, as = 'owner'): Promise<vo
   await page.goto(link);
   await page.getByRole('button', { name: `Sign in as ${as}` }).click();
   await page.waitForURL((u) => u.pathname === '/' && !u.search.includes('code='));
+}
+
+/** A seeded home served by `sluice serve`, the host API on it in this process, and Chromium. */
+export interface Stage {
+  home: string;
+  served: Served;
+  hostCtx: HostContext;
+  browser: Browser;
+}
+
+/**
+ * Builds the page, makes a temp home (`sluice init`, then `seed` through the CLI), serves it, opens
+ * the host API on it and launches Chromium. What was opened is closed again if a later step fails.
+ */
+export async function openStage(prefix: string, seed: (home: string) => Promise<void>): Promise<Stage> {
+  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
+    throw new Error('run npm run build first');
+  ensurePageBuilt();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const opened: Partial<Stage> = { home: mkdtempSync(join(tmpdir(), prefix)) };
+  try {
+    const home = opened.home as string;
+    await cli(home, ['init']);
+    await seed(home);
+    opened.served = await startServe(home);
+    opened.hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
+    opened.browser = await launchChromium();
+    return opened as Stage;
+  } catch (err) {
+    await closeStage(opened);
+    throw err;
+  }
+}
+
+export async function closeStage(stage: Partial<Stage>): Promise<void> {
+  await stage.browser?.close();
+  await stage.hostCtx?.store.close();
+  if (stage.served) await stopServe(stage.served);
+  if (stage.home) rmSync(stage.home, { recursive: true, force: true });
+}
+
+/** A fresh single-use login link for a person (the owner by default). */
+export async function loginLinkFor(stage: Stage, person = 'owner'): Promise<string> {
+  return `${stage.served.origin}/login?code=${(await issueLoginCode(stage.hostCtx, person)).code}`;
+}
+
+export type View = (typeof VIEWPORTS)[number];
+
+/** A context at a viewport's size; `bypassCSP` only so axe-core's source can be injected. */
+export function newViewContext(
+  browser: Browser,
+  view: View,
+  options: { bypassCSP?: boolean } = {},
+): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: { width: view.width, height: view.height },
+    isMobile: view.isMobile,
+    hasTouch: view.isMobile,
+    deviceScaleFactor: 1,
+    ...(options.bypassCSP ? { bypassCSP: true } : {}),
+  });
+}
+
+/**
+ * Collects what went wrong on a page into `problems`: uncaught page errors always; console errors
+ * with `console` ('except-favicon' skips the favicon Chromium asks for now and then); HTTP error
+ * responses with `http`.
+ */
+export function collectProblems(
+  page: Page,
+  problems: string[],
+  options: { console?: 'all' | 'except-favicon'; http?: boolean } = {},
+): void {
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  if (options.console) {
+    const skipFavicon = options.console === 'except-favicon';
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      if (skipFavicon && msg.location().url.endsWith('/favicon.ico')) return;
+      problems.push(`console: ${msg.text()} at ${msg.location().url}`);
+    });
+  }
+  if (options.http)
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+    });
 }

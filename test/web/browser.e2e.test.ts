@@ -3,11 +3,10 @@
 // from other processes (the CLI, and the host API in this test process) reaching the page live.
 // Screenshots land in test-artifacts/web/ for a person to look at.
 
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
@@ -20,101 +19,24 @@ import { channelRead } from '../../src/host/reads.js';
 import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
-import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(REPO_ROOT, 'test-artifacts/web');
-const WEB = join(REPO_ROOT, 'web');
-
-/** Playwright-core has no auto-waiting assertions; poll the page instead. */
-const POLL = { timeout: 10_000, interval: 50 };
-
-const VIEWPORTS = [
-  { name: 'desktop', width: 1280, height: 800, isMobile: false },
-  { name: 'phone', width: 390, height: 844, isMobile: true },
-] as const;
-
-/** Newest modification time under a path (files only). */
-function newestMtime(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(0, ...readdirSync(path).map((entry) => newestMtime(join(path, entry))));
-}
-
-/** Builds web/dist when it is missing or older than its sources. */
-function ensurePageBuilt(): void {
-  const built = join(WEB, 'dist/index.html');
-  const sources = Math.max(
-    newestMtime(join(WEB, 'src')),
-    newestMtime(join(WEB, 'index.html')),
-    newestMtime(join(WEB, 'vite.config.ts')),
-  );
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
-  const vite = join(REPO_ROOT, 'node_modules/vite/bin/vite.js');
-  const result = spawnSync(
-    process.execPath,
-    [vite, 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
-    {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    },
-  );
-  if (result.status !== 0) throw new Error(`vite build failed:\n${result.stdout}\n${result.stderr}`);
-}
-
-interface Served {
-  process: ChildProcess;
-  origin: string;
-  loginLink: string;
-  stderr: () => string;
-}
-
-/** Starts `sluice serve --port 0` and waits for the line with the login link. */
-function startServe(home: string, port = 0): Promise<Served> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', String(port)], {
-      env: { ...process.env, SLUICE_HOME: home, SLUICE_AS: '', SLUICE_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(
-      () => reject(new Error(`serve did not print a login link:\n${out}\n${err}`)),
-      20_000,
-    );
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString('utf8');
-    });
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const link = /Login link: (\S+)/.exec(out)?.[1];
-      if (link) {
-        clearTimeout(timer);
-        resolve({ process: child, origin: new URL(link).origin, loginLink: link, stderr: () => err });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}:\n${out}\n${err}`));
-    });
-  });
-}
-
-async function stopServe(server: Served): Promise<void> {
-  if (server.process.exitCode !== null) return;
-  server.process.kill('SIGTERM');
-  await new Promise((r) => server.process.once('exit', r));
-}
+import { REPO_ROOT } from '../support/host.js';
+import {
+  ARTIFACTS,
+  cli,
+  collectProblems,
+  ensurePageBuilt,
+  launchChromium,
+  newViewContext,
+  POLL,
+  type Served,
+  signIn as signInWith,
+  startServe,
+  stopServe,
+  VIEWPORTS,
+} from './browser-support.js';
 
 /** The scrolling element behind a locator, typed by what the tests touch (no DOM lib here). */
 type Scrollable = { scrollTop: number; scrollHeight: number; clientHeight: number };
-
-async function cli(home: string, args: string[], input?: string): Promise<string> {
-  const result = await runCli(args, { home, ...(input !== undefined ? { input } : {}) });
-  if (result.code !== 0)
-    throw new Error(`sluice ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
-  return result.stdout.trim();
-}
 
 /** A failed turn that carried the agent's pending messages: they come back as returned cards. */
 async function failTurnOver(ctx: HostContext, agentName: string): Promise<void> {
@@ -180,7 +102,6 @@ let browser: Browser;
 let hostCtx: HostContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
     throw new Error('run npm run build first');
   ensurePageBuilt();
@@ -206,19 +127,7 @@ beforeAll(async () => {
   }
   served = await startServe(home);
   hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   // Seeding runs the CLI some twenty times; on a loaded machine that alone takes minutes.
 }, 300_000);
 
@@ -236,10 +145,10 @@ let printedLinkUsed = false;
  * given), and presses the button that POSTs it.
  */
 async function signIn(page: Page, link?: string): Promise<void> {
-  const url = link ?? `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`;
-  await page.goto(url);
-  await page.getByRole('button', { name: 'Sign in as owner' }).click();
-  await page.waitForURL((u) => u.pathname === '/' && !u.search.includes('code='));
+  await signInWith(
+    page,
+    link ?? `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`,
+  );
 }
 
 describe('before logging in', () => {
@@ -287,17 +196,9 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
   }
 
   beforeAll(async () => {
-    context = await browser.newContext({
-      viewport: { width: view.width, height: view.height },
-      isMobile: view.isMobile,
-      hasTouch: view.isMobile,
-      deviceScaleFactor: 1,
-    });
+    context = await newViewContext(browser, view);
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
+    collectProblems(page, problems, { console: 'all' });
   });
 
   afterAll(async () => {

@@ -4,64 +4,51 @@
 // it; each of the person's own messages shows, per agent, where its copy stands, updated live.
 // Debian's Chromium via playwright-core against a real `sluice serve`, at 1280×800 and 390×844.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { resumeQueue } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
 import { receivedInProcess } from '../../src/host/receipts.js';
-import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
-import { REPO_ROOT } from '../support/host.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
-  ensurePageBuilt,
-  launchChromium,
+  closeStage,
+  collectProblems,
+  loginLinkFor,
+  newViewContext,
+  openStage,
   POLL,
-  type Served,
+  type Stage,
   signIn,
-  startServe,
-  stopServe,
   VIEWPORTS,
 } from './browser-support.js';
 
 let home: string;
-let served: Served;
 let browser: Browser;
 let hostCtx: HostContext;
+let stage: Stage | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
-    throw new Error('run npm run build first');
-  ensurePageBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  home = mkdtempSync(join(tmpdir(), 'sluice-web-live-'));
-  await cli(home, ['init']);
-  for (const view of VIEWPORTS) {
-    await cli(home, ['agent', 'add', `helper-${view.name}`]);
-    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
-    await cli(home, ['person', 'add', `bob-${view.name}`]);
-  }
-  served = await startServe(home);
-  hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
-  browser = await launchChromium();
+  stage = await openStage('sluice-web-live-', async (home) => {
+    for (const view of VIEWPORTS) {
+      await cli(home, ['agent', 'add', `helper-${view.name}`]);
+      await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
+      await cli(home, ['person', 'add', `bob-${view.name}`]);
+    }
+  });
+  ({ home, browser, hostCtx } = stage);
 }, 300_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await hostCtx?.store.close();
-  if (served) await stopServe(served);
-  if (home) rmSync(home, { recursive: true, force: true });
+  if (stage) await closeStage(stage);
 });
 
 describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) => {
@@ -91,32 +78,18 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   let team = '';
 
   beforeAll(async () => {
-    context = await browser.newContext({
-      viewport: { width: view.width, height: view.height },
-      isMobile: view.isMobile,
-      hasTouch: view.isMobile,
-      deviceScaleFactor: 1,
-      // axe-core is injected as a script tag, which the page's CSP would refuse.
-      bypassCSP: true,
-    });
+    // axe-core is injected as a script tag, which the page's CSP would refuse.
+    context = await newViewContext(browser, view, { bypassCSP: true });
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      // The page has no favicon; Chromium asks for one now and then.
-      if (msg.type() === 'error' && !msg.location().url.endsWith('/favicon.ico'))
-        problems.push(`console: ${msg.text()} at ${msg.location().url}`);
-    });
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
-    });
+    // The page has no favicon; Chromium asks for one now and then.
+    collectProblems(page, problems, { console: 'except-favicon', http: true });
     page.on('websocket', (ws) =>
       ws.on('framesent', (frame) => {
         if (typeof frame.payload === 'string' && frame.payload.includes('"method":"channel.list"'))
           listRequests += 1;
       }),
     );
-    const link = `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`;
-    await signIn(page, link);
+    await signIn(page, await loginLinkFor(stage as Stage));
     await page.locator('.status-open').waitFor();
     // The first list is read: from here on, only notifications change it.
     await page.getByRole('heading', { name: 'Channels' }).waitFor();

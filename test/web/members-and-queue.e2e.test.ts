@@ -4,86 +4,67 @@
 // the agent's presence; every screen scanned by axe-core (no serious or critical violation) and
 // walked by keyboard (every control reached, focus visible). Screenshots: test-artifacts/web/.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
 import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { channelRead } from '../../src/host/reads.js';
 import { receivedInProcess } from '../../src/host/receipts.js';
-import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';
-import { REPO_ROOT } from '../support/host.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
-  ensurePageBuilt,
-  launchChromium,
+  closeStage,
+  collectProblems,
+  loginLinkFor,
+  newViewContext,
+  openStage,
   POLL,
   type Served,
+  type Stage,
   signIn,
-  startServe,
-  stopServe,
   VIEWPORTS,
+  type View,
 } from './browser-support.js';
 
-let home: string;
 let served: Served;
 let browser: Browser;
 let hostCtx: HostContext;
+let stage: Stage | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
-    throw new Error('run npm run build first');
-  ensurePageBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  home = mkdtempSync(join(tmpdir(), 'sluice-web-members-'));
-  await cli(home, ['init']);
-  for (const view of VIEWPORTS) {
-    await cli(home, ['agent', 'add', `crew-${view.name}`]);
-    await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
-    await cli(home, ['person', 'add', `pam-${view.name}`]);
-    await cli(home, ['person', 'add', `nomad-${view.name}`]);
-  }
-  served = await startServe(home);
-  hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
-  browser = await launchChromium();
+  stage = await openStage('sluice-web-members-', async (home) => {
+    for (const view of VIEWPORTS) {
+      await cli(home, ['agent', 'add', `crew-${view.name}`]);
+      await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
+      await cli(home, ['person', 'add', `pam-${view.name}`]);
+      await cli(home, ['person', 'add', `nomad-${view.name}`]);
+    }
+  });
+  ({ served, browser, hostCtx } = stage);
 }, 300_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await hostCtx?.store.close();
-  if (served) await stopServe(served);
-  if (home) rmSync(home, { recursive: true, force: true });
+  if (stage) await closeStage(stage);
 });
 
-async function loginLink(person = 'owner'): Promise<string> {
-  return `${served.origin}/login?code=${(await issueLoginCode(hostCtx, person)).code}`;
+function loginLink(person = 'owner'): Promise<string> {
+  return loginLinkFor(stage as Stage, person);
 }
-
-type View = (typeof VIEWPORTS)[number];
 
 /** A context for a viewport; CSP is bypassed only so axe-core's source can be injected. */
 async function openContext(view: View): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await browser.newContext({
-    viewport: { width: view.width, height: view.height },
-    isMobile: view.isMobile,
-    hasTouch: view.isMobile,
-    deviceScaleFactor: 1,
-    bypassCSP: true,
-  });
+  const context = await newViewContext(browser, view, { bypassCSP: true });
   const page = await context.newPage();
   const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  collectProblems(page, problems);
   return { context, page, problems };
 }
 

@@ -5,14 +5,11 @@
 // screen shot is also scanned by axe-core (no serious or critical violation; CSP is bypassed in
 // these contexts only so its source can be injected).
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
 import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
 import { listInbox } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
@@ -21,65 +18,52 @@ import { channelRead } from '../../src/host/reads.js';
 import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
-import { REPO_ROOT } from '../support/host.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
-  ensurePageBuilt,
-  launchChromium,
+  closeStage,
+  collectProblems,
+  loginLinkFor,
+  newViewContext,
+  openStage,
   POLL,
   type Served,
+  type Stage,
   signIn,
-  startServe,
-  stopServe,
   VIEWPORTS,
 } from './browser-support.js';
 
-let home: string;
 let served: Served;
 let browser: Browser;
 let hostCtx: HostContext;
+let stage: Stage | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
-    throw new Error('run npm run build first');
-  ensurePageBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
-  home = mkdtempSync(join(tmpdir(), 'sluice-web-start-'));
-  await cli(home, ['init']);
-  for (const view of VIEWPORTS) {
-    // An agent nobody has written to yet, and a person: only "New message" reaches them.
-    await cli(home, ['agent', 'add', `solo-${view.name}`]);
-    await cli(home, ['person', 'add', `pat-${view.name}`]);
-    await cli(home, ['agent', 'add', `hidden-${view.name}`]);
-    await cli(home, ['person', 'add', `guest-${view.name}`]);
-    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
-  }
-  served = await startServe(home);
-  hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
-  browser = await launchChromium();
+  stage = await openStage('sluice-web-start-', async (home) => {
+    for (const view of VIEWPORTS) {
+      // An agent nobody has written to yet, and a person: only "New message" reaches them.
+      await cli(home, ['agent', 'add', `solo-${view.name}`]);
+      await cli(home, ['person', 'add', `pat-${view.name}`]);
+      await cli(home, ['agent', 'add', `hidden-${view.name}`]);
+      await cli(home, ['person', 'add', `guest-${view.name}`]);
+      await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
+    }
+  });
+  ({ served, browser, hostCtx } = stage);
 }, 300_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await hostCtx?.store.close();
-  if (served) await stopServe(served);
-  if (home) rmSync(home, { recursive: true, force: true });
+  if (stage) await closeStage(stage);
 });
 
-async function loginLink(): Promise<string> {
-  return `${served.origin}/login?code=${(await issueLoginCode(hostCtx, 'owner')).code}`;
+function loginLink(): Promise<string> {
+  return loginLinkFor(stage as Stage);
 }
 
 describe('before the owner has any channel', () => {
   it.each(VIEWPORTS)('the $name list says how to start one, not which CLI command to run', async (view) => {
-    const context = await browser.newContext({
-      bypassCSP: true,
-      viewport: { width: view.width, height: view.height },
-      isMobile: view.isMobile,
-      hasTouch: view.isMobile,
-    });
+    const context = await newViewContext(browser, view, { bypassCSP: true });
     const page = await context.newPage();
     await signIn(page, await loginLink());
     await page.getByRole('navigation').getByText('No channels yet. Press New channel').waitFor();
@@ -106,18 +90,9 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
   };
 
   beforeAll(async () => {
-    context = await browser.newContext({
-      bypassCSP: true,
-      viewport: { width: view.width, height: view.height },
-      isMobile: view.isMobile,
-      hasTouch: view.isMobile,
-      deviceScaleFactor: 1,
-    });
+    context = await newViewContext(browser, view, { bypassCSP: true });
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
+    collectProblems(page, problems, { console: 'all' });
     await signIn(page, await loginLink());
   });
 
@@ -228,18 +203,9 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
     // Through the host API: the built CLI may be mid-rebuild by someone else's work.
     const owner = await resolvePrincipal(hostCtx, 'owner');
     await createChannel(hostCtx, owner, { name: channel, members: [`solo-${view.name}`] });
-    context = await browser.newContext({
-      bypassCSP: true,
-      viewport: { width: view.width, height: view.height },
-      isMobile: view.isMobile,
-      hasTouch: view.isMobile,
-      deviceScaleFactor: 1,
-    });
+    context = await newViewContext(browser, view, { bypassCSP: true });
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
+    collectProblems(page, problems, { console: 'all' });
     page.on('dialog', (dialog) => {
       problems.push(`a script opened a ${dialog.type()}`);
       void dialog.dismiss();
@@ -370,15 +336,10 @@ describe('states a person can reach', () => {
     'at $name, a queue the person may not read says why and offers to write to the agent, never a stuck "Loading…"',
     async (view) => {
       const agent = `hidden-${view.name}`;
-      const context = await browser.newContext({
-        bypassCSP: true,
-        viewport: { width: view.width, height: view.height },
-        isMobile: view.isMobile,
-        hasTouch: view.isMobile,
-      });
+      const context = await newViewContext(browser, view, { bypassCSP: true });
       const page = await context.newPage();
       const problems: string[] = [];
-      page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+      collectProblems(page, problems);
       const code = (await issueLoginCode(hostCtx, `guest-${view.name}`)).code;
       await signIn(page, `${served.origin}/login?code=${code}`, `guest-${view.name}`);
       await page.goto(`${served.origin}/#/queue/${agent}`);
@@ -435,15 +396,10 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     });
     expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).not.toBeNull();
 
-    const context = await browser.newContext({
-      bypassCSP: true,
-      viewport: { width: view.width, height: view.height },
-      isMobile: view.isMobile,
-      hasTouch: view.isMobile,
-    });
+    const context = await newViewContext(browser, view, { bypassCSP: true });
     const page = await context.newPage();
     const problems: string[] = [];
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    collectProblems(page, problems);
     await signIn(page, await loginLink());
     await page.goto(`${served.origin}/#/queue/${agent}`);
     // Generous: on a loaded machine (a CI run: 26 s) the summary and the first page of cards take a while.
