@@ -1,6 +1,14 @@
 import type { Selectable } from 'kysely';
 import type { LoginLinksTable, PrincipalsTable, SessionsTable } from '../schema.js';
 import type { Db } from '../store.js';
+import {
+  deleteCredential,
+  findCredentialByHash,
+  insertCredential,
+  listCredentials,
+  SESSIONS,
+  touchCredential,
+} from './credentials.js';
 
 export type LoginLinkRow = Selectable<LoginLinksTable>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -46,7 +54,7 @@ export async function deleteExpiredLoginLinks(db: Db, before: string): Promise<v
 }
 
 export async function insertSession(db: Db, row: SessionRow): Promise<void> {
-  await db.insertInto('sessions').values(row).execute();
+  await insertCredential(db, SESSIONS, row);
 }
 
 /** The session with this secret hash and its principal, expired or not (the caller decides). */
@@ -54,52 +62,13 @@ export async function findSessionBySecretHash(
   db: Db,
   secretHash: string,
 ): Promise<{ session: SessionRow; principal: Selectable<PrincipalsTable> } | undefined> {
-  const row = await db
-    .selectFrom('sessions')
-    .innerJoin('principals', 'principals.id', 'sessions.principal_id')
-    .select([
-      'sessions.id as session_id',
-      'sessions.secret_hash',
-      'sessions.principal_id',
-      'sessions.created_at as session_created_at',
-      'sessions.expires_at',
-      'sessions.last_seen_at',
-      'principals.id',
-      'principals.name',
-      'principals.kind',
-      'principals.settlement',
-      'principals.created_at',
-    ])
-    .where('sessions.secret_hash', '=', secretHash)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    session: {
-      id: row.session_id,
-      secret_hash: row.secret_hash,
-      principal_id: row.principal_id,
-      created_at: row.session_created_at,
-      expires_at: row.expires_at,
-      last_seen_at: row.last_seen_at,
-    },
-    principal: {
-      id: row.id,
-      name: row.name,
-      kind: row.kind,
-      settlement: row.settlement,
-      created_at: row.created_at,
-    },
-  };
+  const found = await findCredentialByHash(db, SESSIONS, secretHash);
+  return found && { session: found.credential, principal: found.principal };
 }
 
 /** Records activity at most once per `staleBefore` window. */
 export async function touchSession(db: Db, id: string, now: string, staleBefore: string): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set({ last_seen_at: now })
-    .where('id', '=', id)
-    .where('last_seen_at', '<', staleBefore)
-    .execute();
+  await touchCredential(db, SESSIONS, id, now, staleBefore);
 }
 
 export interface SessionListing {
@@ -112,26 +81,17 @@ export interface SessionListing {
 
 /** Sessions not expired at `now`, oldest first. */
 export async function listSessions(db: Db, now: string): Promise<SessionListing[]> {
-  return db
-    .selectFrom('sessions')
-    .innerJoin('principals', 'principals.id', 'sessions.principal_id')
-    .select([
-      'sessions.id',
-      'principals.name as principal',
-      'sessions.created_at',
-      'sessions.expires_at',
-      'sessions.last_seen_at',
-    ])
-    .where('sessions.expires_at', '>', now)
-    .orderBy('sessions.created_at')
-    .orderBy('sessions.id')
-    .execute();
+  const rows = await listCredentials(db, SESSIONS, now);
+  return rows.map(({ last_used, expires_at, ...row }) => ({
+    ...row,
+    expires_at: expires_at as string,
+    last_seen_at: last_used as string,
+  }));
 }
 
 /** Ends one session; true when it existed. */
 export async function deleteSession(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return deleteCredential(db, SESSIONS, id);
 }
 
 export async function deleteExpiredSessions(db: Db, before: string): Promise<void> {

@@ -1,11 +1,19 @@
 import type { Selectable } from 'kysely';
 import type { PrincipalsTable, TokensTable } from '../schema.js';
 import type { Db } from '../store.js';
+import {
+  deleteCredential,
+  findCredentialByHash,
+  insertCredential,
+  listCredentials,
+  TOKENS,
+  touchCredential,
+} from './credentials.js';
 
 export type TokenRow = Selectable<TokensTable>;
 
 export async function insertToken(db: Db, row: TokenRow): Promise<void> {
-  await db.insertInto('tokens').values(row).execute();
+  await insertCredential(db, TOKENS, row);
 }
 
 /** The token with this hash and its principal, expired or not (the caller decides). */
@@ -13,42 +21,8 @@ export async function findTokenByHash(
   db: Db,
   tokenHash: string,
 ): Promise<{ token: TokenRow; principal: Selectable<PrincipalsTable> } | undefined> {
-  const row = await db
-    .selectFrom('tokens')
-    .innerJoin('principals', 'principals.id', 'tokens.principal_id')
-    .select([
-      'tokens.id as token_id',
-      'tokens.token_hash',
-      'tokens.principal_id',
-      'tokens.created_at as token_created_at',
-      'tokens.expires_at',
-      'tokens.last_used_at',
-      'principals.id',
-      'principals.name',
-      'principals.kind',
-      'principals.settlement',
-      'principals.created_at',
-    ])
-    .where('tokens.token_hash', '=', tokenHash)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    token: {
-      id: row.token_id,
-      token_hash: row.token_hash,
-      principal_id: row.principal_id,
-      created_at: row.token_created_at,
-      expires_at: row.expires_at,
-      last_used_at: row.last_used_at,
-    },
-    principal: {
-      id: row.id,
-      name: row.name,
-      kind: row.kind,
-      settlement: row.settlement,
-      created_at: row.created_at,
-    },
-  };
+  const found = await findCredentialByHash(db, TOKENS, tokenHash);
+  return found && { token: found.credential, principal: found.principal };
 }
 
 /**
@@ -56,12 +30,7 @@ export async function findTokenByHash(
  * write per request.
  */
 export async function touchToken(db: Db, id: string, now: string, staleBefore: string): Promise<void> {
-  await db
-    .updateTable('tokens')
-    .set({ last_used_at: now })
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]))
-    .execute();
+  await touchCredential(db, TOKENS, id, now, staleBefore);
 }
 
 export interface TokenListing {
@@ -74,23 +43,11 @@ export interface TokenListing {
 
 /** Every access token (never its hash), oldest first. */
 export async function listTokens(db: Db): Promise<TokenListing[]> {
-  return db
-    .selectFrom('tokens')
-    .innerJoin('principals', 'principals.id', 'tokens.principal_id')
-    .select([
-      'tokens.id',
-      'principals.name as principal',
-      'tokens.created_at',
-      'tokens.expires_at',
-      'tokens.last_used_at',
-    ])
-    .orderBy('tokens.created_at')
-    .orderBy('tokens.id')
-    .execute();
+  const rows = await listCredentials(db, TOKENS);
+  return rows.map(({ last_used, ...row }) => ({ ...row, last_used_at: last_used }));
 }
 
 /** Removes one token; true when it existed. */
 export async function deleteToken(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('tokens').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return deleteCredential(db, TOKENS, id);
 }
