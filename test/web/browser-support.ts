@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
 import { openHost } from '../../src/host/home.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
@@ -159,6 +160,21 @@ export async function closeStage(stage: Partial<Stage>): Promise<void> {
   await stage.hostCtx?.store.close();
   if (stage.served) await stopServe(stage.served);
   if (stage.home) rmSync(stage.home, { recursive: true, force: true });
+}
+
+/**
+ * The stage for one test file: opened before its tests (seeding may take minutes on a loaded
+ * machine) and closed after them. Its fields are there once the file's first `beforeAll` has run.
+ */
+export function useStage(prefix: string, seed: (home: string) => Promise<void>): Stage {
+  const stage = {} as Stage;
+  beforeAll(async () => {
+    Object.assign(stage, await openStage(prefix, seed));
+  }, 300_000);
+  afterAll(async () => {
+    if (stage.home) await closeStage(stage);
+  });
+  return stage;
 }
 
 /** A fresh single-use login link for a person (the owner by default). */

@@ -5,10 +5,9 @@
 // Debian's Chromium via playwright-core against a real `sluice serve`, at 1280×800 and 390×844.
 
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
-import type { HostContext } from '../../src/host/context.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
@@ -20,35 +19,21 @@ import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
-  closeStage,
   collectProblems,
   loginLinkFor,
   newViewContext,
-  openStage,
   POLL,
-  type Stage,
   signIn,
+  useStage,
   VIEWPORTS,
 } from './browser-support.js';
 
-let home: string;
-let browser: Browser;
-let hostCtx: HostContext;
-let stage: Stage | undefined;
-
-beforeAll(async () => {
-  stage = await openStage('sluice-web-live-', async (home) => {
-    for (const view of VIEWPORTS) {
-      await cli(home, ['agent', 'add', `helper-${view.name}`]);
-      await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
-      await cli(home, ['person', 'add', `bob-${view.name}`]);
-    }
-  });
-  ({ home, browser, hostCtx } = stage);
-}, 300_000);
-
-afterAll(async () => {
-  if (stage) await closeStage(stage);
+const stage = useStage('sluice-web-live-', async (home) => {
+  for (const view of VIEWPORTS) {
+    await cli(home, ['agent', 'add', `helper-${view.name}`]);
+    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
+    await cli(home, ['person', 'add', `bob-${view.name}`]);
+  }
 });
 
 describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) => {
@@ -79,7 +64,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
 
   beforeAll(async () => {
     // axe-core is injected as a script tag, which the page's CSP would refuse.
-    context = await newViewContext(browser, view, { bypassCSP: true });
+    context = await newViewContext(stage.browser, view, { bypassCSP: true });
     page = await context.newPage();
     // The page has no favicon; Chromium asks for one now and then.
     collectProblems(page, problems, { console: 'except-favicon', http: true });
@@ -89,7 +74,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
           listRequests += 1;
       }),
     );
-    await signIn(page, await loginLinkFor(stage as Stage));
+    await signIn(page, await loginLinkFor(stage));
     await page.locator('.status-open').waitFor();
     // The first list is read: from here on, only notifications change it.
     await page.getByRole('heading', { name: 'Channels' }).waitFor();
@@ -105,12 +90,20 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   }, async () => {
     const before = listRequests;
     // Another process: bob's CLI makes the channel with the owner and an agent in it.
-    await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `owner,${helper}`, '--as', bob]);
+    await cli(stage.home, [
+      'channel',
+      'create',
+      `team-${view.name}`,
+      '--members',
+      `owner,${helper}`,
+      '--as',
+      bob,
+    ]);
     await toList();
     await navLink(`#team-${view.name}`).waitFor();
     team = (await navLink(`#team-${view.name}`).getAttribute('data-channel-id')) ?? '';
     expect(team).not.toBe('');
-    await cli(home, [
+    await cli(stage.home, [
       'message',
       'send',
       `#team-${view.name}`,
@@ -119,10 +112,10 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       '--as',
       helper,
     ]);
-    await cli(home, ['message', 'send', `#team-${view.name}`, '-m', 'Deploying at noon.', '--as', bob]);
+    await cli(stage.home, ['message', 'send', `#team-${view.name}`, '-m', 'Deploying at noon.', '--as', bob]);
     await expect.poll(() => badge(`#team-${view.name}`).textContent(), POLL).toBe('2');
     // A DM the agent starts from the CLI arrives with its count too.
-    await cli(home, ['message', 'send', 'owner', '-m', 'Are you there?', '--as', helper]);
+    await cli(stage.home, ['message', 'send', 'owner', '-m', 'Are you there?', '--as', helper]);
     await expect.poll(() => badge(`@${helper}`).textContent(), POLL).toBe('1');
     await expect
       .poll(() => navLink(`#team-${view.name}`).getAttribute('aria-describedby'), POLL)
@@ -141,30 +134,30 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   });
 
   it('being removed from a channel takes it off the list, without reload', async () => {
-    const bobP = await resolvePrincipal(hostCtx, bob);
-    const gone = await createChannel(hostCtx, bobP, { name: `brief-${view.name}`, members: ['owner'] });
+    const bobP = await resolvePrincipal(stage.hostCtx, bob);
+    const gone = await createChannel(stage.hostCtx, bobP, { name: `brief-${view.name}`, members: ['owner'] });
     await toList();
     await navLink(`#brief-${view.name}`).waitFor();
-    await removeMember(hostCtx, bobP, gone.id, 'owner');
+    await removeMember(stage.hostCtx, bobP, gone.id, 'owner');
     await navLink(`#brief-${view.name}`).waitFor({ state: 'detached' });
   });
 
   it('a reply quotes its parent, and pressing the quote shows the parent even when it was not loaded', {
     timeout: 90_000,
   }, async () => {
-    const helperP = await resolveAgent(hostCtx, helper);
-    const owner = await resolvePrincipal(hostCtx, 'owner');
-    const parent = await sendMessage(hostCtx, owner, {
+    const helperP = await resolveAgent(stage.hostCtx, helper);
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    const parent = await sendMessage(stage.hostCtx, owner, {
       to: team,
       body: `**Plan for Friday** ${view.name}: ship the live sidebar\nthen the receipts\nthen rest`,
     });
     // Enough later messages that the parent is not on the first page (40).
     // Away from the channel first, so the parent is not already in the page from live events.
     await goHash('#/');
-    for (let i = 0; i < 45; i++) await sendMessage(hostCtx, owner, { to: team, body: `filler ${i}` });
+    for (let i = 0; i < 45; i++) await sendMessage(stage.hostCtx, owner, { to: team, body: `filler ${i}` });
     await open(team);
     await page.locator('article.message', { hasText: 'filler 44' }).waitFor();
-    await sendMessage(hostCtx, helperP, {
+    await sendMessage(stage.hostCtx, helperP, {
       to: team,
       body: 'On it: the sidebar lands first.',
       replyTo: parent.message_id,
@@ -205,7 +198,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       .getByRole('button', { name: `Replying to ${helper}: On it: the sidebar lands first.` })
       .waitFor();
     await page.locator('.composer .replying-to').waitFor({ state: 'detached' });
-    const stored = await hostCtx.store.db
+    const stored = await stage.hostCtx.store.db
       .selectFrom('messages')
       .select(['reply_to'])
       .where('body', '=', 'Thanks, ship it.')
@@ -217,8 +210,8 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   it("each of the person's messages shows every agent's state, updated live as the agents work", {
     timeout: 90_000,
   }, async () => {
-    const ownerP = await resolvePrincipal(hostCtx, 'owner');
-    const work = await createChannel(hostCtx, ownerP, {
+    const ownerP = await resolvePrincipal(stage.hostCtx, 'owner');
+    const work = await createChannel(stage.hostCtx, ownerP, {
       name: `work-${view.name}`,
       members: [helper, turner],
     });
@@ -237,19 +230,29 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     const messageId = (await mine.getAttribute('data-message-id')) ?? '';
 
     // The explicit agent archives it; the turn agent's turn fails (returned), is resumed, then succeeds.
-    await archiveMessages(hostCtx, await resolveAgent(hostCtx, helper), [messageId]);
+    await archiveMessages(stage.hostCtx, await resolveAgent(stage.hostCtx, helper), [messageId]);
     await expect.poll(() => chip(helper).textContent(), POLL).toBe(`${helper} archived`);
-    const turnerP = await resolveAgent(hostCtx, turner);
-    const failed = await beginTurn(hostCtx, turnerP);
-    await receivedInProcess(hostCtx, await channelRead(hostCtx, turnerP, { unread: true, limit: 20 }));
-    await endTurn(hostCtx, turnerP, failed.id, { ok: false, kind: 'model_error', reason: 'overloaded' });
+    const turnerP = await resolveAgent(stage.hostCtx, turner);
+    const failed = await beginTurn(stage.hostCtx, turnerP);
+    await receivedInProcess(
+      stage.hostCtx,
+      await channelRead(stage.hostCtx, turnerP, { unread: true, limit: 20 }),
+    );
+    await endTurn(stage.hostCtx, turnerP, failed.id, {
+      ok: false,
+      kind: 'model_error',
+      reason: 'overloaded',
+    });
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('returned');
     await shot('34-receipts-returned');
-    await resumeQueue(hostCtx, ownerP, turner, messageId);
+    await resumeQueue(stage.hostCtx, ownerP, turner, messageId);
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
-    const ok = await beginTurn(hostCtx, turnerP);
-    await receivedInProcess(hostCtx, await channelRead(hostCtx, turnerP, { unread: true, limit: 20 }));
-    await endTurn(hostCtx, turnerP, ok.id, { ok: true });
+    const ok = await beginTurn(stage.hostCtx, turnerP);
+    await receivedInProcess(
+      stage.hostCtx,
+      await channelRead(stage.hostCtx, turnerP, { unread: true, limit: 20 }),
+    );
+    await endTurn(stage.hostCtx, turnerP, ok.id, { ok: true });
     await expect.poll(() => chip(turner).textContent(), POLL).toBe(`${turner} handled`);
     await shot('35-receipts-handled');
     // Others' messages carry no receipts line; nothing was re-read to get there.

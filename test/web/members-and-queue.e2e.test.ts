@@ -5,10 +5,9 @@
 // walked by keyboard (every control reached, focus visible). Screenshots: test-artifacts/web/.
 
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
-import type { HostContext } from '../../src/host/context.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
@@ -21,47 +20,32 @@ import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
-  closeStage,
   collectProblems,
   loginLinkFor,
   newViewContext,
-  openStage,
   POLL,
-  type Served,
-  type Stage,
   signIn,
+  useStage,
   VIEWPORTS,
   type View,
 } from './browser-support.js';
 
-let served: Served;
-let browser: Browser;
-let hostCtx: HostContext;
-let stage: Stage | undefined;
-
-beforeAll(async () => {
-  stage = await openStage('sluice-web-members-', async (home) => {
-    for (const view of VIEWPORTS) {
-      await cli(home, ['agent', 'add', `crew-${view.name}`]);
-      await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
-      await cli(home, ['person', 'add', `pam-${view.name}`]);
-      await cli(home, ['person', 'add', `nomad-${view.name}`]);
-    }
-  });
-  ({ served, browser, hostCtx } = stage);
-}, 300_000);
-
-afterAll(async () => {
-  if (stage) await closeStage(stage);
+const stage = useStage('sluice-web-members-', async (home) => {
+  for (const view of VIEWPORTS) {
+    await cli(home, ['agent', 'add', `crew-${view.name}`]);
+    await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
+    await cli(home, ['person', 'add', `pam-${view.name}`]);
+    await cli(home, ['person', 'add', `nomad-${view.name}`]);
+  }
 });
 
 function loginLink(person = 'owner'): Promise<string> {
-  return loginLinkFor(stage as Stage, person);
+  return loginLinkFor(stage, person);
 }
 
 /** A context for a viewport; CSP is bypassed only so axe-core's source can be injected. */
 async function openContext(view: View): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await newViewContext(browser, view, { bypassCSP: true });
+  const context = await newViewContext(stage.browser, view, { bypassCSP: true });
   const page = await context.newPage();
   const problems: string[] = [];
   collectProblems(page, problems);
@@ -148,14 +132,14 @@ describe.each(VIEWPORTS)(
     let channelId: string;
 
     beforeAll(async () => {
-      const owner = await resolvePrincipal(hostCtx, 'owner');
-      const made = await createChannel(hostCtx, owner, { name: channel, members: [crew] });
+      const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+      const made = await createChannel(stage.hostCtx, owner, { name: channel, members: [crew] });
       channelId = made.id;
     });
 
     it('the sign-in page and the signed-out notice pass axe', { timeout: 60_000 }, async () => {
       const { context, page } = await openContext(view);
-      await page.goto(`${served.origin}/`);
+      await page.goto(`${stage.served.origin}/`);
       await page.getByText('You are not signed in').waitFor();
       await scan(page, 'signed-out');
       await shot(page, '21a-signed-out');
@@ -178,7 +162,7 @@ describe.each(VIEWPORTS)(
       expect(keys.invisible, 'focus must be visible').toEqual([]);
       expect(keys.missed, 'every control reachable by Tab').toEqual([]);
 
-      await page.goto(`${served.origin}/#/channel/${channelId}`);
+      await page.goto(`${stage.served.origin}/#/channel/${channelId}`);
       const open = page.getByRole('button', { name: /^Members of #ops-.* \(2\)$/ });
       await open.waitFor();
       await scan(page, 'channel');
@@ -192,7 +176,8 @@ describe.each(VIEWPORTS)(
       await dialog.locator('#member-add-name').selectOption(pam);
       await dialog.getByRole('button', { name: 'Add', exact: true }).click();
       await dialog.getByText(`${pam} added.`).waitFor();
-      const names = async () => (await listActiveMembers(hostCtx.store.db, channelId)).map((m) => m.name);
+      const names = async () =>
+        (await listActiveMembers(stage.hostCtx.store.db, channelId)).map((m) => m.name);
       expect(await names()).toEqual([crew, 'owner', pam]);
       await scan(page, 'members-dialog');
       const inDialog = await walkByKeyboard(page, 'dialog');
@@ -219,11 +204,11 @@ describe.each(VIEWPORTS)(
     it('a member who is not the creator is refused a removal, a non-member anything, and nothing changes', {
       timeout: 120_000,
     }, async () => {
-      const before = (await listActiveMembers(hostCtx.store.db, channelId)).map((m) => m.name);
+      const before = (await listActiveMembers(stage.hostCtx.store.db, channelId)).map((m) => m.name);
       expect(before).toContain(pam);
       const { context, page } = await openContext(view);
       await signIn(page, await loginLink(pam), pam);
-      await page.goto(`${served.origin}/#/channel/${channelId}`);
+      await page.goto(`${stage.served.origin}/#/channel/${channelId}`);
       await page.getByRole('button', { name: /^Members of/ }).click();
       const dialog = page.getByRole('dialog', { name: `Members of #${channel}` });
       await dialog.getByRole('button', { name: `Remove ${crew}` }).click();
@@ -238,10 +223,10 @@ describe.each(VIEWPORTS)(
       await page.keyboard.press('Escape');
       const denied = await rpcFromPage(page, 'principal.addAgent', { name: `sneak-${view.name}` });
       expect(denied.error?.message).toMatch(/only the owner may add an agent/);
-      expect(await findPrincipalByName(hostCtx.store.db, `sneak-${view.name}`)).toBeUndefined();
+      expect(await findPrincipalByName(stage.hostCtx.store.db, `sneak-${view.name}`)).toBeUndefined();
       // pam shares the channel with crew but does not manage it: the queue has no Pause button,
       // and the host refuses the call anyway (docs/security.md).
-      await page.goto(`${served.origin}/#/queue/${crew}`);
+      await page.goto(`${stage.served.origin}/#/queue/${crew}`);
       await page.getByTestId('queue-total').waitFor();
       expect(await page.getByRole('button', { name: 'Pause queue' }).count()).toBe(0);
       const pause = await rpcFromPage(page, 'queue.pause', { agent: crew });
@@ -251,7 +236,7 @@ describe.each(VIEWPORTS)(
       // nomad is in no channel: the page says the channel is not theirs, and the host refuses both.
       const other = await openContext(view);
       await signIn(other.page, await loginLink(nomad), nomad);
-      await other.page.goto(`${served.origin}/#/channel/${channelId}`);
+      await other.page.goto(`${stage.served.origin}/#/channel/${channelId}`);
       await other.page.getByText('That channel is not one of yours').waitFor();
       await scan(other.page, 'channel-not-yours');
       await shot(other.page, '28-channel-not-yours');
@@ -260,7 +245,7 @@ describe.each(VIEWPORTS)(
       const remove = await rpcFromPage(other.page, 'channel.removeMember', { channelId, member: crew });
       expect(remove.error?.message).toMatch(/not a member/);
       await other.context.close();
-      expect((await listActiveMembers(hostCtx.store.db, channelId)).map((m) => m.name)).toEqual(before);
+      expect((await listActiveMembers(stage.hostCtx.store.db, channelId)).map((m) => m.name)).toEqual(before);
       expect(violations).toEqual([]);
     });
 
@@ -269,7 +254,7 @@ describe.each(VIEWPORTS)(
     }, async () => {
       const { context, page, problems } = await openContext(view);
       await signIn(page, await loginLink());
-      if (view.isMobile) await page.goto(`${served.origin}/#/`);
+      if (view.isMobile) await page.goto(`${stage.served.origin}/#/`);
       await page.getByRole('button', { name: 'New message' }).click();
       const dialog = page.getByRole('dialog', { name: 'New message' });
       await dialog.getByRole('button', { name: 'New agent…' }).click();
@@ -279,7 +264,7 @@ describe.each(VIEWPORTS)(
       await shot(page, '24-new-agent');
       await dialog.getByRole('button', { name: 'Add agent' }).click();
       await expect.poll(() => dialog.locator('#new-message-to').inputValue(), POLL).toBe(newAgent);
-      const added = await findPrincipalByName(hostCtx.store.db, newAgent);
+      const added = await findPrincipalByName(stage.hostCtx.store.db, newAgent);
       expect(added).toMatchObject({ kind: 'agent', settlement: 'turn' });
       // A taken name: one line, nothing added.
       await dialog.getByRole('button', { name: 'New agent…' }).click();
@@ -302,31 +287,34 @@ describe.each(VIEWPORTS)(
     it('queue cards carry an attachment mark, the reader says why a card was returned, the header the presence', {
       timeout: 120_000,
     }, async () => {
-      const owner = await resolvePrincipal(hostCtx, 'owner');
+      const owner = await resolvePrincipal(stage.hostCtx, 'owner');
       const jobs = `jobs2-${view.name}`;
-      await createChannel(hostCtx, owner, { name: jobs, members: [worker] });
+      await createChannel(stage.hostCtx, owner, { name: jobs, members: [worker] });
       const files = [
-        await putMedia(hostCtx, owner, new TextEncoder().encode('alpha'), 'a.txt'),
-        await putMedia(hostCtx, owner, new TextEncoder().encode('beta'), 'b.txt'),
+        await putMedia(stage.hostCtx, owner, new TextEncoder().encode('alpha'), 'a.txt'),
+        await putMedia(stage.hostCtx, owner, new TextEncoder().encode('beta'), 'b.txt'),
       ];
-      await sendMessage(hostCtx, owner, {
+      await sendMessage(stage.hostCtx, owner, {
         to: `#${jobs}`,
         body: 'two files to check',
         attachmentIds: files.map((f) => f.attachment_id),
       });
-      const agent = await resolveAgent(hostCtx, worker);
-      const turn = await beginTurn(hostCtx, agent);
-      await receivedInProcess(hostCtx, await channelRead(hostCtx, agent, { unread: true, limit: 20 }));
-      await endTurn(hostCtx, agent, turn.id, {
+      const agent = await resolveAgent(stage.hostCtx, worker);
+      const turn = await beginTurn(stage.hostCtx, agent);
+      await receivedInProcess(
+        stage.hostCtx,
+        await channelRead(stage.hostCtx, agent, { unread: true, limit: 20 }),
+      );
+      await endTurn(stage.hostCtx, agent, turn.id, {
         ok: false,
         kind: 'model_error',
         reason: 'the model server answered 529',
       });
-      await sendMessage(hostCtx, owner, { to: `#${jobs}`, body: 'plain follow-up' });
+      await sendMessage(stage.hostCtx, owner, { to: `#${jobs}`, body: 'plain follow-up' });
 
       const { context, page, problems } = await openContext(view);
       await signIn(page, await loginLink());
-      await page.goto(`${served.origin}/#/queue/${worker}`);
+      await page.goto(`${stage.served.origin}/#/queue/${worker}`);
       await expect.poll(() => page.locator('.card').count(), { ...POLL, timeout: 60_000 }).toBe(2);
       const withFiles = page.locator('.card', { hasText: 'two files to check' });
       expect((await withFiles.locator('.card-attachments').textContent())?.replace(/\s+/g, ' ').trim()).toBe(
@@ -355,16 +343,16 @@ describe.each(VIEWPORTS)(
 
       // A driver's turn starts (no queue change, so nothing is pushed): the page looks again when
       // it comes back into view.
-      const driven = await beginTurn(hostCtx, agent, { receipt: 'seen' });
+      const driven = await beginTurn(stage.hostCtx, agent, { receipt: 'seen' });
       await page.evaluate("document.dispatchEvent(new Event('visibilitychange'))");
       await expect.poll(() => presence.textContent(), POLL).toMatch(/being driven/);
       // It ends; the next queue change brings the new presence with it.
-      await endTurn(hostCtx, agent, driven.id, { ok: true });
-      await sendMessage(hostCtx, owner, { to: `#${jobs}`, body: 'one more' });
+      await endTurn(stage.hostCtx, agent, driven.id, { ok: true });
+      await sendMessage(stage.hostCtx, owner, { to: `#${jobs}`, body: 'one more' });
       await expect.poll(() => presence.textContent(), POLL).toMatch(/idle · its last turn finished/);
 
       // Errors: an unknown agent's queue.
-      await page.goto(`${served.origin}/#/queue/nobody-${view.name}`);
+      await page.goto(`${stage.served.origin}/#/queue/nobody-${view.name}`);
       await page.getByRole('alert').getByText(`There is no agent called nobody-${view.name}`).waitFor();
       await scan(page, 'queue-unknown');
       await shot(page, '27-queue-unknown');

@@ -6,10 +6,9 @@
 // these contexts only so its source can be injected).
 
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
-import type { HostContext } from '../../src/host/context.js';
 import { listInbox } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
@@ -22,48 +21,33 @@ import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
-  closeStage,
   collectProblems,
   loginLinkFor,
   newViewContext,
-  openStage,
   POLL,
-  type Served,
-  type Stage,
   signIn,
+  useStage,
   VIEWPORTS,
 } from './browser-support.js';
 
-let served: Served;
-let browser: Browser;
-let hostCtx: HostContext;
-let stage: Stage | undefined;
-
-beforeAll(async () => {
-  stage = await openStage('sluice-web-start-', async (home) => {
-    for (const view of VIEWPORTS) {
-      // An agent nobody has written to yet, and a person: only "New message" reaches them.
-      await cli(home, ['agent', 'add', `solo-${view.name}`]);
-      await cli(home, ['person', 'add', `pat-${view.name}`]);
-      await cli(home, ['agent', 'add', `hidden-${view.name}`]);
-      await cli(home, ['person', 'add', `guest-${view.name}`]);
-      await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
-    }
-  });
-  ({ served, browser, hostCtx } = stage);
-}, 300_000);
-
-afterAll(async () => {
-  if (stage) await closeStage(stage);
+const stage = useStage('sluice-web-start-', async (home) => {
+  for (const view of VIEWPORTS) {
+    // An agent nobody has written to yet, and a person: only "New message" reaches them.
+    await cli(home, ['agent', 'add', `solo-${view.name}`]);
+    await cli(home, ['person', 'add', `pat-${view.name}`]);
+    await cli(home, ['agent', 'add', `hidden-${view.name}`]);
+    await cli(home, ['person', 'add', `guest-${view.name}`]);
+    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
+  }
 });
 
 function loginLink(): Promise<string> {
-  return loginLinkFor(stage as Stage);
+  return loginLinkFor(stage);
 }
 
 describe('before the owner has any channel', () => {
   it.each(VIEWPORTS)('the $name list says how to start one, not which CLI command to run', async (view) => {
-    const context = await newViewContext(browser, view, { bypassCSP: true });
+    const context = await newViewContext(stage.browser, view, { bypassCSP: true });
     const page = await context.newPage();
     await signIn(page, await loginLink());
     await page.getByRole('navigation').getByText('No channels yet. Press New channel').waitFor();
@@ -86,11 +70,11 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
   const nav = () => page.getByRole('navigation');
   /** Phones show the list only on the home screen. */
   const toList = async () => {
-    if (view.isMobile) await page.goto(`${served.origin}/#/`);
+    if (view.isMobile) await page.goto(`${stage.served.origin}/#/`);
   };
 
   beforeAll(async () => {
-    context = await newViewContext(browser, view, { bypassCSP: true });
+    context = await newViewContext(stage.browser, view, { bypassCSP: true });
     page = await context.newPage();
     collectProblems(page, problems, { console: 'all' });
     await signIn(page, await loginLink());
@@ -114,7 +98,7 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
     await page.locator('article.message', { hasText: `First words for ${solo}` }).waitFor();
     await page.getByRole('heading', { name: `@${solo}` }).waitFor();
     await shot('13-new-dm');
-    const inbox = await listInbox(hostCtx, await resolveAgent(hostCtx, solo));
+    const inbox = await listInbox(stage.hostCtx, await resolveAgent(stage.hostCtx, solo));
     expect(inbox.map((entry) => entry.projection.body)).toEqual([`First words for ${solo}`]);
     // The agent is now in the list of queues too.
     await toList();
@@ -136,8 +120,8 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
     await dialog.waitFor({ state: 'hidden' });
     await page.getByRole('heading', { name: `#made-${view.name}` }).waitFor();
     await page.getByText('No messages yet.').waitFor();
-    const owner = await resolvePrincipal(hostCtx, 'owner');
-    const made = (await listAllChannels(hostCtx, owner)).find((c) => c.name === `made-${view.name}`);
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    const made = (await listAllChannels(stage.hostCtx, owner)).find((c) => c.name === `made-${view.name}`);
     expect(made?.members.map((m) => m.name).sort()).toEqual(['owner', pat, solo].sort());
   });
 
@@ -174,8 +158,10 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
         .getByRole('link', { name: `#made-${view.name}`, exact: true })
         .count(),
     ).toBe(0);
-    const owner = await resolvePrincipal(hostCtx, 'owner');
-    expect((await listAllChannels(hostCtx, owner)).map((c) => c.name)).not.toContain(`made-${view.name}`);
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    expect((await listAllChannels(stage.hostCtx, owner)).map((c) => c.name)).not.toContain(
+      `made-${view.name}`,
+    );
   });
 
   it('logged no errors in the page', () => {
@@ -201,9 +187,9 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
 
   beforeAll(async () => {
     // Through the host API: the built CLI may be mid-rebuild by someone else's work.
-    const owner = await resolvePrincipal(hostCtx, 'owner');
-    await createChannel(hostCtx, owner, { name: channel, members: [`solo-${view.name}`] });
-    context = await newViewContext(browser, view, { bypassCSP: true });
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    await createChannel(stage.hostCtx, owner, { name: channel, members: [`solo-${view.name}`] });
+    context = await newViewContext(stage.browser, view, { bypassCSP: true });
     page = await context.newPage();
     collectProblems(page, problems, { console: 'all' });
     page.on('dialog', (dialog) => {
@@ -218,12 +204,12 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
   });
 
   async function send(body: string): Promise<void> {
-    const owner = await resolvePrincipal(hostCtx, 'owner');
-    await sendMessage(hostCtx, owner, { to: `#${channel}`, body });
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    await sendMessage(stage.hostCtx, owner, { to: `#${channel}`, body });
   }
 
   async function open(): Promise<void> {
-    if (view.isMobile) await page.goto(`${served.origin}/#/`);
+    if (view.isMobile) await page.goto(`${stage.served.origin}/#/`);
     await page
       .getByRole('navigation')
       .getByRole('link', { name: `#${channel}`, exact: true })
@@ -336,13 +322,13 @@ describe('states a person can reach', () => {
     'at $name, a queue the person may not read says why and offers to write to the agent, never a stuck "Loading…"',
     async (view) => {
       const agent = `hidden-${view.name}`;
-      const context = await newViewContext(browser, view, { bypassCSP: true });
+      const context = await newViewContext(stage.browser, view, { bypassCSP: true });
       const page = await context.newPage();
       const problems: string[] = [];
       collectProblems(page, problems);
-      const code = (await issueLoginCode(hostCtx, `guest-${view.name}`)).code;
-      await signIn(page, `${served.origin}/login?code=${code}`, `guest-${view.name}`);
-      await page.goto(`${served.origin}/#/queue/${agent}`);
+      const code = (await issueLoginCode(stage.hostCtx, `guest-${view.name}`)).code;
+      await signIn(page, `${stage.served.origin}/login?code=${code}`, `guest-${view.name}`);
+      await page.goto(`${stage.served.origin}/#/queue/${agent}`);
       const pane = page.locator('main.pane');
       await pane.getByRole('alert').getByText(`You can't see ${agent}'s queue`).waitFor();
       expect(await pane.getByText(/Loading|Reading/).count()).toBe(0);
@@ -356,7 +342,7 @@ describe('states a person can reach', () => {
       await dialog.getByRole('textbox', { name: 'Message' }).fill('Hello from a guest');
       await dialog.getByRole('button', { name: 'Send', exact: true }).click();
       await page.locator('article.message', { hasText: 'Hello from a guest' }).waitFor();
-      await page.goto(`${served.origin}/#/queue/${agent}`);
+      await page.goto(`${stage.served.origin}/#/queue/${agent}`);
       await expect.poll(() => page.getByTestId('queue-total').textContent(), POLL).toBe('1');
       expect(problems).toEqual([]);
       await context.close();
@@ -364,10 +350,13 @@ describe('states a person can reach', () => {
   );
 
   it('a queue of an agent that does not exist says so and links back to the list', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
+    const context = await stage.browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      bypassCSP: true,
+    });
     const page = await context.newPage();
     await signIn(page, await loginLink());
-    await page.goto(`${served.origin}/#/queue/nobody-here`);
+    await page.goto(`${stage.served.origin}/#/queue/nobody-here`);
     await page.getByRole('alert').getByText('There is no agent called nobody-here').waitFor();
     await page.getByRole('link', { name: 'Back to the list' }).waitFor();
     await context.close();
@@ -381,27 +370,31 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
   it('cards show their channel and time, and "Resume all" resumes every returned card at once', {
     timeout: 120_000,
   }, async () => {
-    const owner = await resolvePrincipal(hostCtx, 'owner');
-    await createChannel(hostCtx, owner, { name: channel, members: [agent] });
-    for (let i = 1; i <= 3; i++) await sendMessage(hostCtx, owner, { to: `#${channel}`, body: `job ${i}` });
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    await createChannel(stage.hostCtx, owner, { name: channel, members: [agent] });
+    for (let i = 1; i <= 3; i++)
+      await sendMessage(stage.hostCtx, owner, { to: `#${channel}`, body: `job ${i}` });
     // A failed turn that had read all three: they come back as returned cards.
-    const turner = await resolveAgent(hostCtx, agent);
-    const turn = await beginTurn(hostCtx, turner);
+    const turner = await resolveAgent(stage.hostCtx, agent);
+    const turn = await beginTurn(stage.hostCtx, turner);
     // This process is the reader, so the read counts as received at once.
-    await receivedInProcess(hostCtx, await channelRead(hostCtx, turner, { unread: true, limit: 20 }));
-    await endTurn(hostCtx, turner, turn.id, {
+    await receivedInProcess(
+      stage.hostCtx,
+      await channelRead(stage.hostCtx, turner, { unread: true, limit: 20 }),
+    );
+    await endTurn(stage.hostCtx, turner, turn.id, {
       ok: false,
       kind: 'model_error',
       reason: 'the model server answered 529',
     });
-    expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).not.toBeNull();
+    expect((await queueSummary(stage.hostCtx.store.db, turner)).blockingReturnedMessageId).not.toBeNull();
 
-    const context = await newViewContext(browser, view, { bypassCSP: true });
+    const context = await newViewContext(stage.browser, view, { bypassCSP: true });
     const page = await context.newPage();
     const problems: string[] = [];
     collectProblems(page, problems);
     await signIn(page, await loginLink());
-    await page.goto(`${served.origin}/#/queue/${agent}`);
+    await page.goto(`${stage.served.origin}/#/queue/${agent}`);
     // Generous: on a loaded machine (a CI run: 26 s) the summary and the first page of cards take a while.
     // On failure, say what the page showed instead (a CI run once saw no cards after 60 s).
     await expect
@@ -426,7 +419,7 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     await expect
       .poll(() => page.getByTestId('resumed-count').textContent(), POLL)
       .toBe('Resumed 3 returned messages.');
-    expect((await queueSummary(hostCtx.store.db, turner)).blockingReturnedMessageId).toBeNull();
+    expect((await queueSummary(stage.hostCtx.store.db, turner)).blockingReturnedMessageId).toBeNull();
     await page.screenshot({ path: join(ARTIFACTS, `${view.name}-20-resumed-all.png`) });
     expect(await seriousViolations(page, '20-resumed-all')).toEqual([]);
     expect(problems).toEqual([]);
