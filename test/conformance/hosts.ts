@@ -150,15 +150,37 @@ export async function subscribe(
   });
   const notifications: { method: string; params: unknown }[] = [];
   let pending: ((value: unknown) => void) | undefined;
+  // What a real client does on `channel.resync` (the host collapsed a backed-up socket's channel
+  // events, docs/rpc.md): re-read the channel's history, page by page. A loaded test process reads
+  // its socket slowly enough for that to happen; the pages are recorded like notifications.
+  let historyCalls = 0;
+  const readHistory = (channelId: string, cursor?: string) =>
+    socket.send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: `history:${historyCalls++}:${channelId}`,
+        method: 'channel.history',
+        params: { channelId, size: 200, ...(cursor ? { cursor } : {}) },
+      }),
+    );
   socket.on('message', (data) => {
     const frame = JSON.parse(data.toString()) as {
       id?: unknown;
       method?: string;
       params?: unknown;
-      result?: unknown;
+      result?: { nextCursor?: string | null; hasMore?: boolean };
     };
-    if (frame.method) notifications.push({ method: frame.method, params: frame.params });
-    else if (frame.id === 'sub') pending?.(frame);
+    if (frame.method) {
+      notifications.push({ method: frame.method, params: frame.params });
+      const resync = frame.params as { channelId?: unknown } | undefined;
+      if (frame.method === 'channel.resync' && typeof resync?.channelId === 'string')
+        readHistory(resync.channelId);
+    } else if (frame.id === 'sub') pending?.(frame);
+    else if (typeof frame.id === 'string' && frame.id.startsWith('history:')) {
+      notifications.push({ method: 'channel.history (after resync)', params: frame.result });
+      const channelId = frame.id.split(':').slice(2).join(':');
+      if (frame.result?.hasMore && frame.result.nextCursor) readHistory(channelId, frame.result.nextCursor);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
