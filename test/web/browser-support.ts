@@ -9,7 +9,11 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
 import { openHost } from '../../src/host/home.js';
+import { resolveAgent } from '../../src/host/principals.js';
+import { channelRead } from '../../src/host/reads.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
+import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -222,4 +226,17 @@ export function collectProblems(
     page.on('response', (res) => {
       if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
     });
+}
+
+/** A failed turn that carried the agent's pending messages: they come back as returned cards. */
+export async function failTurnOver(
+  ctx: HostContext,
+  agentName: string,
+  reason = 'the model server answered 529',
+): Promise<void> {
+  const agent = await resolveAgent(ctx, agentName);
+  const turn = await beginTurn(ctx, agent);
+  // This process is the reader, so the read counts as received at once.
+  await receivedInProcess(ctx, await channelRead(ctx, agent, { unread: true, limit: 20 }));
+  await endTurn(ctx, agent, turn.id, { ok: false, kind: 'model_error', reason });
 }

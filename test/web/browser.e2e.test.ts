@@ -15,16 +15,14 @@ import { listInbox } from '../../src/host/inbox.js';
 import { readProjection, sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { queueSummary } from '../../src/host/queue.js';
-import { channelRead } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT } from '../support/host.js';
 import {
   ARTIFACTS,
   cli,
   collectProblems,
   ensurePageBuilt,
+  failTurnOver,
   launchChromium,
   newViewContext,
   POLL,
@@ -37,19 +35,6 @@ import {
 
 /** The scrolling element behind a locator, typed by what the tests touch (no DOM lib here). */
 type Scrollable = { scrollTop: number; scrollHeight: number; clientHeight: number };
-
-/** A failed turn that carried the agent's pending messages: they come back as returned cards. */
-async function failTurnOver(ctx: HostContext, agentName: string): Promise<void> {
-  const agent = await resolveAgent(ctx, agentName);
-  const turn = await beginTurn(ctx, agent);
-  // This process is the reader, so the read counts as received at once.
-  await receivedInProcess(ctx, await channelRead(ctx, agent, { unread: true, limit: 20 }));
-  await endTurn(ctx, agent, turn.id, {
-    ok: false,
-    kind: 'model_error',
-    reason: 'the model server answered 529',
-  });
-}
 
 /** Every visible interactive element smaller than 44×44 px (phone touch targets). */
 async function smallTouchTargets(page: Page): Promise<string[]> {

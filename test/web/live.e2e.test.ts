@@ -20,6 +20,7 @@ import {
   ARTIFACTS,
   cli,
   collectProblems,
+  failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
@@ -232,21 +233,12 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     // The explicit agent archives it; the turn agent's turn fails (returned), is resumed, then succeeds.
     await archiveMessages(stage.hostCtx, await resolveAgent(stage.hostCtx, helper), [messageId]);
     await expect.poll(() => chip(helper).textContent(), POLL).toBe(`${helper} archived`);
-    const turnerP = await resolveAgent(stage.hostCtx, turner);
-    const failed = await beginTurn(stage.hostCtx, turnerP);
-    await receivedInProcess(
-      stage.hostCtx,
-      await channelRead(stage.hostCtx, turnerP, { unread: true, limit: 20 }),
-    );
-    await endTurn(stage.hostCtx, turnerP, failed.id, {
-      ok: false,
-      kind: 'model_error',
-      reason: 'overloaded',
-    });
+    await failTurnOver(stage.hostCtx, turner, 'overloaded');
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('returned');
     await shot('34-receipts-returned');
     await resumeQueue(stage.hostCtx, ownerP, turner, messageId);
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
+    const turnerP = await resolveAgent(stage.hostCtx, turner);
     const ok = await beginTurn(stage.hostCtx, turnerP);
     await receivedInProcess(
       stage.hostCtx,

@@ -11,8 +11,6 @@ import { createChannel } from '../../src/host/channels.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
-import { channelRead } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';
@@ -21,6 +19,7 @@ import {
   ARTIFACTS,
   cli,
   collectProblems,
+  failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
@@ -299,17 +298,8 @@ describe.each(VIEWPORTS)(
         body: 'two files to check',
         attachmentIds: files.map((f) => f.attachment_id),
       });
+      await failTurnOver(stage.hostCtx, worker);
       const agent = await resolveAgent(stage.hostCtx, worker);
-      const turn = await beginTurn(stage.hostCtx, agent);
-      await receivedInProcess(
-        stage.hostCtx,
-        await channelRead(stage.hostCtx, agent, { unread: true, limit: 20 }),
-      );
-      await endTurn(stage.hostCtx, agent, turn.id, {
-        ok: false,
-        kind: 'model_error',
-        reason: 'the model server answered 529',
-      });
       await sendMessage(stage.hostCtx, owner, { to: `#${jobs}`, body: 'plain follow-up' });
 
       const { context, page, problems } = await openContext(view);

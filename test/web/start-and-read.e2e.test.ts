@@ -13,15 +13,13 @@ import { listInbox } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { queueSummary } from '../../src/host/queue.js';
-import { channelRead } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   ARTIFACTS,
   cli,
   collectProblems,
+  failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
@@ -375,18 +373,8 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     for (let i = 1; i <= 3; i++)
       await sendMessage(stage.hostCtx, owner, { to: `#${channel}`, body: `job ${i}` });
     // A failed turn that had read all three: they come back as returned cards.
+    await failTurnOver(stage.hostCtx, agent);
     const turner = await resolveAgent(stage.hostCtx, agent);
-    const turn = await beginTurn(stage.hostCtx, turner);
-    // This process is the reader, so the read counts as received at once.
-    await receivedInProcess(
-      stage.hostCtx,
-      await channelRead(stage.hostCtx, turner, { unread: true, limit: 20 }),
-    );
-    await endTurn(stage.hostCtx, turner, turn.id, {
-      ok: false,
-      kind: 'model_error',
-      reason: 'the model server answered 529',
-    });
     expect((await queueSummary(stage.hostCtx.store.db, turner)).blockingReturnedMessageId).not.toBeNull();
 
     const context = await newViewContext(stage.browser, view, { bypassCSP: true });
