@@ -1,3 +1,4 @@
+import { decodeCursor, encodeCursor } from '../core/cursor.js';
 import { SluiceError } from '../core/errors.js';
 import { utf8Length } from '../core/measure.js';
 import {
@@ -23,7 +24,6 @@ import {
 import type { Db } from '../store/store.js';
 import { canRemoveMember, joinsDirectly, requireMember, requireMemberChannel } from './access.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
-import { issueCursor, NAME_CURSOR, readCursor } from './cursors.js';
 import { type Principal, resolvePrincipal, validateName } from './principals.js';
 
 export type Channel = ChannelRow;
@@ -243,7 +243,10 @@ export async function listChannelsPage(
   const limit = pageSize(params.limit);
   let afterName: string | undefined;
   if (params.cursor !== undefined) {
-    afterName = readCursor(ctx, NAME_CURSOR, channelListBinding(actor), params.cursor).after;
+    const payload = decodeCursor(ctx.cursorSecret, channelListBinding(actor), params.cursor);
+    if (typeof payload.after !== 'string')
+      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
+    afterName = payload.after;
   }
   const rows = await listChannelsPageOf(ctx.store.db, actor.id, { afterName, limit: limit + 1 });
   const channels: ChannelSummary[] = [];
@@ -253,7 +256,7 @@ export async function listChannelsPage(
     const summary: ChannelSummary = { id: c.id, name: c.name, kind: c.kind, members, memberCount: count };
     const moreAfter = i + 1 < rows.length;
     const cursor = moreAfter
-      ? issueCursor(ctx, NAME_CURSOR, channelListBinding(actor), { after: c.name })
+      ? encodeCursor(ctx.cursorSecret, channelListBinding(actor), { after: c.name })
       : null;
     const bytes = rowsBytes + (channels.length ? 1 : 0) + utf8Length(JSON.stringify(summary));
     const total = utf8Length(JSON.stringify({ channels: [], nextCursor: cursor })) + bytes;
@@ -269,7 +272,7 @@ export async function listChannelsPage(
   const more = last !== undefined && rows.length > channels.length;
   return {
     channels,
-    nextCursor: more ? issueCursor(ctx, NAME_CURSOR, channelListBinding(actor), { after: last.name }) : null,
+    nextCursor: more ? encodeCursor(ctx.cursorSecret, channelListBinding(actor), { after: last.name }) : null,
   };
 }
 
@@ -337,7 +340,10 @@ export async function listInvitationsPage(
   const limit = pageSize(params.limit);
   let afterName: string | undefined;
   if (params.cursor !== undefined) {
-    afterName = readCursor(ctx, NAME_CURSOR, invitationBinding(actor), params.cursor).after;
+    const payload = decodeCursor(ctx.cursorSecret, invitationBinding(actor), params.cursor);
+    if (typeof payload.after !== 'string')
+      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
+    afterName = payload.after;
   }
   const rows = await listInvitationsPageOf(ctx.store.db, actor.id, { afterName, limit: limit + 1 });
   const page = rows.slice(0, limit);
@@ -350,7 +356,7 @@ export async function listInvitationsPage(
     })),
     nextCursor:
       rows.length > limit && last
-        ? issueCursor(ctx, NAME_CURSOR, invitationBinding(actor), { after: last.channel.name })
+        ? encodeCursor(ctx.cursorSecret, invitationBinding(actor), { after: last.channel.name })
         : null,
   };
 }

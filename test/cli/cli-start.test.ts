@@ -53,9 +53,16 @@ describe('the command tree loads only the command that runs', () => {
     expect(names(await buildProgramFor(['help', 'constructor']))).toEqual(all);
   });
 
-  it('`agent settle` lives with the other agent commands', async () => {
+  it('`agent settle` and the manager commands live with the other agent commands', async () => {
     const agent = (await buildProgramFor(['agent'])).commands.find((c) => c.name() === 'agent');
-    expect(agent?.commands.map((c) => c.name())).toEqual(['add', 'ls', 'settle']);
+    expect(agent?.commands.map((c) => c.name())).toEqual([
+      'add',
+      'ls',
+      'settle',
+      'managers',
+      'manage',
+      'unmanage',
+    ]);
   });
 
   it('reads `help message send` as `message send --help`', () => {
