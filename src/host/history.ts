@@ -1,6 +1,7 @@
 import { type CursorBinding, canonicalFilter } from '../core/cursor.js';
 import { SluiceError } from '../core/errors.js';
 import { fitLargestPrefix } from '../core/fit.js';
+import { jsonAround } from '../core/json-frame.js';
 import { utf8Length } from '../core/measure.js';
 import { cutUtf8 } from '../core/preview.js';
 import { findMessageById, listChannelHistory, type MessageRow } from '../store/ops/messages.js';
@@ -117,15 +118,21 @@ export async function readChannelHistory(
     const full = JSON.stringify(m);
     return utf8Length(full) <= FULL_ROW_BYTES ? full : JSON.stringify(compactMessage(m));
   });
-  const head = `{"status":"page","channelId":${JSON.stringify(channel.id)},"messages":[`;
+  // The page's JSON around its messages array (core/json-frame.ts): the rows go between.
   const frame = (count: number) => {
     const hasMore = count < messages.length || more;
     const last = messages[count - 1];
     const nextCursor = hasMore && last ? issueCursor(ctx, HISTORY_CURSOR, binding, { b: last.seq }) : null;
-    return {
-      before: head,
-      after: `],"readMarks":${JSON.stringify(readMarks)},"hasMore":${hasMore},"nextCursor":${JSON.stringify(nextCursor)}}`,
+    const page: Omit<HistoryPage, 'messages'> & { messages: null } = {
+      status: 'page',
+      channelId: channel.id,
+      messages: null,
+      readMarks,
+      hasMore,
+      nextCursor,
     };
+    const around = jsonAround(page, ['messages']);
+    return { before: `${around.before}[`, after: `]${around.after}` };
   };
   let { count, text } = fitLargestPrefix({ items: serialized, budgets: { utf8: budgetBytes }, frame });
   if (count === 0 && messages.length > 0) {
@@ -327,12 +334,25 @@ export async function readMessageBody(
     }
     offset = raw.o;
   }
+  // The result's JSON around the part's text (core/json-frame.ts); the cursor names the next part.
+  const around = (next: number | null) =>
+    jsonAround(
+      {
+        status: 'body',
+        messageId: row.id,
+        revision,
+        bodyBytes: utf8Length(row.body),
+        part: { offset, text: null },
+        nextCursor:
+          next === null ? null : issueCursor(ctx, BODY_PART_CURSOR, binding, { o: next, r: revision }),
+      },
+      ['part', 'text'],
+    );
   return renderBodyPart({
     body: row.body,
     offset,
     budgetBytes,
-    head: `{"status":"body","messageId":${JSON.stringify(row.id)},"revision":${revision},"bodyBytes":${utf8Length(row.body)},"part":{"offset":${offset},"text":`,
-    tail: (next) =>
-      `},"nextCursor":${JSON.stringify(next === null ? null : issueCursor(ctx, BODY_PART_CURSOR, binding, { o: next, r: revision }))}}`,
+    head: around(null).before,
+    tail: (next) => around(next).after,
   });
 }
