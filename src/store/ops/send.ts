@@ -1,21 +1,21 @@
 import { CompiledQuery, PostgresAdapter } from 'kysely';
-import type { MessageSource } from '../schema.js';
+import type { MessageSource, MessagesTable } from '../schema.js';
 import type { Db } from '../store.js';
 
-/** What one send stores: the message row and what its fan-out needs. */
-export interface SentMessageRow {
-  id: string;
-  channel_id: string;
-  author_id: string;
-  created_at: string;
-  body: string;
-  body_bytes: number;
-  subject: string | null;
-  reply_to: string | null;
-  actions: string;
-  attachments: string;
-  source: MessageSource;
-}
+/** What one send stores: the message row (less what the database fills in) and its fan-out's source. */
+export type SentMessageRow = Pick<
+  MessagesTable,
+  | 'id'
+  | 'channel_id'
+  | 'author_id'
+  | 'created_at'
+  | 'body'
+  | 'body_bytes'
+  | 'subject'
+  | 'reply_to'
+  | 'actions'
+  | 'attachments'
+> & { source: MessageSource };
 
 // The send is the hot path: its statements are fixed texts run as compiled queries (no query
 // building per send), and better-sqlite3 reuses their prepared statements (sqlite/connect.ts).
