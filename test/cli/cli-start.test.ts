@@ -26,6 +26,7 @@ import {
   usageLine,
 } from '../../src/surfaces/cli/main.js';
 import { openTestHost, REPO_ROOT, type TestHost } from '../support/host.js';
+import { createImportProbe, type ImportProbe } from '../support/import-probe.js';
 
 describe('the command tree loads only the command that runs', () => {
   it.each([
@@ -97,59 +98,38 @@ describe('the command tree loads only the command that runs', () => {
 
 describe('what `sluice message ls` loads (built CLI)', { timeout: 120_000 }, () => {
   let host: TestHost;
-  let dir: string;
+  let probe: ImportProbe;
+  let runner: string;
   beforeAll(async () => {
     host = await openTestHost();
     await host.agent('bot');
     await sendMessage(host.ctx, host.owner, { to: 'bot', body: 'hello' });
-    dir = mkdtempSync(join(tmpdir(), 'sluice-cli-imports-'));
-    writeFileSync(
-      join(dir, 'log-resolve.mjs'),
-      `import { appendFileSync } from 'node:fs';
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
-  appendFileSync(process.env.SLUICE_IMPORT_LOG, result.url + '\\n');
-  return result;
-}\n`,
-    );
-    writeFileSync(
-      join(dir, 'register.mjs'),
-      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'log-resolve.mjs')).href)});\n`,
-    );
+    probe = createImportProbe('sluice-cli-imports-');
     // Runs one entry (the compiled sources or the bundle) the way bin/sluice.js does.
+    runner = join(probe.dir, 'run.mjs');
     writeFileSync(
-      join(dir, 'run.mjs'),
+      runner,
       `const { main } = await import(process.env.SLUICE_ENTRY);\nawait main(process.argv);\n`,
     );
   });
   afterAll(async () => {
     await host.close();
-    rmSync(dir, { recursive: true, force: true });
+    probe.dispose();
   });
 
   function loaded(entry: string): { packages: string[]; urls: string[] } {
-    const log = join(dir, `log-${Math.random()}.txt`);
-    writeFileSync(log, '');
-    const run = spawnSync(
-      process.execPath,
-      ['--import', join(dir, 'register.mjs'), join(dir, 'run.mjs'), 'message', 'ls', '--json'],
-      {
-        env: {
-          ...process.env,
-          SLUICE_ENTRY: pathToFileURL(join(REPO_ROOT, entry)).href,
-          SLUICE_IMPORT_LOG: log,
-          SLUICE_HOME: host.home,
-          SLUICE_AS: 'bot',
-          SLUICE_DB: '',
-        },
-        encoding: 'utf8',
+    const run = probe.run([runner, 'message', 'ls', '--json'], {
+      env: {
+        ...process.env,
+        SLUICE_ENTRY: pathToFileURL(join(REPO_ROOT, entry)).href,
+        SLUICE_HOME: host.home,
+        SLUICE_AS: 'bot',
+        SLUICE_DB: '',
       },
-    );
+    });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)[0].from).toBe('owner');
-    const urls = [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))];
-    const packages = [...new Set(urls.flatMap((u) => /node_modules\/((@[^/]+\/)?[^/]+)/.exec(u)?.[1] ?? []))];
-    return { packages: packages.sort(), urls };
+    return run;
   }
 
   it('the compiled sources: the store and the message commands, no server, MCP, bridge or media code', () => {

@@ -1,14 +1,7 @@
-// The hook runs before every prompt, so what it loads is its start-up cost. This records every
-// module the built `sluice hook` actually resolves (a loader hook logging each URL) and holds the
-// list to the small graph it was designed with.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
 import { openTestHost, SLUICE_BIN, type TestHost } from '../support/host.js';
+import { createImportProbe, type ImportProbe } from '../support/import-probe.js';
 
 const HEAVY = [
   'kysely',
@@ -24,51 +17,34 @@ const HEAVY = [
 ];
 
 let host: TestHost;
-let dir: string;
+let probe: ImportProbe;
 beforeAll(async () => {
   host = await openTestHost();
   await host.agent('bot');
   await sendMessage(host.ctx, host.owner, { to: 'bot', body: 'hello' });
-  dir = mkdtempSync(join(tmpdir(), 'sluice-hook-imports-'));
-  writeFileSync(
-    join(dir, 'log-resolve.mjs'),
-    `import { appendFileSync } from 'node:fs';
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
-  appendFileSync(process.env.SLUICE_IMPORT_LOG, result.url + '\\n');
-  return result;
-}\n`,
-  );
-  writeFileSync(
-    join(dir, 'register.mjs'),
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'log-resolve.mjs')).href)});\n`,
-  );
+  probe = createImportProbe('sluice-hook-imports-');
 });
 afterAll(async () => {
   await host.close();
-  rmSync(dir, { recursive: true, force: true });
+  probe.dispose();
 });
 
-function loadedModules(args: readonly string[]): { urls: string[]; stdout: string } {
-  const log = join(dir, `log-${Math.random()}.txt`);
-  writeFileSync(log, '');
-  const run = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), SLUICE_BIN, ...args], {
+function loadedModules(args: readonly string[]): { urls: string[]; packages: string[]; stdout: string } {
+  const run = probe.run([SLUICE_BIN, ...args], {
     input: JSON.stringify({
       session_id: `imports-${Math.random()}`,
       hook_event_name: 'UserPromptSubmit',
       prompt: 'hi',
     }),
-    env: { ...process.env, SLUICE_IMPORT_LOG: log, SLUICE_HOME: host.home, SLUICE_AS: 'bot', SLUICE_DB: '' },
-    encoding: 'utf8',
+    env: { ...process.env, SLUICE_HOME: host.home, SLUICE_AS: 'bot', SLUICE_DB: '' },
   });
   expect(run.status).toBe(0);
-  return { urls: [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))], stdout: run.stdout };
+  return run;
 }
 
 test('the hook path loads neither Kysely, commander, the MCP SDK, an HTTP server, sharp nor file-type', () => {
-  const { urls, stdout } = loadedModules(['hook', 'claude', 'user-prompt-submit']);
+  const { urls, packages, stdout } = loadedModules(['hook', 'claude', 'user-prompt-submit']);
   expect(JSON.parse(stdout).hookSpecificOutput.additionalContext).toContain('hello');
-  const packages = [...new Set(urls.flatMap((u) => /node_modules\/((@[^/]+\/)?[^/]+)/.exec(u)?.[1] ?? []))];
   for (const heavy of HEAVY) expect(packages).not.toContain(heavy);
   // (The resolve hook sees ESM imports; better-sqlite3's own require() of its binding is not listed.)
   expect(packages).toEqual(['better-sqlite3']);
