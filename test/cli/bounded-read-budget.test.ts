@@ -2,28 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   boundedMessagePage,
   boundedMessagePart,
-  type ContinueCommands,
   defaultReadBudget,
-  type MessageRow,
 } from '../../src/surfaces/cli/bounded-read.js';
 import { runCli, tempHome } from '../support/host.js';
-
-const commands: ContinueCommands = {
-  listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
-  readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
-};
-
-const row = (id: string, body: string): MessageRow & { body: string } => ({
-  id,
-  channel: '#general',
-  from: 'alice',
-  createdAt: '2026-11-30T00:00:00.000Z',
-  subject: null,
-  replyTo: null,
-  state: 'waiting',
-  attachments: [],
-  body,
-});
+import { commands, row } from './bounded-read-fixtures.js';
 
 describe('the default budget of a model read follows the client cap in bytes', () => {
   it('is 60% of Codex exec_command 10,000 bytes under Codex, else of Claude Code Bash 30,000 bytes', () => {

@@ -3,26 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   boundedMessagePage,
   boundedMessagePart,
-  type ContinueCommands,
   type MessageRow,
 } from '../../src/surfaces/cli/bounded-read.js';
-
-const commands: ContinueCommands = {
-  listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
-  readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
-};
-
-const row = (id: string, body: string): MessageRow & { body: string } => ({
-  id,
-  channel: '#general',
-  from: 'alice',
-  createdAt: '2026-11-30T00:00:00.000Z',
-  subject: null,
-  replyTo: null,
-  state: 'waiting',
-  attachments: [],
-  body,
-});
+import { commands, row } from './bounded-read-fixtures.js';
 
 // Hostile bodies: lone surrogates, pairs, quotes, controls, long runs that escape to 6 characters.
 const hostileBody = fc.oneof(

@@ -1,0 +1,19 @@
+// Shared by the bounded-read tests: the continue commands and a listing row with a body.
+import type { ContinueCommands, MessageRow } from '../../src/surfaces/cli/bounded-read.js';
+
+export const commands: ContinueCommands = {
+  listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
+  readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
+};
+
+export const row = (id: string, body: string): MessageRow & { body: string } => ({
+  id,
+  channel: '#general',
+  from: 'alice',
+  createdAt: '2026-11-30T00:00:00.000Z',
+  subject: null,
+  replyTo: null,
+  state: 'waiting',
+  attachments: [],
+  body,
+});
