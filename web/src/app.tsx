@@ -95,14 +95,12 @@ export function App({ client, hello }: AppProps) {
   useEffect(() => {
     const dispose = client.subscribe({ channelList: true });
     const offs = [
-      client.on('channel.joined', (params) => {
-        const { channel } = params as ChannelListEntryEvent;
-        if (channel) setChannels((list) => (list === null ? list : upsertChannel(list, channel)));
-      }),
-      client.on('channel.updated', (params) => {
-        const { channel } = params as ChannelListEntryEvent;
-        if (channel) setChannels((list) => (list === null ? list : upsertChannel(list, channel)));
-      }),
+      ...(['channel.joined', 'channel.updated'] as const).map((event) =>
+        client.on(event, (params) => {
+          const { channel } = params as ChannelListEntryEvent;
+          if (channel) setChannels((list) => (list === null ? list : upsertChannel(list, channel)));
+        }),
+      ),
       client.on('channel.left', (params) => {
         const { channelId } = params as { channelId: string };
         setChannels((list) => (list === null ? list : list.filter((c) => c.id !== channelId)));

@@ -310,15 +310,16 @@ export class RpcClient {
   }
 }
 
+/** The host's one-word error code (`denied`, `not_found`, …) of a failed call, if it gave one. */
+export function errorCode(error: unknown): string | null {
+  if (!(error instanceof RpcError) || typeof error.data !== 'object' || error.data === null) return null;
+  const code = (error.data as { code?: unknown }).code;
+  return typeof code === 'string' ? code : null;
+}
+
 /** A one-line description of an RPC failure for the page, with the host's `data.code` when it sent one. */
 export function describeError(error: unknown): string {
-  if (error instanceof RpcError) {
-    const code =
-      typeof error.data === 'object' && error.data !== null && 'code' in error.data
-        ? String((error.data as { code: unknown }).code)
-        : String(error.code);
-    return `${error.message} (${code})`;
-  }
+  if (error instanceof RpcError) return `${error.message} (${errorCode(error) ?? String(error.code)})`;
   return error instanceof Error ? error.message : String(error);
 }
 

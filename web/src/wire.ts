@@ -43,7 +43,7 @@ export interface QueueSummary {
   blockingReturnedMessageId: string | null;
   resumeAvailable: boolean;
   paused: boolean;
-  /** In `queue.summary` replies only (not in `queue.changed` pushes); absent from an older host. */
+  /** In `queue.summary` replies and `queue.changed` pushes. */
   presence?: AgentPresence;
   /**
    * In `queue.summary` replies only: whether the reader may pause or resume the whole queue (the

@@ -10,7 +10,6 @@ import type {
   ChannelReceiptsEvent,
   ChannelSummary,
   HistoryPage,
-  InboxState,
   PrincipalRef,
   ReplyExcerpt,
   TimelineMessage,
@@ -318,14 +317,6 @@ function firstLine(body: string): string {
 }
 
 /** How each receipt state reads next to the person's own message. */
-const RECEIPT_WORDS: Record<InboxState, string> = {
-  waiting: 'waiting',
-  returned: 'returned',
-  handled: 'handled',
-  archived: 'archived',
-  withdrawn: 'withdrawn',
-};
-
 /** A reply's quote of its parent: author and first line; pressing it shows the parent. */
 function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () => void }) {
   if (reply === null)
@@ -352,7 +343,7 @@ function Receipts({ message }: { message: TimelineMessage }) {
     <ul class="receipt-list" aria-label="Where your message stands with each agent">
       {message.receipts.map((r) => (
         <li key={r.agent} class={`receipt state-${r.state}`} data-agent={r.agent} data-state={r.state}>
-          <span class="receipt-agent">{r.agent}</span> {RECEIPT_WORDS[r.state] ?? r.state}
+          <span class="receipt-agent">{r.agent}</span> {r.state}
         </li>
       ))}
       {message.receiptCount > message.receipts.length && (

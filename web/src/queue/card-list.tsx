@@ -150,6 +150,9 @@ export function CardList({
 
   // First load, and a fresh start whenever the filter changes.
   useEffect(() => {
+    // A retry pending for the previous filter is dropped.
+    if (retryTimer.current) clearTimeout(retryTimer.current);
+    retryTimer.current = null;
     setWin(null);
     windowRef.current = null;
     void load({ kind: 'top' });

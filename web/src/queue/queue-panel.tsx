@@ -1,6 +1,6 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
-import { describeError, isTransient, RETRY_AFTER_MS, type RpcClient, RpcError } from '../rpc.js';
+import { describeError, errorCode, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
 import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
 import { CardList } from './card-list.js';
 import { CardReader } from './card-reader.js';
@@ -15,13 +15,6 @@ interface QueuePanelProps {
   channelLabels: ReadonlyMap<string, string>;
 }
 
-/** The host's one-word error code (`denied`, `not_found`, …) of a failed call, if it gave one. */
-function errorCode(err: unknown): string | null {
-  if (!(err instanceof RpcError) || typeof err.data !== 'object' || err.data === null) return null;
-  const code = (err.data as { code?: unknown }).code;
-  return typeof code === 'string' ? code : null;
-}
-
 /** Most cards one "Resume all" click resumes (a runaway guard; the host keeps the rest returned). */
 const MAX_RESUME_ALL = 500;
 
@@ -32,7 +25,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
   const [summary, setSummary] = useState<QueueSummary | null>(null);
   // From queue.summary replies only (pushes do not carry it): whether the reader may pause/resume.
   const [canPause, setCanPause] = useState(false);
-  // Presence comes with queue.summary replies only; a queue.changed push re-reads it (coalesced).
+  // Presence comes with queue.summary replies and queue.changed pushes alike.
   const [presence, setPresence] = useState<AgentPresence | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The summary could not be read at all: the panel shows one message and a next step instead.
@@ -80,8 +73,18 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
     };
   }, [client, agent]);
 
-  useEffect(loadSummary, [loadSummary]);
-  useOnReconnect(client, loadSummary);
+  // One load at a time: a new one (reconnect, an action, "Try again") cancels the previous one's
+  // pending retry, and leaving the panel cancels the last.
+  const currentLoad = useRef<(() => void) | null>(null);
+  const reloadSummary = useCallback(() => {
+    currentLoad.current?.();
+    currentLoad.current = loadSummary();
+  }, [loadSummary]);
+  useEffect(() => {
+    reloadSummary();
+    return () => currentLoad.current?.();
+  }, [reloadSummary]);
+  useOnReconnect(client, reloadSummary);
   useEffect(() => {
     if (unavailable) return;
     const dispose = client.subscribe({ queues: [agent] });
@@ -137,7 +140,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
     setError(null);
     try {
       await client.call(method, { agent, ...params });
-      loadSummary();
+      reloadSummary();
       return true;
     } catch (err) {
       setError(`${method.replace('queue.', '')} failed: ${describeError(err)}`);
@@ -175,7 +178,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
             <p role="alert">
               Could not read {agent}'s queue: {unavailable.detail}
             </p>
-            <button type="button" class="button primary" onClick={loadSummary}>
+            <button type="button" class="button primary" onClick={reloadSummary}>
               Try again
             </button>
           </>
