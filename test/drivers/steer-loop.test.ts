@@ -124,6 +124,18 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     expect(client.requests).toHaveLength(1);
   });
 
+  test('a stop mid-turn ends the loop at once, without waiting for the model to finish the turn', async () => {
+    // Review finding: the loop awaited the steering watcher, which only ended with the turn, so a
+    // SIGTERM during a long turn waited for the model (and a second signal skipped client.stop()).
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    stop.abort();
+    await loop; // the client neither finished the turn nor died
+    expect(reports[0]).toMatchObject({ outcome: 'abandoned', reason: 'driver stopped', delivered: [first] });
+    expect(await stateOf(first)).toBe('waiting');
+  });
+
   test('a steer the client accepted but never showed the model stays pending for the next turn', async () => {
     client.mode = 'silent';
     const first = await send('first');

@@ -252,7 +252,18 @@ async function runOneTurn(
   let outcome: TurnOutcome | 'aborted';
   const running = client.runTurn(request);
   const steering = client.steer
-    ? steerWhileRunning(ctx, agent, client, options, request, running, wake, delivered, attemptSeqs)
+    ? // Steering ends with the turn or with a stop: a stop must not wait for the model to finish.
+      steerWhileRunning(
+        ctx,
+        agent,
+        client,
+        options,
+        request,
+        Promise.race([running, aborted]),
+        wake,
+        delivered,
+        attemptSeqs,
+      )
     : Promise.resolve();
   try {
     outcome = await Promise.race([running, aborted]);
