@@ -105,6 +105,7 @@ const CLI_TABLE: [label: string, args: (f: Fixture) => string[]][] = [
   ['channel accept', () => ['channel', 'accept', '#team']],
   ['channel decline', () => ['channel', 'decline', '#team']],
   ['channel history', () => ['channel', 'history', '#team']],
+  ['channel members', () => ['channel', 'members', '#team']],
   ['message send', () => ['message', 'send', '#team', '-m', 'hi']],
   ['message reply', (f) => ['message', 'reply', f.waiting, '-m', 'hi']],
   ['message read', (f) => ['message', 'read', f.waiting]],
