@@ -5,10 +5,6 @@ import type { Db } from '../store.js';
 
 export type InboxRow = Selectable<InboxTable>;
 
-export async function insertInboxEntry(db: Db, row: InboxRow): Promise<void> {
-  await db.insertInto('inbox').values(row).execute();
-}
-
 /**
  * Inside a PostgreSQL transaction the entry is read FOR UPDATE: callers decide a state change from
  * what they read, and two hosts archiving or settling the same entry must not both act on a stale

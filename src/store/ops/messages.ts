@@ -1,14 +1,8 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { MessageRevisionsTable, MessagesTable } from '../schema.js';
 import type { Db } from '../store.js';
 
 export type MessageRow = Selectable<MessagesTable>;
-
-/** Inserts a message and returns its global sequence number. */
-export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<number> {
-  const result = await db.insertInto('messages').values(row).returning('seq').executeTakeFirstOrThrow();
-  return Number(result.seq);
-}
 
 export async function findMessageById(db: Db, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();

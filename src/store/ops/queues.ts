@@ -29,30 +29,6 @@ export async function findQueue(db: Db, agentId: string): Promise<QueueRow | und
   return db.selectFrom('queues').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
 }
 
-/**
- * Takes the next FIFO position for a new waiting entry and counts it, in one statement: the row
- * update serialises concurrent senders per agent and keeps the counters in step with the insert.
- */
-export async function allocateWaitingPosition(
-  db: Db,
-  agentId: string,
-  source: MessageSource,
-): Promise<number> {
-  const column = SOURCE_COLUMN[source];
-  const row = await db
-    .updateTable('queues')
-    .set({
-      next_position: sql`next_position + 1`,
-      waiting: sql`waiting + 1`,
-      revision: sql`revision + 1`,
-      [column]: sql`${sql.ref(column)} + 1`,
-    })
-    .where('agent_id', '=', agentId)
-    .returning('next_position')
-    .executeTakeFirstOrThrow();
-  return Number(row.next_position) - 1;
-}
-
 export interface CounterDelta {
   waiting?: number;
   returned?: number;

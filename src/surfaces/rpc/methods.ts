@@ -34,7 +34,6 @@ import type { MethodName, ParamsOf } from './schemas.js';
 
 /** The `principal.list` reply (host/principal-directory.ts). */
 export type { PrincipalListPage } from '../../host/principal-directory.js';
-export { MAX_PRINCIPAL_PAGE } from '../../host/principal-directory.js';
 
 /** Wire limits for device reads (DESIGN.md §3.3); each is a setting with the design's default. */
 export interface RpcLimits {
