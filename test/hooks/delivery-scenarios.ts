@@ -131,6 +131,20 @@ function replyAndArchive(ids: readonly string[]): string {
   return [...replies, `sluice message archive ${ids.join(' ')}`].join(' && ');
 }
 
+/**
+ * The client's shell tool call running `command` as the scripted agent. Codex runs exec_command in
+ * a login shell by default, and /etc/profile resets PATH (and with it the temp bin dir holding
+ * `sluice`); a non-login shell keeps the session's environment. It also hands back a session id
+ * instead of the output after yield_time_ms (default 10 s); twenty `sluice` processes on a loaded
+ * 2-core machine take longer than that.
+ */
+export function agentShellCall(req: RecordedRequest, command: string): ReturnType<typeof shellCall> {
+  const tool = shellCall(req, command);
+  if (tool.name === 'exec_command')
+    tool.input = { ...(tool.input as object), login: false, yield_time_ms: 30_000 };
+  return tool;
+}
+
 export interface TurnLog {
   commands: string[];
   /** Codex `write_stdin` polls for a command still running after its yield time. */
@@ -157,14 +171,7 @@ export function agentScript(log: TurnLog, onFirstRequest: () => void) {
       log.commands.push(command);
       if (log.firstReplyAt === null && command.includes('sluice message reply'))
         log.firstReplyAt = ctx.mainIndex + 1;
-      const tool = shellCall(req, command);
-      // Codex runs exec_command in a login shell by default, and /etc/profile resets PATH (and with
-      // it the temp bin dir holding `sluice`); a non-login shell keeps the session's environment.
-      // It also hands back a session id instead of the output after yield_time_ms (default 10 s);
-      // twenty `sluice message reply` processes on a loaded 2-core machine take longer than that.
-      if (tool.name === 'exec_command')
-        tool.input = { ...(tool.input as object), login: false, yield_time_ms: 30_000 };
-      return { toolCalls: [tool] };
+      return { toolCalls: [agentShellCall(req, command)] };
     };
     const results = toolResults(req);
     if (results.length === 0) {

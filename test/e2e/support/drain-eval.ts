@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   AGENT,
+  agentShellCall,
   type Client,
   envelopesIn,
   inboxState,
@@ -23,7 +24,6 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
-  shellCall,
   toolResults,
   userContent,
 } from './model-server.js';
@@ -236,12 +236,7 @@ export function drainAgent(log: DrainLog, onFirstRequest: () => void) {
       log.commands.push(command);
       if (log.firstReplyAt === null && command.startsWith('sluice message handle'))
         log.firstReplyAt = ctx.mainIndex + 1;
-      const tool = shellCall(req, command);
-      // Codex runs exec_command in a login shell by default, and /etc/profile resets PATH (and with
-      // it the temp bin dir holding `sluice`); it hands back a session id after yield_time_ms.
-      if (tool.name === 'exec_command')
-        tool.input = { ...(tool.input as object), login: false, yield_time_ms: 30_000 };
-      return { toolCalls: [tool] };
+      return { toolCalls: [agentShellCall(req, command)] };
     };
     const results = toolResults(req);
     if (results.length === 0) {
