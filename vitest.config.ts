@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The browser tests drive Debian's Chromium (never a downloaded build). On a machine without it
@@ -25,7 +24,7 @@ export default defineConfig({
     // ran the suite file after file (33 min in CI). Most of its time is spent waiting — on spawned
     // CLIs, real clients, Chromium, PostgreSQL — so three workers overlap that waiting: 6 min for
     // the same suite on the same machine. SLUICE_TEST_WORKERS overrides it.
-    maxWorkers: Number(process.env.SLUICE_TEST_WORKERS) || Math.max(3, availableParallelism()),
+    maxWorkers: Number(process.env.SLUICE_TEST_WORKERS) || 3,
     // The real-client end-to-end tests run by default (npm test = CI); SLUICE_E2E=0 opts out locally.
     env: { SLUICE_E2E: process.env.SLUICE_E2E ?? '1' },
   },

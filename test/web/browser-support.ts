@@ -16,7 +16,7 @@ import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts/web');
 const WEB = join(REPO_ROOT, 'web');
 

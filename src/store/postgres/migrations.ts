@@ -282,9 +282,9 @@ export const WRITE_LOCK_CLASS = 0x51c4;
 /**
  * Sends commit in parallel (docs/postgres.md, "Guarantees with several hosts"). An event's seq
  * then no longer tells commit order: a lower seq can commit after a higher one was read. Each
- * event records its transaction (`xid`, an xid8 that never wraps), and readers take only events of
- * transactions below the oldest one still running (`pg_snapshot_xmin`), in (xid, seq) order: those
- * are final, and anything that commits later sorts after them.
+ * event records its transaction (`xid`, an xid8 that never wraps), and readers take only final
+ * events — below the oldest Sluice writer of the schema still running (postgres/commit-order.ts) —
+ * in (xid, seq) order: anything that commits later sorts after them.
  *
  * `sluice_send` is a whole send in one round trip: the shared write lock (sends run beside each
  * other; every other write takes it exclusively), the message (only from a current member: null
