@@ -4,6 +4,7 @@ import { fitLargestPrefix } from '../core/fit.js';
 import { jsonAround } from '../core/json-frame.js';
 import { utf8Length } from '../core/measure.js';
 import { cutUtf8 } from '../core/preview.js';
+import { sliceWhole } from '../core/text.js';
 import { findMessageById, listChannelHistory, type MessageRow } from '../store/ops/messages.js';
 import { findCurrentMemberIds, findReceiptRows, findReplyHeads } from '../store/ops/presentation.js';
 import { findPrincipalsByIds } from '../store/ops/principals.js';
@@ -234,14 +235,12 @@ export function excerptLine(head: string): string {
   const rest = head.slice(start);
   const lineEnd = rest.indexOf('\n');
   const line = (lineEnd < 0 ? rest : rest.slice(0, lineEnd)).trimEnd();
-  let end = Math.min(line.length, REPLY_EXCERPT_UNITS);
-  const code = line.charCodeAt(end - 1);
-  if (end < line.length && code >= 0xd800 && code <= 0xdbff) end -= 1;
+  const cut = sliceWhole(line, REPLY_EXCERPT_UNITS);
   const more =
-    end < line.length ||
+    cut.length < line.length ||
     (lineEnd >= 0 && rest.slice(lineEnd).trim() !== '') ||
     [...head].length >= REPLY_HEAD_CHARS;
-  return more ? `${line.slice(0, end)}…` : line;
+  return more ? `${cut}…` : line;
 }
 
 /** Delivery receipts by message seq: where each addressed agent's copy stands, agents by name. */

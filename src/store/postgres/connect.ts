@@ -175,7 +175,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     // concurrent transactions already share WAL flushes in the server, and grouping them on one
     // connection (a savepoint round trip each) measured slower than running them side by side.
     sendTransaction<T>(fn: (db: Db) => Promise<T>, options: { oneStatement?: boolean } = {}) {
-      if (options.oneStatement) return fn(db);
+      // One statement in its own implicit transaction: a deadlock or serialization failure rolled
+      // all of it back, so it runs again like any transaction.
+      if (options.oneStatement) return retryTransient(() => fn(db));
       return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
     },
     watchChanges: (onChange) => listener.watchChanges(onChange),
