@@ -148,13 +148,16 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   }, async () => {
     const helperP = await resolveAgent(stage.hostCtx, helper);
     const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    // Away from the channel first, and wait until its timeline is gone: the parent must not reach
+    // the page as a live event. (Two hash changes close together can render once, so without the
+    // wait the old timeline, holding a live copy of the parent, could stay mounted.)
+    await goHash('#/');
+    await page.locator('section.empty-pane').waitFor({ state: 'attached' });
     const parent = await sendMessage(stage.hostCtx, owner, {
       to: team,
       body: `**Plan for Friday** ${view.name}: ship the live sidebar\nthen the receipts\nthen rest`,
     });
     // Enough later messages that the parent is not on the first page (40).
-    // Away from the channel first, so the parent is not already in the page from live events.
-    await goHash('#/');
     for (let i = 0; i < 45; i++) await sendMessage(stage.hostCtx, owner, { to: team, body: `filler ${i}` });
     await open(team);
     await page.locator('article.message', { hasText: 'filler 44' }).waitFor();
