@@ -161,15 +161,19 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
 
+/** A bug in a callback (a socket handler in `serve`, a timer) is still one line, not a stack. */
+function crash(err: unknown): void {
+  process.exitCode = reportError(err);
+  process.exit();
+}
+
 /** CLI entry: exit 0 ok, 1 usage/validation, 2 not found/denied. */
 export async function main(argv: readonly string[]): Promise<void> {
-  // A bug in a callback (a socket handler in `serve`, a timer) is still one line, not a stack.
-  const crash = (err: unknown) => {
-    process.exitCode = reportError(err);
-    process.exit();
-  };
-  process.on('uncaughtException', crash);
-  process.on('unhandledRejection', crash);
+  // Once per process: in-process runners (tests, the fuzzers) call main many times.
+  if (!process.listeners('uncaughtException').includes(crash)) {
+    process.on('uncaughtException', crash);
+    process.on('unhandledRejection', crash);
+  }
   const args = expandHelp(argv.slice(2));
   try {
     const program = await buildProgramFor(args);
