@@ -1,6 +1,6 @@
 import type { Db } from '../store/store.js';
 import { principalsSharingWith } from './access.js';
-import { channelIdsOf, channelListEntry } from './channel-list-live.js';
+import { channelIdsOf, channelListRow } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
 import { agentPresence } from './presence.js';
@@ -19,7 +19,7 @@ export function liveReadsFor(ctx: HostContext) {
       read(db, ...args);
   return {
     channelIdsOf: bind(channelIdsOf),
-    channelListEntry: bind(channelListEntry),
+    channelListRow: bind(channelListRow),
     currentMemberIds: bind(currentMemberIds),
     unreadCounts: bind(unreadCounts),
     principalsSharingWith: bind(principalsSharingWith),

@@ -271,10 +271,12 @@ export class RpcConnection {
       return notification('channel.left', { channelId });
     }
     if (!known || change === 'members') {
-      const entry = await reads.channelListEntry(channelId, me.id);
-      if (entry === null) return null;
+      // The row is the same for every member's page: read once per change, the unread count per reader.
+      const row = await this.#hub.shared(`list-row:${channelId}`, () => reads.channelListRow(channelId));
+      if (row === null) return null;
+      const unread = (await reads.unreadCounts(me.id, [channelId])).get(channelId) ?? 0;
       list.known.add(channelId);
-      return notification(known ? 'channel.updated' : 'channel.joined', { channel: entry });
+      return notification(known ? 'channel.updated' : 'channel.joined', { channel: { ...row, unread } });
     }
     const unread = (await reads.unreadCounts(me.id, [channelId])).get(channelId);
     return unread === undefined ? null : notification('channel.unread', { channelId, unread });
