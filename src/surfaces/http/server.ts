@@ -150,6 +150,30 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
           observer,
         });
         connections.add(connection);
+        // Authorization before anything runs: a frame is handled only after a credential check that
+        // started after it arrived (revoked, expired or logged out → refused and the socket closed,
+        // so nothing runs after "Log out" and an open page does not outlive its session). Frames
+        // that arrive during a check wait for the next one, so a burst costs one check, not one
+        // each, and frames keep their arrival order.
+        let waiting: string[] = [];
+        let admitting = false;
+        let ended = false;
+        const admitWaiting = async () => {
+          admitting = true;
+          while (waiting.length > 0 && !ended) {
+            const batch = waiting;
+            waiting = [];
+            const current = await credentialCurrent();
+            if (ended) break;
+            if (!current) {
+              closeAsEnded();
+              break;
+            }
+            for (const text of batch) connection.receive(text);
+          }
+          waiting = [];
+          admitting = false;
+        };
         socket.on('message', (data, isBinary) => {
           if (isBinary) {
             socket.send(
@@ -165,18 +189,16 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
             );
             return;
           }
-          // Handled at once (a frame that arrived is served even if the client then leaves), while
-          // the credential is checked again alongside: revoked, expired or logged out → the socket
-          // is closed, so an open page does not outlive its session (found in review).
-          connection.receive(data.toString());
-          void credentialCurrent().then((current) => {
-            if (!current) closeAsEnded();
-          });
+          waiting.push(data.toString());
+          if (!admitting) void admitWaiting();
         });
         // A store error is not a revocation: the socket goes on, and the timer asks again.
         const credentialCurrent = (): Promise<boolean> =>
           req.credentialIsCurrent ? req.credentialIsCurrent().catch(() => true) : Promise.resolve(true);
-        const closeAsEnded = () => socket.close(4401, 'the session or token has ended; sign in again');
+        const closeAsEnded = () => {
+          ended = true;
+          socket.close(4401, 'the session or token has ended; sign in again');
+        };
         // Pushes need no request: an idle socket is checked on a timer too.
         const recheck = setInterval(() => {
           void credentialCurrent().then((current) => {
