@@ -15,6 +15,11 @@ type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 export interface GroupCommitOptions {
   /** Most members in one transaction; the rest wait for the next. */
   maxGroup?: number;
+  /**
+   * Errors of a failed group that no member caused and that running alone would only meet again
+   * (SQLite: the write lock never came, so no member ran): every member rejects with it at once.
+   */
+  failsEveryMember?: (err: unknown) => boolean;
 }
 
 const SAVEPOINT = CompiledQuery.raw('savepoint sluice_group_member');
@@ -28,7 +33,8 @@ const ROLLBACK_TO = CompiledQuery.raw('rollback to savepoint sluice_group_member
  * load each group is whatever arrived during the previous commit. Each member runs under its own
  * savepoint, so one that throws is rolled back alone and rejects alone; every member resolves
  * only after the group's commit. If the transaction fails as a whole (the commit itself, or an
- * error that undid the transaction), nothing of it is stored and each member runs again alone.
+ * error that undid the transaction), nothing of it is stored and each member runs again alone —
+ * unless `failsEveryMember` says the failure was the group's as a whole.
  */
 export function createGroupCommit(
   runTransaction: RunTransaction,
@@ -57,7 +63,11 @@ export function createGroupCommit(
           await trx.executeQuery(RELEASE);
         }
       });
-    } catch {
+    } catch (err) {
+      if (options.failsEveryMember?.(err)) {
+        for (const member of group) member.reject(err);
+        return;
+      }
       // Nothing of the group committed: each member gets its own transaction (and its own error).
       await Promise.all(group.map(runAlone));
       return;

@@ -1,59 +1,14 @@
 import BetterSqlite3 from 'better-sqlite3';
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  Kysely,
-  Migrator,
-  SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
-  type Transaction,
-} from 'kysely';
+import { Kysely, Migrator, type Transaction } from 'kysely';
 import { createGroupCommit } from '../group-commit.js';
 import type { Database } from '../schema.js';
 import type { Durability, Store } from '../store.js';
 import { createFileBlobStore } from './blobs.js';
+import { LockWaitingSqliteDialect } from './driver.js';
 import { sqliteMigrations } from './migrations.js';
+import { DEFAULT_LOCK_WAIT, isWriteLockTimeout, SYNCHRONOUS_BUSY_TIMEOUT_MS } from './retry.js';
 import { sqliteSearchIndex } from './search.js';
 import { watchDataVersion } from './watch.js';
-
-// Kysely opens transactions with a plain BEGIN; two processes that both read then write would
-// deadlock on the lock upgrade, so every write transaction takes the write lock up front.
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
-    super(config);
-    this.#config = config;
-  }
-  override createDriver() {
-    return new ImmediateSqliteDriver(this.#config);
-  }
-}
-
-/**
- * Kysely prepares every statement on every execution; preparing costs more than running most of
- * our small queries, so reuse prepared statements by SQL text (bounded, oldest evicted first).
- */
-function withStatementCache(raw: BetterSqlite3.Database, capacity = 500): SqliteDialectConfig['database'] {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  return {
-    close: () => raw.close(),
-    prepare(sqlText: string) {
-      let statement = cache.get(sqlText);
-      if (statement) return statement;
-      statement = raw.prepare(sqlText);
-      if (cache.size >= capacity) cache.delete(cache.keys().next().value as string);
-      cache.set(sqlText, statement);
-      return statement;
-    },
-  } as SqliteDialectConfig['database'];
-}
 
 export interface SqliteStoreOptions {
   /** Database file path, or ':memory:'. */
@@ -63,18 +18,25 @@ export interface SqliteStoreOptions {
   durability?: Durability;
   /** Poll interval for cross-process change detection. */
   pollMs?: number;
+  /** How long a statement waits for a lock another process holds before it fails (default 10 s). */
+  writeLockWaitMs?: number;
 }
 
 /** Opens (creating and migrating as needed) the embedded SQLite store. */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const raw = new BetterSqlite3(options.path);
+  raw.pragma('busy_timeout = 10000');
   raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
-  raw.pragma('busy_timeout = 10000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }),
-  });
+  // Past the pragmas above (opening may block: nothing is served yet), SQLite itself waits only a
+  // few ms for a lock; the driver awaits the rest, so the event loop runs meanwhile (driver.ts).
+  raw.pragma(`busy_timeout = ${SYNCHRONOUS_BUSY_TIMEOUT_MS}`);
+  const lockWait = {
+    ...DEFAULT_LOCK_WAIT,
+    deadlineMs: options.writeLockWaitMs ?? DEFAULT_LOCK_WAIT.deadlineMs,
+  };
+  const db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(raw, { lockWait }) });
   const migrator = new Migrator({ db, provider: sqliteMigrations });
   const { error } = await migrator.migrateToLatest();
   if (error) {
@@ -82,7 +44,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     throw error;
   }
   let closed = false;
-  // busy_timeout already waits for the lock; better-sqlite3 is synchronous, so no retry loop.
+  // The driver already waits (asynchronously) for the write lock at BEGIN IMMEDIATE: no retry here.
   const transaction = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => db.transaction().execute(fn);
   return {
     dialect: 'sqlite',
@@ -91,7 +53,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     searchIndex: sqliteSearchIndex,
     transaction,
     // One fsync per group of concurrent sends instead of one per send.
-    sendTransaction: createGroupCommit(transaction),
+    // A group whose BEGIN never got the lock fails every member at once (none ran, and alone each
+    // would wait out the deadline again).
+    sendTransaction: createGroupCommit(transaction, { failsEveryMember: isWriteLockTimeout }),
     watchChanges: (onChange) => watchDataVersion(raw, onChange, options.pollMs ?? 50),
     async close() {
       if (closed) return;

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { isBusy } from './retry.js';
 
 /**
  * SQLite has no cross-process notifications; `PRAGMA data_version` changes whenever another
@@ -12,7 +13,14 @@ export function watchDataVersion(
   let last = raw.pragma('data_version', { simple: true }) as number;
   const timer = setInterval(() => {
     if (!raw.open) return;
-    const now = raw.pragma('data_version', { simple: true }) as number;
+    let now: number;
+    try {
+      now = raw.pragma('data_version', { simple: true }) as number;
+    } catch (err) {
+      // A read is refused only while the WAL is being recovered or reset: look again next tick.
+      if (isBusy(err)) return;
+      throw err;
+    }
     if (now !== last) {
       last = now;
       onChange();
