@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { shellWord } from '../../src/core/shell-word.js';
 import { mergeCodexConfig } from '../../src/surfaces/hooks/install-codex.js';
-import { shellWord } from '../../src/surfaces/hooks/install-files.js';
 import { hookCommand } from '../../src/surfaces/hooks/install-hook-entries.js';
 import { openTestHost, runCli, SLUICE_BIN, type TestHost } from '../support/host.js';
 

@@ -12,6 +12,7 @@ import {
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../../core/errors.js';
+import { shellWord } from '../../core/shell-word.js';
 
 /** One file the installer would write: its old text (null when new) and its new text. */
 export interface FileChange {
@@ -44,13 +45,7 @@ export function currentLauncher(): SluiceLauncher {
   throw new SluiceError('not_found', 'cannot find bin/sluice.js next to this installation');
 }
 
-const SHELL_PLAIN = /^[A-Za-z0-9_/.,:=@%+-]+$/;
-
-/** Quotes one word for a POSIX shell (hook commands run through `sh -c`). */
-export function shellWord(word: string): string {
-  return SHELL_PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
+/** Words joined into one command for a POSIX shell (hook commands run through `sh -c`). */
 export function shellCommand(words: readonly string[]): string {
   return words.map(shellWord).join(' ');
 }

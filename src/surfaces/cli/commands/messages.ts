@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
+import { shellWord } from '../../../core/shell-word.js';
 import type { HostContext } from '../../../host/context.js';
 import { handleMessages, handleReplyKey, parseHandleLines } from '../../../host/handle-messages.js';
 import { archiveMessages, type InboxListing, listInbox } from '../../../host/inbox.js';
@@ -87,11 +88,6 @@ function readBudget(value: string | undefined): ReadBudget {
 function parseOffset(value: string): number {
   if (!/^\d{1,10}$/.test(value)) throw new SluiceError('invalid_params', '--offset must be a whole number');
   return Number(value);
-}
-
-/** A name as one shell word: left bare when it is safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w.@:#,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The exact commands that continue a bounded read, repeating the options that shaped it. */
