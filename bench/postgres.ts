@@ -1,7 +1,9 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createChannel } from '../src/host/channels.js';
 import type { HostContext } from '../src/host/context.js';
@@ -23,6 +25,10 @@ const PAGE = 20;
 interface Measured {
   sequentialPerSecond: number;
   concurrentPerSecond: number;
+  /** pg_stat_activity samples of the store's sessions during the concurrent sends (PostgreSQL). */
+  concurrentWaits?: Map<string, number>;
+  /** CPU during the concurrent sends, in cores: this process and the PostgreSQL server. */
+  concurrentCpu?: { node: number; server: number };
   pageMs: number[];
   /** A trivial query through the same store (pool, Kysely, driver): one round trip. */
   roundTripMs: number[];
@@ -50,7 +56,7 @@ async function readPage(ctx: HostContext, agent: Principal, after: number): Prom
 }
 
 /** Sends (sequential DMs, then concurrent channel fan-out to 4 agents) and pages, on one backend. */
-async function measure(ctx: HostContext): Promise<Measured> {
+async function measure(ctx: HostContext, applicationName?: string): Promise<Measured> {
   await initHome(ctx);
   const owner = await resolvePrincipal(ctx, 'owner');
   const agents: Principal[] = [];
@@ -62,6 +68,13 @@ async function measure(ctx: HostContext): Promise<Measured> {
   for (let i = 0; i < SEQUENTIAL_SENDS; i++) await sendMessage(ctx, owner, { to: 'a0', body: BODY });
   const sequentialPerSecond = SEQUENTIAL_SENDS / ((performance.now() - start) / 1000);
 
+  const stopSampling = applicationName === undefined ? undefined : startWaitSampler(applicationName);
+  // Every connection the senders will use is open before the server's processes are listed.
+  await Promise.all(
+    Array.from({ length: WRITERS }, () => ctx.store.db.selectFrom('meta').select('key').execute()),
+  );
+  const server = applicationName === undefined ? [] : postgresPids();
+  const [node0, server0] = [process.cpuUsage(), cpuMs(server)];
   start = performance.now();
   let next = 0;
   await Promise.all(
@@ -72,7 +85,14 @@ async function measure(ctx: HostContext): Promise<Measured> {
       }
     }),
   );
-  const concurrentPerSecond = CONCURRENT_SENDS / ((performance.now() - start) / 1000);
+  const wall = performance.now() - start;
+  const concurrentPerSecond = CONCURRENT_SENDS / (wall / 1000);
+  const nodeCpu = process.cpuUsage(node0);
+  const concurrentCpu = {
+    node: (nodeCpu.user + nodeCpu.system) / 1000 / wall,
+    server: (cpuMs(server) - server0) / wall,
+  };
+  const concurrentWaits = await stopSampling?.();
 
   // Pages and trivial queries alternate, so both see the same machine load.
   const pageMs: number[] = [];
@@ -89,7 +109,7 @@ async function measure(ctx: HostContext): Promise<Measured> {
       pageMs.push(performance.now() - t);
     } while (after !== 0);
   }
-  return { sequentialPerSecond, concurrentPerSecond, pageMs, roundTripMs };
+  return { sequentialPerSecond, concurrentPerSecond, concurrentWaits, concurrentCpu, pageMs, roundTripMs };
 }
 
 async function onSqlite(dir: string): Promise<Measured> {
@@ -105,10 +125,11 @@ async function onPostgres(dir: string): Promise<Measured> {
   const schema = `bench_${randomBytes(5).toString('hex')}`;
   const url = new URL(PG_URL);
   url.searchParams.set('schema', schema);
+  url.searchParams.set('application_name', schema);
   try {
     const ctx = await openHost({ home: join(dir, 'postgres'), db: url.toString() });
     try {
-      return await measure(ctx);
+      return await measure(ctx, schema);
     } finally {
       await ctx.store.close();
     }
@@ -121,49 +142,210 @@ async function onPostgres(dir: string): Promise<Measured> {
 }
 
 const HOST_SENDERS = 16;
-const HOST_SENDS = 480;
+const HOST_SENDS = 960;
+const HOST_CHILD = '--sluice-bench-pg-host';
 
-/** Sends per second from `senders` concurrent senders spread over `hosts`, each DMing its own agent. */
-async function hostsThroughput(url: string, dir: string, hostCount: number): Promise<number> {
-  const hosts: HostContext[] = [];
-  for (let i = 0; i < hostCount; i++)
-    hosts.push(await openHost({ home: join(dir, `h${hostCount}-${i}`), db: url }));
-  try {
-    const first = hosts[0] as HostContext;
-    const owner = await resolvePrincipal(first, 'owner');
-    const names = Array.from({ length: HOST_SENDERS }, (_, i) => `h${hostCount}x${i}`);
-    for (const name of names) {
-      await addPrincipal(first, { name, kind: 'agent' });
-      await sendMessage(first, owner, { to: name, body: 'warm up' });
+/** Parent → child: run `sends` sends from `senders` concurrent senders, sender i DMing `names[i]`. */
+interface HostOrder {
+  url: string;
+  home: string;
+  names: string[];
+  sends: number;
+}
+
+/** CPU time (ms) the given processes used so far (from /proc; 0 for one that has ended). */
+function cpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Ended meanwhile: its time is lost to both readings alike.
     }
-    let next = 0;
-    const start = performance.now();
-    await Promise.all(
-      names.map(async (name, i) => {
-        const host = hosts[i % hostCount] as HostContext;
-        while (next < HOST_SENDS) {
-          next++;
-          await sendMessage(host, owner, { to: name, body: BODY });
-        }
-      }),
-    );
-    return HOST_SENDS / ((performance.now() - start) / 1000);
+  }
+  return ticks * 10;
+}
+
+function postgresPids(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Busy and total CPU time (ms) of the whole machine, from /proc/stat. */
+function machineMs(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = v.reduce((a, b) => a + b, 0);
+  const idle = (v[3] ?? 0) + (v[4] ?? 0);
+  return { busy: (total - idle) * 10, total: total * 10 };
+}
+
+/**
+ * What the hosts' server sessions are doing, sampled every few ms from pg_stat_activity (on its own
+ * connection): on the server's CPU, waiting for a row lock (Lock), for the WAL flush (IO WALSync /
+ * LWLock WALWrite), or idle, i.e. waiting for the Node process to send the next statement.
+ */
+function startWaitSampler(applicationName: string): () => Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const client = new pg.Client({ connectionString: PG_URL, application_name: 'sluice-bench-sampler' });
+  let stop = false;
+  const done = (async () => {
+    await client.connect();
+    while (!stop) {
+      const r = await client.query<{ what: string }>(
+        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'CPU')
+           else coalesce(state, '?') end as what
+         from pg_stat_activity where application_name = $1`,
+        [applicationName],
+      );
+      for (const row of r.rows) counts.set(row.what, (counts.get(row.what) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await client.end();
+  })();
+  return async () => {
+    stop = true;
+    await done;
+    return counts;
+  };
+}
+
+function waitSummary(counts: Map<string, number>): string {
+  const total = [...counts.values()].reduce((a, b) => a + b, 0) || 1;
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .filter(([, n]) => n / total >= 0.02)
+    .map(([what, n]) => `${what} ${((100 * n) / total).toFixed(0)}%`)
+    .join(', ');
+}
+
+interface HostsRun {
+  perSecond: number;
+  /** CPU over the run, in cores (ms of CPU per ms of wall time). */
+  nodeCores: number;
+  serverCores: number;
+  machineCores: number;
+  waits: Map<string, number>;
+}
+
+/** The child side: one host (its own process, pool 10) and its share of the senders, in-process. */
+async function hostChild(): Promise<void> {
+  const order = await new Promise<HostOrder>((resolve) =>
+    process.once('message', (m) => resolve(m as HostOrder)),
+  );
+  const host = await openHost({ home: order.home, db: order.url });
+  const owner = await resolvePrincipal(host, 'owner');
+  // Warm every connection of the pool and the plans before the clock starts.
+  await Promise.all(order.names.map((to) => sendMessage(host, owner, { to, body: 'warm up' })));
+  process.send?.('ready');
+  await new Promise((resolve) => process.once('message', resolve));
+  let next = 0;
+  await Promise.all(
+    order.names.map(async (to) => {
+      while (next < order.sends) {
+        next++;
+        await sendMessage(host, owner, { to, body: BODY });
+      }
+    }),
+  );
+  process.send?.('done');
+  await new Promise((resolve) => process.once('message', resolve));
+  await host.store.close();
+  process.disconnect();
+}
+
+/** Sends per second from 16 senders, each DMing its own agent, spread over `hostCount` host processes. */
+async function hostsThroughput(
+  url: string,
+  dir: string,
+  hostCount: number,
+  round: number,
+): Promise<HostsRun> {
+  const setup = await openHost({ home: join(dir, `setup-${hostCount}-${round}`), db: url });
+  const names = Array.from({ length: HOST_SENDERS }, (_, i) => `r${round}h${hostCount}x${i}`);
+  try {
+    for (const name of names) await addPrincipal(setup, { name, kind: 'agent' });
   } finally {
-    for (const h of hosts) await h.store.close();
+    await setup.store.close();
+  }
+  const here = fileURLToPath(import.meta.url);
+  const children = Array.from({ length: hostCount }, () => fork(here, [HOST_CHILD], { stdio: 'inherit' }));
+  const message = (child: ChildProcess, expected: string) =>
+    new Promise<void>((resolve, reject) => {
+      child.once('message', (m) =>
+        m === expected ? resolve() : reject(new Error(`host said ${String(m)}`)),
+      );
+      child.once('exit', (code) => reject(new Error(`host process exited (${code})`)));
+    });
+  try {
+    const ready = children.map((c) => message(c, 'ready'));
+    for (const [i, child] of children.entries()) {
+      child.send({
+        url,
+        home: join(dir, `h${hostCount}-${round}-${i}`),
+        names: names.filter((_, j) => j % hostCount === i),
+        sends: HOST_SENDS / hostCount,
+      } satisfies HostOrder);
+    }
+    await Promise.all(ready);
+    const server = postgresPids();
+    const nodePids = children.map((c) => c.pid ?? 0);
+    const stopSampling = startWaitSampler(new URL(url).searchParams.get('application_name') ?? '');
+    const done = children.map((c) => message(c, 'done'));
+    const [server0, node0, machine0] = [cpuMs(server), cpuMs(nodePids), machineMs()];
+    const start = performance.now();
+    for (const child of children) child.send('go');
+    await Promise.all(done);
+    const wall = performance.now() - start;
+    const [server1, node1, machine1] = [cpuMs(server), cpuMs(nodePids), machineMs()];
+    const waits = await stopSampling();
+    const exited = children.map((c) => new Promise((resolve) => c.once('exit', resolve)));
+    for (const child of children) child.send('close');
+    await Promise.all(exited);
+    const cores = machine1.total - machine0.total; // all cores' ms; per-core wall = total / cores
+    const coreCount = cpus().length;
+    return {
+      perSecond: HOST_SENDS / (wall / 1000),
+      nodeCores: (node1 - node0) / wall,
+      serverCores: (server1 - server0) / wall,
+      machineCores: ((machine1.busy - machine0.busy) / cores) * coreCount,
+      waits,
+    };
+  } catch (err) {
+    for (const child of children) child.kill();
+    throw err;
   }
 }
 
-/** One PostgreSQL host against two on one database, 16 senders either way. */
-async function twoHostsVsOne(dir: string): Promise<{ one: number; two: number }> {
+/**
+ * One PostgreSQL host process against two on one database, 16 senders either way, alternated twice
+ * (one, two, one, two) so both see the same machine; the totals give the ratio.
+ */
+async function twoHostsVsOne(dir: string): Promise<{ one: HostsRun[]; two: HostsRun[] }> {
   const schema = `bench_${randomBytes(5).toString('hex')}`;
   const url = new URL(PG_URL);
   url.searchParams.set('schema', schema);
+  url.searchParams.set('application_name', schema);
   try {
     const init = await openHost({ home: join(dir, 'hosts-init'), db: url.toString() });
     await initHome(init);
     await init.store.close();
-    const one = await hostsThroughput(url.toString(), dir, 1);
-    const two = await hostsThroughput(url.toString(), dir, 2);
+    const one: HostsRun[] = [];
+    const two: HostsRun[] = [];
+    for (let round = 0; round < 2; round++) {
+      one.push(await hostsThroughput(url.toString(), dir, 1, round));
+      two.push(await hostsThroughput(url.toString(), dir, 2, round));
+    }
     return { one, two };
   } finally {
     const admin = new pg.Client({ connectionString: PG_URL });
@@ -184,8 +366,18 @@ export async function benchPostgres(): Promise<BenchResult[]> {
   try {
     const lite = await onSqlite(dir);
     const post = await onPostgres(dir);
+    const load = loadavg()[0] ?? 0;
     const hosts = await twoHostsVsOne(dir);
-    const scale = hosts.two / hosts.one;
+    const total = (runs: HostsRun[]) => runs.reduce((a, r) => a + r.perSecond, 0);
+    const scale = total(hosts.two) / total(hosts.one);
+    const cpu = (runs: HostsRun[]) => {
+      const n = runs.length;
+      const avg = (f: (r: HostsRun) => number) => (runs.reduce((a, r) => a + f(r), 0) / n).toFixed(2);
+      const waits = new Map<string, number>();
+      for (const r of runs) for (const [k, v] of r.waits) waits.set(k, (waits.get(k) ?? 0) + v);
+      return `CPU in cores: Node ${avg((r) => r.nodeCores)}, PostgreSQL ${avg((r) => r.serverCores)}, machine ${avg((r) => r.machineCores)} of ${cpus().length}; server sessions ${waitSummary(waits)}`;
+    };
+    const perSecond = (runs: HostsRun[]) => runs.map((r) => r.perSecond.toFixed(0)).join(' and ');
     const seq = post.sequentialPerSecond / lite.sequentialPerSecond;
     const conc = post.concurrentPerSecond / lite.concurrentPerSecond;
     // A page on PostgreSQL is bounded below by its round trips; what the code adds on top of them
@@ -200,7 +392,7 @@ export async function benchPostgres(): Promise<BenchResult[]> {
         ratio: scale,
         target: '>= 1.5',
         ok: scale >= 1.5,
-        detail: `${hosts.two.toFixed(0)} vs ${hosts.one.toFixed(0)} sends/s (${HOST_SENDS} each); both hosts in this one process (pool 10 each) and the server on the same 2 cores`,
+        detail: `${perSecond(hosts.two)} vs ${perSecond(hosts.one)} sends/s (${HOST_SENDS} per run, one/two alternated twice); each host its own Node process (pool 10) with its share of the senders in-process; the server on the same ${cpus().length} cores; load average ${load.toFixed(1)} before. One host: ${cpu(hosts.one)}. Two hosts: ${cpu(hosts.two)}`,
       },
       {
         name: 'PostgreSQL vs SQLite send throughput, one sender (DM, 1 agent)',
@@ -214,14 +406,14 @@ export async function benchPostgres(): Promise<BenchResult[]> {
         ratio: conc,
         target: '>= 0.5',
         ok: conc >= 0.5,
-        detail: `${post.concurrentPerSecond.toFixed(0)} vs ${lite.concurrentPerSecond.toFixed(0)} sends/s (${CONCURRENT_SENDS} each); PostgreSQL sends run in parallel (shared write lock) but these 8 all go to the same 4 agents, so they queue on those agents' rows until each commits; SQLite commits them in groups (one fsync each)`,
+        detail: `${post.concurrentPerSecond.toFixed(0)} vs ${lite.concurrentPerSecond.toFixed(0)} sends/s (${CONCURRENT_SENDS} each); CPU in cores: Node ${post.concurrentCpu?.node.toFixed(2)}, PostgreSQL ${post.concurrentCpu?.server.toFixed(2)}; server sessions ${waitSummary(post.concurrentWaits ?? new Map())}; load average ${load.toFixed(1)}`,
       },
       {
         name: `PostgreSQL channel_read unread page latency, median, vs its ${PAGE_QUERIES} round trips`,
         ratio: p50,
         target: '<= 3',
         ok: p50 <= 3,
-        detail: `${ms(percentile(post.pageMs, 50))} per page (SQLite ${ms(percentile(lite.pageMs, 50))}); one round trip ${ms(percentile(post.roundTripMs, 50))}; ${post.pageMs.length} pages of ${PAGE}`,
+        detail: `${ms(percentile(post.pageMs, 50))} per page (SQLite ${ms(percentile(lite.pageMs, 50))}); one round trip ${ms(percentile(post.roundTripMs, 50))}; ${post.pageMs.length} pages of ${PAGE}; load average ${load.toFixed(1)}`,
       },
       {
         name: `PostgreSQL channel_read unread page latency, p95, vs its ${PAGE_QUERIES} round trips`,
@@ -234,4 +426,12 @@ export async function benchPostgres(): Promise<BenchResult[]> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// `fork` runs this module again as a host process (bench/run.ts passes module names, never this flag).
+if (process.argv[2] === HOST_CHILD) {
+  hostChild().catch((err: unknown) => {
+    process.stderr.write(`bench host: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
 }
