@@ -81,6 +81,7 @@ const RPC_TABLE: RpcRow[] = [
   ['channel.accept', 'join #team uninvited', (f) => ({ channel_id: f.team }), 'refused'],
   ['channel.decline', 'decline #team uninvited', (f) => ({ channel_id: f.team }), 'refused'],
   ['channel.history', "read #team's history", (f) => ({ channelId: f.team }), 'refused'],
+  ['channel.members', "list #team's members", (f) => ({ channelId: f.team }), 'refused'],
   ['message.send', 'post into #team by id', (f) => ({ to: f.team, body: 'hi' }), 'refused'],
   ['message.send', 'post into #team by name', () => ({ to: '#team', body: 'hi' }), 'refused'],
   [

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelPage } from '../../src/host/channels.js';
 import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/history.js';
+import type { MemberPage } from '../../src/host/member-pages.js';
 import type { QueueSummary } from '../../src/host/queue.js';
 import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
 import type { PrincipalListPage } from '../../src/surfaces/rpc/methods.js';
@@ -20,6 +21,7 @@ const checks = {
   messageRead: true satisfies Assignable<MessageReadResult, Wire.MessageReadReply>,
   channelList: true satisfies Assignable<ChannelPage, Wire.ChannelListPage>,
   principals: true satisfies Assignable<PrincipalListPage, Wire.PrincipalListPage>,
+  members: true satisfies Assignable<MemberPage, Wire.ChannelMembersPage>,
 };
 
 describe('the web page wire types', () => {

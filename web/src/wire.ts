@@ -31,6 +31,11 @@ export interface Hello {
   capabilities: string[];
   limits: Record<string, number>;
   principal: PrincipalRef;
+  /**
+   * Whether this principal may add an agent (`principal.addAgent`); the host decides
+   * (docs/security.md). Absent from an older host: the page then hides "New agent".
+   */
+  canAddAgent?: boolean;
 }
 
 export interface QueueSummary {
@@ -116,6 +121,14 @@ export interface ChannelSummary {
   memberCount: number;
   /** Unread messages by others, counted up to 100 ("100 or more"); absent from an older host. */
   unread?: number;
+}
+
+/** `channel.members {channelId, cursor?, limit?}`: members in name order; follow `nextCursor` until null. */
+export interface ChannelMembersPage {
+  channelId: string;
+  members: PrincipalRef[];
+  memberCount: number;
+  nextCursor: string | null;
 }
 
 /** `channel.list {cursor?, limit?}`: one bounded page; follow `nextCursor` until null. */

@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
-import { requireHostOwner, requireQueueAccess } from '../../host/access.js';
+import { isHostOwner, requireHostOwner, requireQueueAccess } from '../../host/access.js';
 import { unreadCountsOf } from '../../host/channel-reads.js';
 import {
   acceptInvitation,
@@ -16,6 +16,7 @@ import {
 } from '../../host/channels.js';
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
+import { channelMembersPage } from '../../host/member-pages.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
 import { principalDirectoryPage } from '../../host/principal-directory.js';
 import { addPrincipal, type Principal } from '../../host/principals.js';
@@ -129,6 +130,9 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
         previewBytes: 512,
       },
       principal: { id: s.principal.id, name: s.principal.name, kind: s.principal.kind },
+      // What the caller may start from a device, asked of the host rather than re-derived by it
+      // (the same rule `principal.addAgent` enforces).
+      canAddAgent: isHostOwner(s.principal),
     }),
   'queue.summary': async (s, p, budget) => {
     // The reply adds the agent's presence (from its turns); `queue.changed` pushes carry it too.
@@ -208,6 +212,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     return value({ id: c.id, name: c.name, left: true });
   },
   'channel.invitations': async (s, p) => value(await listInvitationsPage(s.ctx, s.principal, p)),
+  'channel.members': async (s, p, budget) => value(await channelMembersPage(s.ctx, s.principal, p, budget)),
   'channel.accept': async (s, p) => {
     const c = await acceptInvitation(s.ctx, s.principal, p.channel_id);
     return value({ id: c.id, name: c.name, kind: c.kind });

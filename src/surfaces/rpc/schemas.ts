@@ -41,6 +41,11 @@ export const PARAMS = {
     cursor: z.string().max(16384).optional(),
     limit: size.optional(),
   }),
+  'channel.members': z.strictObject({
+    channelId: id,
+    cursor: z.string().max(16384).optional(),
+    limit: size.optional(),
+  }),
   'channel.accept': z.strictObject({ channel_id: id }),
   'channel.decline': z.strictObject({ channel_id: id }),
   'channel.history': z.strictObject({
