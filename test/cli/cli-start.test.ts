@@ -22,11 +22,11 @@ import {
   buildProgramFor,
   commandWord,
   expandHelp,
-  packageVersion,
   usageLine,
 } from '../../src/surfaces/cli/main.js';
+import { packageRoot, packageVersion } from '../../src/surfaces/sluice-package.js';
 import { openTestHost, REPO_ROOT, type TestHost } from '../support/host.js';
-import { createImportProbe, type ImportProbe } from '../support/import-probe.js';
+import { createImportProbe, type ImportProbe, type ProbeRun } from '../support/import-probe.js';
 
 describe('the command tree loads only the command that runs', () => {
   it.each([
@@ -93,6 +93,7 @@ describe('the command tree loads only the command that runs', () => {
   it("knows this package's version", () => {
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(packageVersion()).toBe(pkg.version);
+    expect(packageRoot()).toBe(REPO_ROOT);
   });
 });
 
@@ -105,11 +106,22 @@ describe('what `sluice message ls` loads (built CLI)', { timeout: 120_000 }, () 
     await host.agent('bot');
     await sendMessage(host.ctx, host.owner, { to: 'bot', body: 'hello' });
     probe = createImportProbe('sluice-cli-imports-');
-    // Runs one entry (the compiled sources or the bundle) the way bin/sluice.js does.
+    // Runs one entry (the compiled sources or the bundle) the way bin/sluice.js does, and logs
+    // each package.json that the process reads itself (fs.readFileSync, as our modules do).
     runner = join(probe.dir, 'run.mjs');
     writeFileSync(
       runner,
-      `const { main } = await import(process.env.SLUICE_ENTRY);\nawait main(process.argv);\n`,
+      `import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+const read = fs.readFileSync;
+fs.readFileSync = function (path, ...rest) {
+  if (String(path).endsWith('package.json')) fs.appendFileSync(process.env.SLUICE_READ_LOG, String(path) + '\\n');
+  return read.call(this, path, ...rest);
+};
+syncBuiltinESMExports();
+const { main } = await import(process.env.SLUICE_ENTRY);
+await main(process.argv);
+`,
     );
   });
   afterAll(async () => {
@@ -117,18 +129,29 @@ describe('what `sluice message ls` loads (built CLI)', { timeout: 120_000 }, () 
     probe.dispose();
   });
 
-  function loaded(entry: string): { packages: string[]; urls: string[] } {
-    const run = probe.run([runner, 'message', 'ls', '--json'], {
+  /** Runs `entry` with `args`; also reports the package.json files it read. */
+  function runEntry(entry: string, args: readonly string[]): ProbeRun & { packageJsonReads: string[] } {
+    const readLog = join(probe.dir, 'package-json-reads.txt');
+    writeFileSync(readLog, '');
+    const run = probe.run([runner, ...args], {
       env: {
         ...process.env,
         SLUICE_ENTRY: pathToFileURL(join(REPO_ROOT, entry)).href,
+        SLUICE_READ_LOG: readLog,
         SLUICE_HOME: host.home,
         SLUICE_AS: 'bot',
         SLUICE_DB: '',
       },
     });
+    return { ...run, packageJsonReads: readFileSync(readLog, 'utf8').split('\n').filter(Boolean) };
+  }
+
+  function loaded(entry: string): { packages: string[]; urls: string[] } {
+    const run = runEntry(entry, ['message', 'ls', '--json']);
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)[0].from).toBe('owner');
+    // Only what prints the version reads our package.json.
+    expect(run.packageJsonReads).toEqual([]);
     return run;
   }
 
@@ -140,6 +163,22 @@ describe('what `sluice message ls` loads (built CLI)', { timeout: 120_000 }, () 
     expect(ours.filter((m) => m.startsWith('surfaces/cli/commands/'))).toEqual([
       'surfaces/cli/commands/messages.js',
     ]);
+  });
+
+  it('`--version` reads the version from package.json when it prints it (sources and bundle)', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const entry of ['dist/src/surfaces/cli/main.js', 'dist/cli/main.js']) {
+      const run = runEntry(entry, ['--version']);
+      expect({ entry, stdout: run.stdout, stderr: run.stderr, status: run.status }).toEqual({
+        entry,
+        stdout: `${pkg.version}\n`,
+        stderr: '',
+        status: 0,
+      });
+      // (With no command word every command module loads, some packages reading their own.)
+      const ours = run.packageJsonReads.filter((path) => !path.includes('/node_modules/'));
+      expect(ours.filter((path) => path === join(REPO_ROOT, 'package.json'))).toHaveLength(1);
+    }
   });
 
   it('the bundle (npm run build): a few files and no package module (only the SQLite addon)', () => {

@@ -1,8 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { reportError } from './io.js';
+import { reportError, writeOut } from './io.js';
 
 type Register = (program: Command) => void;
 
@@ -68,19 +65,8 @@ export function commandWord(args: readonly string[]): { word: string; index: num
   return undefined;
 }
 
-/** This package's version, from the package.json above this module (dist/src/… or a bundle). */
-export function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const path = join(dir, 'package.json');
-    if (existsSync(path)) {
-      const pkg = JSON.parse(readFileSync(path, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'sluice' && typeof pkg.version === 'string') return pkg.version;
-    }
-    dir = dirname(dir);
-  }
-  return 'unknown';
-}
+/** The code of the CommanderError that `-V`/`--version` ends parsing with (main prints it). */
+const VERSION_ASKED = 'sluice.version';
 
 /**
  * Commander's error text as one line with a code: `error: unknown command 'mesage'\n(Did you
@@ -97,10 +83,15 @@ export function usageLine(text: string): string {
   return `sluice: invalid_params: ${joined}\n`;
 }
 
+// `-V` is a plain option, not `.version(…)` (which wants the text up front): only the command
+// that prints the version reads package.json, not every `sluice message …` the model runs.
 function newProgram(): Command {
   return new Command('sluice')
     .description('a durable message host for AI agents and the people who work with them')
-    .version(packageVersion(), '-V, --version', 'print the version')
+    .option('-V, --version', 'print the version')
+    .on('option:version', () => {
+      throw new CommanderError(0, VERSION_ASKED, '');
+    })
     .option('--home <dir>', 'Sluice home (default $SLUICE_HOME, else ~/.sluice)')
     .option('--db <url>', 'database: the SQLite file in the home by default; postgres://… (env SLUICE_DB)')
     .option('--as <name>', 'act as this principal (env SLUICE_AS; default owner)')
@@ -180,6 +171,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     await program.parseAsync([...argv.slice(0, 2), ...args]);
   } catch (err) {
     if (err instanceof CommanderError) {
+      if (err.code === VERSION_ASKED) {
+        const { packageVersion } = await import('../sluice-package.js');
+        await writeOut(`${packageVersion()}\n`);
+      }
       process.exitCode = err.exitCode === 0 ? 0 : 1;
       return;
     }

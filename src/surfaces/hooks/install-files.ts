@@ -10,9 +10,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SluiceError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell-word.js';
+import { sluicePackage } from '../sluice-package.js';
 
 /** One file the installer would write: its old text (null when new) and its new text. */
 export interface FileChange {
@@ -33,15 +33,11 @@ export interface SluiceLauncher {
   bin: string;
 }
 
-/** The running node binary and this package's bin/sluice.js (found upward from this module). */
+/** The running node binary and this package's bin/sluice.js. */
 export function currentLauncher(): SluiceLauncher {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const candidate = join(dir, 'bin', 'sluice.js');
-    if (existsSync(candidate) && existsSync(join(dir, 'package.json')))
-      return { node: process.execPath, bin: candidate };
-    dir = dirname(dir);
-  }
+  const root = sluicePackage()?.root;
+  const bin = root === undefined ? undefined : join(root, 'bin', 'sluice.js');
+  if (bin !== undefined && existsSync(bin)) return { node: process.execPath, bin };
   throw new SluiceError('not_found', 'cannot find bin/sluice.js next to this installation');
 }
 

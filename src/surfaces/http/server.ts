@@ -9,6 +9,7 @@ import type { SessionSettings } from '../../host/sessions.js';
 import { RpcConnection } from '../rpc/connection.js';
 import { type DispatchObserver, handleRpcBytes } from '../rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
+import { packageRoot } from '../sluice-package.js';
 import { requireAuth, sessionCookieName } from './auth.js';
 import { createHostAllowList, registerRequestGuard } from './guard.js';
 import {
@@ -22,7 +23,7 @@ import { requestLogOptions } from './log-redaction.js';
 import { registerLoginRoutes } from './login.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
-import { packageRoot, registerStaticPage } from './static.js';
+import { registerStaticPage } from './static.js';
 
 /** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
 const CREDENTIAL_RECHECK_MS = 15_000;

@@ -1,7 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
 const TYPES: Record<string, string> = {
@@ -19,17 +18,6 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
   '.txt': 'text/plain; charset=utf-8',
 };
-
-/** The folder holding package.json, found upward from this module (works from src/ and dist/). */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) return process.cwd();
-    dir = up;
-  }
-}
 
 const MISSING_BUILD = `<!doctype html><meta charset="utf-8"><title>Sluice</title>
 <h1>Sluice is running</h1><p>The web page is not built yet: run <code>npm run build</code> and reload.</p>
