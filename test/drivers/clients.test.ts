@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { shellWord } from '../../src/core/shell-word.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
@@ -88,10 +89,10 @@ describe('client configuration', () => {
     expect(shim).toBe(
       [
         '#!/bin/sh',
-        `SLUICE_HOME='${h.home}'; export SLUICE_HOME`,
-        "SLUICE_AS='bot'; export SLUICE_AS",
+        `SLUICE_HOME=${shellWord(h.home)}; export SLUICE_HOME`,
+        'SLUICE_AS=bot; export SLUICE_AS',
         `SLUICE_AGENT_LOCK='${lock}'; export SLUICE_AGENT_LOCK`,
-        `exec '${process.execPath}' '/opt/it'\\''s/bin/sluice.js' "$@"`,
+        `exec ${shellWord(process.execPath)} '/opt/it'\\''s/bin/sluice.js' "$@"`,
         '',
       ].join('\n'),
     );

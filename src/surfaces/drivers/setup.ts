@@ -2,6 +2,7 @@ import { accessSync, constants, realpathSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
+import { shellWord } from '../../core/shell-word.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { AGENT_LOCK_ENV, encodeAgentLock } from '../cli/agent-lock.js';
@@ -77,12 +78,12 @@ export async function prepareDriver(
   });
   const lockedEnv: Record<string, string> = { ...sluiceEnv, [AGENT_LOCK_ENV]: lock };
   const exports = Object.entries(lockedEnv)
-    .map(([k, v]) => `${k}=${shellQuote(v)}; export ${k}`)
+    .map(([k, v]) => `${k}=${shellWord(v)}; export ${k}`)
     .join('\n');
   const shim = join(bin, 'sluice');
   await writeFile(
     shim,
-    `#!/bin/sh\n${exports}\nexec ${shellQuote(process.execPath)} ${shellQuote(entry)} "$@"\n`,
+    `#!/bin/sh\n${exports}\nexec ${shellWord(process.execPath)} ${shellWord(entry)} "$@"\n`,
     { mode: 0o700 },
   );
   await chmod(shim, 0o700);
@@ -95,8 +96,4 @@ export async function prepareDriver(
     PATH: [bin, process.env.PATH ?? ''].filter((p) => p !== '').join(delimiter),
   };
   return { dir, home: ctx.home, mcpConfigPath, mcp, env };
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
