@@ -57,8 +57,9 @@ export function claudeArgs(setup: DriverSetup, extra: readonly string[]): string
   ];
 }
 
-/** The running turn, as steering sees it. */
+/** The running turn, as steering sees it: its Sluice id, receipts and steers awaiting their echo. */
 interface ClaudeTurn {
+  turnId: string;
   seen: SeenResults;
   /** Steered envelope texts written but not yet echoed by the client. */
   awaiting: Set<string>;
@@ -105,7 +106,6 @@ export function startClaudeClient(
       `claude exited (${signal ?? `code ${code}`})${child.stderrTail() ? `: ${lastLine(child.stderrTail())}` : ''}`,
   );
   let current: ClaudeTurn | undefined;
-  let currentTurnId: string | undefined;
   return {
     name: 'claude',
     sessionKey: `claude:${randomUUID()}`,
@@ -113,7 +113,7 @@ export function startClaudeClient(
     stop: () => child.stop(),
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;
-      if (!turn || turn.closed || currentTurnId !== request.turnId) return false;
+      if (turn?.turnId !== request.turnId || turn.closed) return false;
       const content = await claudeTurnContent(ctx, agent, request.delivery.text, request.delivered);
       // Checked again after the await: the result may have arrived meanwhile.
       if (turn.closed || current !== turn) return false;
@@ -131,7 +131,7 @@ export function startClaudeClient(
       let unsubscribe: () => void = () => {};
       // Only sluice results the stream shows Claude received count for the turn (DESIGN.md I9).
       const seen = new SeenResults(ctx, agent, request.turnId);
-      const turn: ClaudeTurn = { seen, awaiting: new Set(), closed: false };
+      const turn: ClaudeTurn = { turnId: request.turnId, seen, awaiting: new Set(), closed: false };
       const outcomes: TurnOutcome[] = [];
       const stream = new ClaudeStreamResults();
       const result = new Promise<TurnOutcome>((resolve) => {
@@ -150,7 +150,6 @@ export function startClaudeClient(
         });
       });
       current = turn;
-      currentTurnId = request.turnId;
       try {
         child.send({
           type: 'user',
