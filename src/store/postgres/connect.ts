@@ -8,6 +8,7 @@ import { eventsHeldBack } from './commit-order.js';
 import { postgresMigrations, SchemaTablesIntrospector, WRITE_LOCK_CLASS } from './migrations.js';
 import { retryTransient } from './retry.js';
 import { postgresSearchIndex } from './search.js';
+import { batchingSends } from './send-batch.js';
 import { textSafePool } from './text.js';
 import { createEventListener } from './watch.js';
 
@@ -161,6 +162,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     schema,
     heldBack: () => eventsHeldBack(db).catch(() => false),
   });
+  const sendDb = batchingSends(db);
   let closed = false;
   return {
     dialect: 'postgres',
@@ -170,14 +172,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     transaction,
     // A send takes the write lock shared, inside sluice_send (migration 008): sends run in
     // parallel, serialised only per recipient by their queue rows, and still wait for (and hold
-    // off) any other write. A plain send is that one statement, committed on its own (one round
-    // trip); one with a key or attachments adds begin, its other statements and commit. No group commit here:
-    // concurrent transactions already share WAL flushes in the server, and grouping them on one
-    // connection (a savepoint round trip each) measured slower than running them side by side.
+    // off) any other write. A plain send is that one statement; the plain sends waiting in this
+    // process commit together, one call of sluice_send_many per batch (send-batch.ts, migration
+    // 011): one round trip, flush and notification per batch. One with a key or attachments adds
+    // begin, its other statements and commit. (Grouping them on one connection with a savepoint
+    // round trip each measured slower than running them side by side, so they stay apart.)
     sendTransaction<T>(fn: (db: Db) => Promise<T>, options: { oneStatement?: boolean } = {}) {
       // One statement in its own implicit transaction: a deadlock or serialization failure rolled
       // all of it back, so it runs again like any transaction.
-      if (options.oneStatement) return retryTransient(() => fn(db));
+      if (options.oneStatement) return retryTransient(() => fn(sendDb));
       return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
     },
     watchChanges: (onChange) => listener.watchChanges(onChange),

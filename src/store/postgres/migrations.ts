@@ -71,6 +71,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of AGENT_MANAGERS) await sql.raw(statement).execute(db);
     },
   },
+  '011_send_batches': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of SEND_BATCHES) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
@@ -340,4 +345,48 @@ const COMMIT_ORDER = [
 const AGENT_MANAGERS = [
   `create table agent_managers (agent_id text not null references principals(id),
      person_id text not null references principals(id), created_at text not null, primary key (agent_id, person_id))`,
+];
+
+/**
+ * Group commit on PostgreSQL (postgres/send-batch.ts): the plain sends a host has waiting, run by
+ * one call in one transaction — one round trip, one commit and WAL flush, one notification for
+ * all of them. Sends to the same agents otherwise commit one after another, each holding those
+ * agents' queue rows through its own flush.
+ *
+ * Each send is `sluice_send` in a block of its own (a subtransaction), so one that fails is undone
+ * alone and reports its SQLSTATE and message; a deadlock or serialization failure fails the whole
+ * call, which the host runs again. Before any send, the call takes the shared write lock (at the
+ * top level, so it is held to the commit whatever a block undoes) and locks every queue row the
+ * batch can take a position from, in agent order, as `sluice_send` does: two batches, or a batch
+ * and a single send, wait for each other instead of deadlocking. Membership cannot change meanwhile
+ * (every other write takes the write lock exclusively). Positions and event seqs follow the array
+ * order, so FIFO holds within the batch as between batches. At most 32 sends per call: each block
+ * that writes takes a subtransaction id, and a transaction with more than 64 of them slows every
+ * snapshot on the server.
+ */
+const SEND_BATCHES = [
+  `create function sluice_send_many(p_id text[], p_channel_id text[], p_author_id text[], p_created_at text[],
+     p_body text[], p_body_bytes integer[], p_subject text[], p_reply_to text[], p_actions text[],
+     p_attachments text[], p_source text[])
+   returns table (seq bigint, error_code text, error_message text) language plpgsql as $$
+   begin
+     perform pg_advisory_xact_lock_shared(${WRITE_LOCK_CLASS}, hashtext(current_schema()));
+     perform 1 from queues q
+       where q.agent_id in (select m.principal_id from memberships m
+         where m.channel_id = any(p_channel_id) and m.left_at is null)
+       order by q.agent_id for update of q;
+     for i in 1 .. coalesce(array_length(p_id, 1), 0) loop
+       error_code := null;
+       error_message := null;
+       begin
+         seq := sluice_send(p_id[i], p_channel_id[i], p_author_id[i], p_created_at[i], p_body[i], p_body_bytes[i],
+           p_subject[i], p_reply_to[i], p_actions[i], p_attachments[i], p_source[i]);
+       exception when others then
+         if sqlstate in ('40001', '40P01') then raise; end if;
+         seq := null;
+         get stacked diagnostics error_code = returned_sqlstate, error_message = message_text;
+       end;
+       return next;
+     end loop;
+   end $$`,
 ];

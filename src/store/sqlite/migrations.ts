@@ -56,6 +56,11 @@ const migrations: Record<string, Migration> = {
       for (const statement of AGENT_MANAGERS) await sql.raw(statement).execute(db);
     },
   },
+  // PostgreSQL's batched send function (postgres/migrations.ts). SQLite groups sends in the
+  // process (group-commit.ts): nothing to do.
+  '011_send_batches': {
+    async up() {},
+  },
 };
 
 const INITIAL = [

@@ -26,6 +26,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '009_turns_by_start',
   // A new table (agent managers) the reader never queries.
   '010_agent_managers',
+  // Nothing on SQLite (a PostgreSQL server function).
+  '011_send_batches',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
