@@ -229,16 +229,23 @@ function pageSize(limit: number | undefined): number {
   return limit;
 }
 
+/** The reply budget of a channel page; `rowExtraBytes` is what the caller adds to each row after. */
+export interface ChannelPageBudget {
+  bytes: number;
+  rowExtraBytes?: number;
+}
+
 /**
  * One page of the caller's channels in name order: at most `limit` of them, and only as many as
- * keep the reply's JSON within `budgetBytes` (at least one, or `too_large`). The cursor is bound
- * to the caller and carries the last name listed (a keyset: no offset to grow).
+ * keep the reply's JSON within `budget.bytes` counting `budget.rowExtraBytes` more for each row
+ * listed (at least one, or `too_large`). The cursor is bound to the caller and carries the last
+ * name listed (a keyset: no offset to grow).
  */
 export async function listChannelsPage(
   ctx: HostContext,
   actor: Principal,
   params: { cursor?: string | undefined; limit?: number | undefined } = {},
-  budgetBytes = Number.POSITIVE_INFINITY,
+  budget: ChannelPageBudget = { bytes: Number.POSITIVE_INFINITY },
 ): Promise<ChannelPage> {
   const limit = pageSize(params.limit);
   let afterName: string | undefined;
@@ -258,9 +265,13 @@ export async function listChannelsPage(
     const cursor = moreAfter
       ? encodeCursor(ctx.cursorSecret, channelListBinding(actor), { after: c.name })
       : null;
-    const bytes = rowsBytes + (channels.length ? 1 : 0) + utf8Length(JSON.stringify(summary));
+    const bytes =
+      rowsBytes +
+      (channels.length ? 1 : 0) +
+      utf8Length(JSON.stringify(summary)) +
+      (budget.rowExtraBytes ?? 0);
     const total = utf8Length(JSON.stringify({ channels: [], nextCursor: cursor })) + bytes;
-    if (total > budgetBytes) {
+    if (total > budget.bytes) {
       if (channels.length === 0)
         throw new SluiceError('too_large', 'the reply budget cannot hold one channel');
       break;

@@ -11,7 +11,6 @@ import {
   leaveChannel,
   listChannelsPage,
   listInvitationsPage,
-  MAX_CHANNEL_PAGE,
   removeMember,
 } from '../../host/channels.js';
 import type { HostContext } from '../../host/context.js';
@@ -177,13 +176,11 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     return value({ id: a.id, name: a.name, kind: a.kind, settlement: a.settlement });
   },
   'channel.list': async (s, p, budget) => {
-    // Room for `,"unread":N` on every row of the largest page, added once the page is fitted.
-    const page = await listChannelsPage(
-      s.ctx,
-      s.principal,
-      p,
-      budget - UNREAD_FIELD_BYTES * MAX_CHANNEL_PAGE,
-    );
+    // Room for `,"unread":N` on each row listed, added once the page is fitted.
+    const page = await listChannelsPage(s.ctx, s.principal, p, {
+      bytes: budget,
+      rowExtraBytes: UNREAD_FIELD_BYTES,
+    });
     const counts = await unreadCountsOf(
       s.ctx,
       s.principal,
