@@ -2,7 +2,7 @@ import { SluiceError } from '../core/errors.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findMessageById } from '../store/ops/messages.js';
 import { findActiveMemberships, listNewestAfter } from '../store/ops/presentation.js';
-import { advanceReadMark, findReadMarkSeq, listReadMarkRows } from '../store/ops/read-marks.js';
+import { advanceReadMark, listReadMarkRows } from '../store/ops/read-marks.js';
 import type { Db } from '../store/store.js';
 import { requireMember } from './channels.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
@@ -32,11 +32,14 @@ export async function markRead(
   const at = nowIso(ctx);
   const seq = Number(message.seq);
   const lastReadSeq = await ctx.store.transaction(async (trx) => {
-    const before = await findReadMarkSeq(trx, message.channel_id, actor.id);
-    await advanceReadMark(trx, { channelId: message.channel_id, principalId: actor.id, seq, at });
-    const after = (await findReadMarkSeq(trx, message.channel_id, actor.id)) ?? seq;
+    const mark = await advanceReadMark(trx, {
+      channelId: message.channel_id,
+      principalId: actor.id,
+      seq,
+      at,
+    });
     // Only a mark that moved is news (the person's other pages update their unread counts).
-    if (before === undefined || before < after) {
+    if (mark.moved) {
       await appendEvent(trx, {
         kind: 'read.marked',
         agent_id: actor.id,
@@ -44,7 +47,7 @@ export async function markRead(
         created_at: at,
       });
     }
-    return after;
+    return mark.lastReadSeq;
   });
   announceCommit(ctx);
   return { channelId: message.channel_id, lastReadSeq };

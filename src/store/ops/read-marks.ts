@@ -15,12 +15,16 @@ export async function findReadMarkSeq(
   return row === undefined ? undefined : Number(row.last_read_seq);
 }
 
-/** Moves the mark forward to `seq` (creates it); a mark already past `seq` stays. */
+/**
+ * Moves the mark forward to `seq` (creates it); a mark already at or past `seq` stays. Returns
+ * where the mark is now and whether this call moved it: one statement when it moved (the upsert
+ * returns only a row it wrote), one read more when it stayed.
+ */
 export async function advanceReadMark(
   db: Db,
   mark: { channelId: string; principalId: string; seq: number; at: string },
-): Promise<void> {
-  await db
+): Promise<{ lastReadSeq: number; moved: boolean }> {
+  const written = await db
     .insertInto('read_marks')
     .values({
       channel_id: mark.channelId,
@@ -34,7 +38,11 @@ export async function advanceReadMark(
         .doUpdateSet({ last_read_seq: mark.seq, updated_at: mark.at })
         .where('read_marks.last_read_seq', '<', mark.seq),
     )
-    .execute();
+    .returning('last_read_seq')
+    .executeTakeFirst();
+  if (written) return { lastReadSeq: Number(written.last_read_seq), moved: true };
+  const stayed = await findReadMarkSeq(db, mark.channelId, mark.principalId);
+  return { lastReadSeq: stayed ?? mark.seq, moved: false };
 }
 
 /** A channel's read marks, most advanced first, at most `limit`. */
