@@ -57,7 +57,9 @@ describe('bounded model reads through the CLI', { timeout: 300_000 }, () => {
     expect(shown).toEqual(ids.slice(0, shown.length));
     expect(shown.length).toBeGreaterThan(0);
     for (const id of shown) expect(out).toContain(bodies[ids.indexOf(id)]);
-    expect(lines.at(-1)).toBe(`next: sluice message ls --json --include-body --since ${shown.at(-1)}`);
+    expect(lines.at(-1)).toBe(
+      `next: sluice message ls --json --include-body --since ${shown.at(-1)} --as bot`,
+    );
   });
 
   it('read --json of a body larger than the budget comes in lossless parts', async () => {

@@ -17,6 +17,8 @@ export interface GlobalOptions {
 export interface CommandContext {
   host: HostContext;
   global: GlobalOptions;
+  /** The global options as typed on this command line (repeated by commands that print the next command). */
+  typed: GlobalOptions;
   /** The acting principal: `--as`, else `$SLUICE_AS`, else the `owner` person. */
   actor(): Promise<Principal>;
   actorName: string;
@@ -64,6 +66,7 @@ export function action<A extends unknown[]>(
         {
           host: opened,
           global: locked ? { ...global, as: locked.as, home: locked.home, db: locked.db } : global,
+          typed: global,
           actorName,
           actor: () => resolvePrincipal(opened, actorName),
           lock,

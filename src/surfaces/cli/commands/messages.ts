@@ -23,7 +23,7 @@ import {
   MODEL_READ_SHARE,
   type ReadBudget,
 } from '../bounded-read.js';
-import { action } from '../context.js';
+import { action, type GlobalOptions } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
 
@@ -90,13 +90,20 @@ function parseOffset(value: string): number {
   return Number(value);
 }
 
-/** The exact commands that continue a bounded read, repeating the options that shaped it. */
-function continueCommands(opts: {
-  from?: string;
-  archive?: boolean;
-  limit?: string;
-  maxChars?: string;
-}): ContinueCommands {
+/**
+ * The exact commands that continue a bounded read, repeating the options that shaped it and the
+ * `--as`/`--home`/`--db` typed on this command line (the environment carries over by itself).
+ * They stay at the end, so the command still starts with `sluice message` (what clients pre-approve).
+ */
+function continueCommands(
+  opts: { from?: string; archive?: boolean; limit?: string; maxChars?: string },
+  typed: GlobalOptions,
+): ContinueCommands {
+  const where = [
+    ...(typed.as !== undefined ? [` --as ${shellWord(typed.as)}`] : []),
+    ...(typed.home !== undefined ? [` --home ${shellWord(typed.home)}`] : []),
+    ...(typed.db !== undefined ? [` --db ${shellWord(typed.db)}`] : []),
+  ].join('');
   const shared = opts.maxChars !== undefined ? ` --max-chars ${parseMaxChars(opts.maxChars)}` : '';
   const list = [
     ...(opts.archive ? [' --archive'] : []),
@@ -104,9 +111,10 @@ function continueCommands(opts: {
     ...(opts.limit !== undefined ? [` --limit ${opts.limit}`] : []),
   ].join('');
   return {
-    listAfter: (id) => `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}`,
+    listAfter: (id) =>
+      `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}${where}`,
     readFrom: (id, offset) =>
-      `sluice message read ${shellWord(id)} --json${shared}${offset > 0 ? ` --offset ${offset}` : ''}`,
+      `sluice message read ${shellWord(id)} --json${shared}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
   };
 }
 
@@ -199,7 +207,7 @@ export function registerMessageCommands(program: Command): void {
     .action(
       action(
         async (
-          { host, actor },
+          { host, actor, typed },
           opts: {
             json?: boolean;
             includeBody?: boolean;
@@ -227,7 +235,7 @@ export function registerMessageCommands(program: Command): void {
               rows.map((r) => listingRow(r, true)),
               hasMore,
               budget,
-              continueCommands(opts),
+              continueCommands(opts, typed),
             );
             await writeOut(page.text);
             return;
@@ -260,7 +268,7 @@ export function registerMessageCommands(program: Command): void {
             const head = `${p.message_id}  ${r.channelName}  ${p.author.name}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
             return `${head}\n${p.body}\n`;
           });
-          await writeOut(boundedTextListing(rows, out, hasMore, budget, continueCommands(opts)));
+          await writeOut(boundedTextListing(rows, out, hasMore, budget, continueCommands(opts, typed)));
         },
       ),
     );
@@ -273,7 +281,11 @@ export function registerMessageCommands(program: Command): void {
     .option('--offset <n>', 'with --json: the part of the body from this UTF-16 offset (from `next`)')
     .action(
       action(
-        async ({ host, actor }, id: string, opts: { json?: boolean; maxChars?: string; offset?: string }) => {
+        async (
+          { host, actor, typed },
+          id: string,
+          opts: { json?: boolean; maxChars?: string; offset?: string },
+        ) => {
           const me = await actor();
           const p = await readProjection(host, me, id);
           const { channelName, state } = await messagePlace(host, me, p);
@@ -291,7 +303,7 @@ export function registerMessageCommands(program: Command): void {
               attachments: p.attachments,
               body: p.body,
             };
-            await writeOut(boundedMessagePart(row, offset, budget, continueCommands(opts)));
+            await writeOut(boundedMessagePart(row, offset, budget, continueCommands(opts, typed)));
             return;
           }
           const headers = [

@@ -1,0 +1,91 @@
+// `next` is "the exact command that continues" a bounded read: run as printed, through a shell, it
+// must act as the same principal on the same store. Found by a newcomer: it dropped `--as` and
+// `--home`, so the printed command failed ("owner is a person: people have no inbox") or read
+// another home.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, SLUICE_BIN, tempHome } from '../support/host.js';
+
+/** Runs a command line through sh, with `sluice` on PATH and no SLUICE_* in the environment. */
+function shell(commandLine: string, binDir: string): Promise<CliResult> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith('SLUICE_') && k !== 'CODEX_THREAD_ID' && k !== 'CLAUDECODE')
+      env[k] = v;
+  env.PATH = `${binDir}:${env.PATH ?? ''}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', commandLine], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? -1,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err).toString(),
+      }),
+    );
+  });
+}
+
+describe('a bounded read’s next command, run as printed', { timeout: 120_000 }, () => {
+  // A home whose path needs quoting, named only by --home (no SLUICE_HOME).
+  const { home: base, cleanup } = tempHome();
+  const home = join(base, "the team's home");
+  const binDir = mkdtempSync(join(tmpdir(), 'sluice-bin-'));
+  const bodies = Array.from({ length: 4 }, (_, i) => `${i}:${'x'.repeat900}`);
+  const big = `big:${'y'.repeat(5000)}`;
+  let bigId = '';
+  const sluice = (args: string) => shell(`sluice --home '${home.replaceAll("'", "'\\''")}' ${args}`, binDir);
+  const ok = async (run: Promise<CliResult>) => {
+    const r = await run;
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return r.stdout;
+  };
+
+  beforeAll(async () => {
+    writeFileSync(join(binDir, 'sluice'), `#!/bin/sh\nexec '${process.execPath}' '${SLUICE_BIN}' "$@"\n`);
+    chmodSync(join(binDir, 'sluice'), 0o755);
+    await ok(sluice('init'));
+    await ok(sluice('agent add bot'));
+    for (const body of bodies) await ok(sluice(`message send bot -m '${body}'`));
+    await ok(sluice('agent add reader'));
+    bigId = (await ok(sluice(`message send reader -m '${big}'`))).trim();
+  }, 60_000);
+  afterAll(() => {
+    cleanup();
+    rmSync(binDir, { recursive: true, force: true });
+  });
+
+  it('ls: following next from a --as/--home listing visits every message once, as the same agent', async () => {
+    let out = await ok(sluice('message ls --as bot --json --include-body --max-chars 2000'));
+    const seen: string[] = [];
+    for (let pages = 0; pages < 10; pages++) {
+      const page = JSON.parse(out) as { messages: { id: string; body: string }[]; next: string | null };
+      for (const m of page.messages) seen.push(m.body);
+      if (page.next === null) break;
+      expect(page.next.startsWith('sluice message ls ')).toBe(true);
+      out = await ok(shell(page.next, binDir));
+    }
+    expect(seen).toEqual(bodies);
+  });
+
+  it('read: following next from a --as/--home part reads the whole body', async () => {
+    let out = await ok(sluice(`message read ${bigId} --as reader --json --max-chars 2000`));
+    let body = '';
+    for (let parts = 0; parts < 20; parts++) {
+      const part = JSON.parse(out) as { body: string; next: string | null };
+      body += part.body;
+      if (part.next === null) break;
+      expect(part.next.startsWith('sluice message read ')).toBe(true);
+      out = await ok(shell(part.next, binDir));
+    }
+    expect(body).toBe(big);
+  });
+});
