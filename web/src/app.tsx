@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { ChannelListLoads, type ListChange } from './channels/list-loads.js';
 import { Timeline } from './channels/timeline.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
 import { QueuePanel } from './queue/queue-panel.js';
@@ -52,8 +53,11 @@ export function App({ client, hello }: AppProps) {
   const [channels, setChannels] = useState<ChannelSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
 
+  const loads = useMemo(() => new ChannelListLoads(), []);
   const loadChannels = useCallback(() => {
-    // channel.list is paged: walk the pages, then show the whole list at once.
+    // channel.list is paged: walk the pages, then show the whole list at once, with the live
+    // changes that arrived meanwhile applied (channels/list-loads.ts).
+    const load = loads.begin();
     const loadAll = async () => {
       const all: ChannelSummary[] = [];
       let cursor: string | null = null;
@@ -69,14 +73,23 @@ export function App({ client, hello }: AppProps) {
     };
     return loadAll()
       .then((all) => {
-        setChannels(all);
+        const list = loads.finish(load, all);
+        if (list === null) return;
+        setChannels(list);
         setError(null);
       })
-      .catch((err) => setError(`could not list channels: ${describeError(err)}`));
-  }, [client]);
-  useEffect(() => {
-    void loadChannels();
-  }, [loadChannels]);
+      .catch((err) => {
+        if (loads.fail(load)) setError(`could not list channels: ${describeError(err)}`);
+      });
+  }, [client, loads]);
+  /** A live change: shown now if the list is there, and kept for any load under way. */
+  const change = useCallback(
+    (apply: ListChange) => {
+      loads.record(apply);
+      setChannels((list) => (list === null ? list : apply(list)));
+    },
+    [loads],
+  );
   const [starting, setStarting] = useState<'message' | 'channel' | null>(null);
   const [messageTo, setMessageTo] = useState('');
   const startMessage = (to: string) => {
@@ -91,25 +104,25 @@ export function App({ client, hello }: AppProps) {
   };
   useOnReconnect(client, loadChannels);
   // Live, not polled: the host tells this page when its person joins or leaves a channel (whoever
-  // made the change, from wherever), when members change, and when unread counts move.
+  // made the change, from wherever), when members change, and when unread counts move. Subscribed
+  // before the first load is sent (effects run in order; the host answers a socket's requests in
+  // order), so every change after a page was read is announced.
   useEffect(() => {
     const dispose = client.subscribe({ channelList: true });
     const offs = [
       ...(['channel.joined', 'channel.updated'] as const).map((event) =>
         client.on(event, (params) => {
           const { channel } = params as ChannelListEntryEvent;
-          if (channel) setChannels((list) => (list === null ? list : upsertChannel(list, channel)));
+          if (channel) change((list) => upsertChannel(list, channel));
         }),
       ),
       client.on('channel.left', (params) => {
         const { channelId } = params as { channelId: string };
-        setChannels((list) => (list === null ? list : list.filter((c) => c.id !== channelId)));
+        change((list) => list.filter((c) => c.id !== channelId));
       }),
       client.on('channel.unread', (params) => {
         const { channelId, unread } = params as ChannelUnreadEvent;
-        setChannels((list) =>
-          list === null ? list : list.map((c) => (c.id === channelId ? { ...c, unread } : c)),
-        );
+        change((list) => list.map((c) => (c.id === channelId ? { ...c, unread } : c)));
       }),
       // Too many changes while this socket was backed up: the host says to read the list again.
       client.on('channel.list.resync', () => void loadChannels()),
@@ -118,7 +131,10 @@ export function App({ client, hello }: AppProps) {
       for (const off of offs) off();
       dispose();
     };
-  }, [client, loadChannels]);
+  }, [client, loadChannels, change]);
+  useEffect(() => {
+    void loadChannels();
+  }, [loadChannels]);
 
   const channelLabels = useMemo(
     () => new Map((channels ?? []).map((c) => [c.id, channelLabel(c, me)] as const)),
@@ -263,6 +279,7 @@ export function App({ client, hello }: AppProps) {
           client={client}
           me={me}
           initialTo={messageTo}
+          canAddAgent={hello.canAddAgent === true}
           onClose={() => setStarting(null)}
           onDone={(id) => void goTo(id)}
         />

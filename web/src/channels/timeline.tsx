@@ -251,7 +251,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
           {channel.memberCount > channel.members.length &&
             ` +${channel.memberCount - channel.members.length}`}
         </span>
-        {channel.kind === 'group' && <MembersButton client={client} channel={channel} />}
+        {channel.kind === 'group' && <MembersButton client={client} channel={channel} me={me} />}
         {channel.kind === 'group' && <LeaveButton client={client} channel={channel} onLeft={onLeft} />}
       </header>
       {error && (

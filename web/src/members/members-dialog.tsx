@@ -3,33 +3,39 @@
 // (docs/security.md): any member may add (a person an agent names is only invited); only the
 // channel's creator removes others. A refusal is shown as the host's one line, and nothing changed.
 
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, type RpcClient } from '../rpc.js';
 import { kindLabel, loadPrincipals, Modal } from '../start/start-dialogs.js';
-import type { ChannelCreated, ChannelListPage, ChannelSummary, Hello, PrincipalRef } from '../wire.js';
+import type { ChannelCreated, ChannelMembersPage, ChannelSummary, PrincipalRef } from '../wire.js';
 
-/** The channel as the host lists it now (walks `channel.list`; null once the caller is not in it). */
-async function freshChannel(client: RpcClient, channelId: string): Promise<ChannelSummary | null> {
+/** Every member, walking `channel.members` pages; `onPage` sees the list grow (the count is the host's). */
+async function loadMembers(
+  client: RpcClient,
+  channelId: string,
+  onPage: (members: PrincipalRef[], memberCount: number) => void,
+): Promise<PrincipalRef[]> {
+  const all: PrincipalRef[] = [];
   let cursor: string | null = null;
   do {
-    const page: ChannelListPage = await client.call<ChannelListPage>(
-      'channel.list',
-      cursor === null ? {} : { cursor },
+    const page: ChannelMembersPage = await client.call<ChannelMembersPage>(
+      'channel.members',
+      cursor === null ? { channelId } : { channelId, cursor },
     );
-    const found = page.channels.find((c) => c.id === channelId);
-    if (found) return found;
+    all.push(...page.members);
+    onPage([...all], page.memberCount);
     cursor = page.nextCursor;
   } while (cursor !== null);
-  return null;
+  return all;
 }
 
 interface MembersProps {
   client: RpcClient;
   channel: ChannelSummary;
+  me: PrincipalRef;
 }
 
 /** The header button; the count is the host's `memberCount`. */
-export function MembersButton({ client, channel }: MembersProps) {
+export function MembersButton({ client, channel, me }: MembersProps) {
   const [open, setOpen] = useState(false);
   return (
     <>
@@ -42,42 +48,63 @@ export function MembersButton({ client, channel }: MembersProps) {
       >
         Members ({channel.memberCount})
       </button>
-      {open && <MembersDialog client={client} channel={channel} onClose={() => setOpen(false)} />}
+      {open && <MembersDialog client={client} channel={channel} me={me} onClose={() => setOpen(false)} />}
     </>
   );
 }
 
-function MembersDialog({ client, channel, onClose }: MembersProps & { onClose: () => void }) {
-  const [me, setMe] = useState<PrincipalRef | null>(null);
-  const [current, setCurrent] = useState<ChannelSummary>(channel);
+/**
+ * Lists every member: `channel.members` pages are walked to the end (the channel's list row holds
+ * only the first 50), so the Add picker never offers someone already in. Channels are not re-listed.
+ */
+function MembersDialog({ client, channel, me, onClose }: MembersProps & { onClose: () => void }) {
+  const [members, setMembers] = useState<PrincipalRef[]>(channel.members);
+  const [memberCount, setMemberCount] = useState(channel.memberCount);
+  const [complete, setComplete] = useState(false);
   const [everyone, setEveryone] = useState<PrincipalRef[] | null>(null);
   const [toAdd, setToAdd] = useState('');
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [confirmRemove, setConfirmRemove] = useState<string | null>(null);
+  // Only the newest walk may show its pages: an add or remove starts a new one.
+  const walk = useRef(0);
+  // The first walk shows its pages as they come; a later one replaces the whole list at its end
+  // (no shrinking back to one page after every add or remove).
+  const shownAll = useRef(false);
 
   const reload = useCallback(async () => {
-    const fresh = await freshChannel(client, channel.id);
-    if (fresh) setCurrent(fresh);
+    const round = ++walk.current;
+    setComplete(false);
+    try {
+      const all = await loadMembers(client, channel.id, (sofar, count) => {
+        if (walk.current !== round) return;
+        setMemberCount(count);
+        if (!shownAll.current) setMembers(sofar);
+      });
+      if (walk.current !== round) return;
+      setMembers(all);
+      setComplete(true);
+      shownAll.current = true;
+    } catch (err) {
+      if (walk.current === round) setError(`could not list the members: ${describeError(err)}`);
+    }
   }, [client, channel.id]);
   useEffect(() => {
     let live = true;
     loadPrincipals(client)
       .then((all) => live && setEveryone(all))
       .catch((err) => live && setError(`could not list agents and people: ${describeError(err)}`));
-    client
-      .call<Hello>('host.hello', {})
-      .then((hello) => live && setMe(hello.principal))
-      .catch(() => undefined);
-    void reload().catch(() => undefined);
+    void reload();
     return () => {
       live = false;
+      walk.current += 1;
     };
   }, [client, reload]);
 
-  const memberNames = new Set(current.members.map((m) => m.name));
-  const candidates = (everyone ?? []).filter((p) => !memberNames.has(p.name));
+  const memberNames = new Set(members.map((m) => m.name));
+  // Until every page is in, someone not listed yet may already be a member: offer nobody.
+  const candidates = complete ? (everyone ?? []).filter((p) => !memberNames.has(p.name)) : [];
   const add = async () => {
     if (toAdd === '' || busy) return;
     setBusy(true);
@@ -119,17 +146,16 @@ function MembersDialog({ client, channel, onClose }: MembersProps & { onClose: (
   };
 
   return (
-    <Modal title={`Members of #${current.name}`} titleId="members-title" onClose={onClose} closeLabel="Close">
+    <Modal title={`Members of #${channel.name}`} titleId="members-title" onClose={onClose} closeLabel="Close">
       <div class="start-form members-form">
         <ul class="member-list" aria-label="Members">
-          {current.members.map((m) => (
+          {members.map((m) => (
             <li key={m.id} class="member-row">
               <span>
                 {m.name} <span class="muted small">{kindLabel(m)}</span>
-                {m.id === me?.id && <span class="muted small"> (you)</span>}
+                {m.id === me.id && <span class="muted small"> (you)</span>}
               </span>
-              {me !== null &&
-                m.id !== me.id &&
+              {m.id !== me.id &&
                 (confirmRemove === m.name ? (
                   <span class="member-confirm">
                     <button
@@ -158,8 +184,10 @@ function MembersDialog({ client, channel, onClose }: MembersProps & { onClose: (
             </li>
           ))}
         </ul>
-        {current.memberCount > current.members.length && (
-          <p class="muted small">and {current.memberCount - current.members.length} more</p>
+        {!complete && !error && (
+          <p class="muted small" data-testid="members-loading">
+            Loading members… ({members.length} of {memberCount})
+          </p>
         )}
         <p class="muted small">
           Any member may add; only the channel's creator may remove others. A person added by an agent is
@@ -173,8 +201,8 @@ function MembersDialog({ client, channel, onClose }: MembersProps & { onClose: (
           }}
         >
           <h3 class="small-heading">Add a member</h3>
-          {everyone === null && !error && <p class="muted">Looking up agents and people…</p>}
-          {everyone !== null && candidates.length === 0 && (
+          {(everyone === null || !complete) && !error && <p class="muted">Looking up agents and people…</p>}
+          {everyone !== null && complete && candidates.length === 0 && (
             <p class="muted">Everyone on this host is already a member.</p>
           )}
           {candidates.length > 0 && (

@@ -39,12 +39,10 @@ function usePrincipals(client: RpcClient, me: PrincipalRef) {
   return { others, error, reload: () => setRound((n) => n + 1) };
 }
 
-/** The owner (the person `sluice init` made) may add agents from the page (`principal.addAgent`). */
-export const isOwner = (me: PrincipalRef) => me.kind === 'person' && me.name === 'owner';
-
 /**
- * "New agent…": a name and how its turns settle. Shown to the owner only; the host refuses anyone
- * else anyway. Calls `onAdded` with the new name once the host has it.
+ * "New agent…": a name and how its turns settle. Shown only when the host's hello says
+ * `canAddAgent` (the page does not restate who may); `principal.addAgent` refuses anyone else
+ * anyway. Calls `onAdded` with the new name once the host has it.
  */
 function NewAgentForm({ client, onAdded }: { client: RpcClient; onAdded: (name: string) => void }) {
   const [open, setOpen] = useState(false);
@@ -196,7 +194,8 @@ export function NewMessageDialog({
   onClose,
   onDone,
   initialTo = '',
-}: StartProps & { initialTo?: string }) {
+  canAddAgent,
+}: StartProps & { initialTo?: string; canAddAgent: boolean }) {
   const { others, error: listError, reload } = usePrincipals(client, me);
   const [to, setTo] = useState(initialTo);
   const [body, setBody] = useState('');
@@ -233,7 +232,7 @@ export function NewMessageDialog({
         {others?.length === 0 && (
           <p class="muted">
             Nobody else is on this host yet.{' '}
-            {isOwner(me) ? (
+            {canAddAgent ? (
               'Press New agent to add one.'
             ) : (
               <>
@@ -242,7 +241,7 @@ export function NewMessageDialog({
             )}
           </p>
         )}
-        {isOwner(me) && (
+        {canAddAgent && (
           <NewAgentForm
             client={client}
             onAdded={(name) => {

@@ -1,0 +1,189 @@
+// Issue 14 read-back, in Debian's Chromium against a real `sluice serve`: the Members dialog lists
+// every member of a 260-member channel (walking `channel.members`, never re-listing the channels),
+// "New agent" shows only when the host's hello says `canAddAgent`, and a channel created while the
+// sidebar's first multi-page load is under way appears without a reload. The WebSocket between the
+// page and the host is routed (`routeWebSocket`) to count frames and, for the sidebar, to hold the
+// first `channel.list` reply until the new channel's `channel.joined` has reached the page.
+
+import { join } from 'node:path';
+import type { Page, WebSocketRoute } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addMember, createChannel } from '../../src/host/channels.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import {
+  ARTIFACTS,
+  collectProblems,
+  loginLinkFor,
+  newViewContext,
+  POLL,
+  signIn,
+  useStage,
+  VIEWPORTS,
+} from './browser-support.js';
+
+const MEMBERS = 260;
+const BULK_CHANNELS = 60;
+
+const stage = useStage('sluice-web-paging-', async () => {});
+
+beforeAll(async () => {
+  const ctx = stage.hostCtx;
+  const owner = await resolvePrincipal(ctx, 'owner');
+  await addPrincipal(ctx, { name: 'pam', kind: 'person' });
+  const crowd = await createChannel(ctx, owner, { name: 'crowd', members: [] });
+  for (let i = 0; i < MEMBERS - 1; i++) {
+    const name = `member-${String(i).padStart(3, '0')}`;
+    await addPrincipal(ctx, { name, kind: i % 2 === 0 ? 'agent' : 'person' });
+    await addMember(ctx, owner, crowd.id, name);
+  }
+  for (let i = 0; i < BULK_CHANNELS; i++)
+    await createChannel(ctx, owner, { name: `bulk-${String(i).padStart(2, '0')}`, members: [] });
+}, 300_000);
+
+interface Frame {
+  id?: number;
+  method?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Passes every frame through and notes what the page asked for, in order. */
+async function countFrames(page: Page): Promise<Frame[]> {
+  const sent: Frame[] = [];
+  await page.routeWebSocket(/\/rpc$/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((text) => {
+      sent.push(JSON.parse(String(text)) as Frame);
+      server.send(text);
+    });
+  });
+  return sent;
+}
+
+describe.each(VIEWPORTS)('the Members dialog at $name ($width×$height)', (view) => {
+  it(`lists all ${MEMBERS} members page by page and does not re-list the channels`, {
+    timeout: 120_000,
+  }, async () => {
+    const context = await newViewContext(stage.browser, view);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    collectProblems(page, problems);
+    const sent = await countFrames(page);
+    await signIn(page, await loginLinkFor(stage));
+    await page.getByRole('navigation').getByRole('link', { name: '#crowd', exact: true }).click();
+    const open = page.getByRole('button', { name: `Members of #crowd (${MEMBERS})` });
+    await open.waitFor();
+    const listsBefore = sent.filter((f) => f.method === 'channel.list').length;
+    await open.click();
+    const dialog = page.getByRole('dialog', { name: 'Members of #crowd' });
+    const rows = dialog.getByRole('list', { name: 'Members' }).getByRole('listitem');
+    await expect.poll(() => rows.count(), POLL).toBe(MEMBERS);
+    await dialog.getByTestId('members-loading').waitFor({ state: 'detached' });
+    // The last member by name comes from the second page; the Add picker offers nobody already in.
+    await rows.filter({ hasText: 'member-258' }).waitFor();
+    const offered = await dialog.locator('#member-add-name option').allTextContents();
+    expect(offered.filter((text) => text.startsWith('member-'))).toEqual([]);
+    expect(offered).toContain('pam (person)');
+    const pages = sent.filter((f) => f.method === 'channel.members');
+    expect(pages.length).toBeGreaterThan(1);
+    expect(pages.filter((f) => f.params?.cursor !== undefined).length).toBe(pages.length - 1);
+    expect(sent.filter((f) => f.method === 'channel.list').length).toBe(listsBefore);
+    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-40-all-members.png`) });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('"New agent" follows the host\'s canAddAgent', () => {
+  const view = VIEWPORTS[0];
+  async function newAgentButtons(person: string, hideField = false): Promise<number> {
+    const context = await newViewContext(stage.browser, view);
+    const page = await context.newPage();
+    if (hideField)
+      // An older host: its hello has no canAddAgent (the page checks the session over HTTP POST).
+      await page.route('**/rpc', async (route) => {
+        const request = route.request();
+        if (request.method() !== 'POST' || !request.postData()?.includes('"host.hello"'))
+          return route.continue();
+        const response = await route.fetch();
+        const body = (await response.json()) as { result?: Record<string, unknown> };
+        if (body.result) delete body.result.canAddAgent;
+        await route.fulfill({ response, json: body });
+      });
+    await signIn(page, await loginLinkFor(stage, person), person);
+    await page.getByRole('button', { name: 'New message' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New message' });
+    await dialog.getByLabel('To').waitFor();
+    const count = await dialog.getByRole('button', { name: 'New agent…' }).count();
+    await context.close();
+    return count;
+  }
+
+  it('shows it to the owner, whose hello says true', async () => {
+    expect(await newAgentButtons('owner')).toBe(1);
+  }, 60_000);
+
+  it('hides it from a person, whose hello says false', async () => {
+    expect(await newAgentButtons('pam', false)).toBe(0);
+  }, 60_000);
+
+  it('hides it from the owner when the host does not say (an older host)', async () => {
+    expect(await newAgentButtons('owner', true)).toBe(0);
+  }, 60_000);
+});
+
+describe('a channel created during the first load of the channel list', () => {
+  it('appears in the sidebar without a reload', { timeout: 120_000 }, async () => {
+    const context = await newViewContext(stage.browser, VIEWPORTS[0]);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    collectProblems(page, problems);
+    const sent: Frame[] = [];
+    let firstListId: number | null = null;
+    let subscribeId: number | null = null;
+    let subscribed = false;
+    let joinedForwarded = false;
+    let held: { ws: WebSocketRoute; text: string } | null = null;
+    await page.routeWebSocket(/\/rpc$/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((text) => {
+        const frame = JSON.parse(String(text)) as Frame;
+        sent.push(frame);
+        if (frame.method === 'channel.list' && frame.params?.cursor === undefined && firstListId === null)
+          firstListId = frame.id ?? null;
+        if (frame.method === 'subscribe' && frame.params?.channelList === true)
+          subscribeId = frame.id ?? null;
+        server.send(text);
+      });
+      server.onMessage((text) => {
+        const frame = JSON.parse(String(text)) as Frame & { params?: { channel?: { name?: string } } };
+        if (frame.id !== undefined && frame.id === firstListId && held === null) {
+          // The first page of the list stays with us until the new channel's event is through.
+          held = { ws, text: String(text) };
+          return;
+        }
+        if (frame.id !== undefined && frame.id === subscribeId) subscribed = true;
+        ws.send(text);
+        if (frame.method === 'channel.joined' && frame.params?.channel?.name === 'aaa-late')
+          joinedForwarded = true;
+      });
+    });
+    await signIn(page, await loginLinkFor(stage));
+    await expect.poll(() => held !== null && subscribed, POLL).toBe(true);
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    // Named to sort first: it is on no page the load has yet to read.
+    await createChannel(stage.hostCtx, owner, { name: 'aaa-late', members: [] });
+    await expect.poll(() => joinedForwarded, POLL).toBe(true);
+    const release = held as { ws: WebSocketRoute; text: string } | null;
+    release?.ws.send(release.text);
+    const nav = page.getByRole('navigation');
+    await nav.getByRole('link', { name: '#bulk-59', exact: true }).waitFor();
+    expect(
+      sent.filter((f) => f.method === 'channel.list' && f.params?.cursor !== undefined).length,
+    ).toBeGreaterThan(0);
+    await nav.getByRole('link', { name: '#aaa-late', exact: true }).waitFor({ timeout: POLL.timeout });
+    expect(sent.filter((f) => f.method === 'channel.list').length).toBe(2);
+    await page.screenshot({ path: join(ARTIFACTS, 'desktop-41-created-during-load.png') });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
