@@ -1,6 +1,7 @@
 // Steering a running driven turn, against an in-memory client (the real clients are exercised in
 // test/e2e/drive-steer.e2e.test.ts): what is steered, when it counts, what waits for the next turn.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import type { HostContext } from '../../src/host/context.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue } from '../../src/host/queue.js';
@@ -9,12 +10,13 @@ import type { TurnOutcome } from '../../src/host/turns.js';
 import {
   ClientGoneError,
   type DriverClient,
+  type LoopCheck,
   runDriverLoop,
   type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
-import { eventually, sleep } from './drive-harness.js';
+import { eventually } from './drive-harness.js';
 
 /** How the in-memory client answers a steer. */
 type SteerMode = 'echo' | 'silent' | 'refuse';
@@ -67,12 +69,57 @@ class SteeringClient implements DriverClient {
   }
 }
 
+/**
+ * The loop's looks at the queue, in the order they began, each with the number of turns reported
+ * before it: "nothing happened" is a look that began after the change and decided to let it be.
+ */
+class Checks {
+  readonly seen: (LoopCheck & { afterTurns: number })[] = [];
+  private waiters: (() => void)[] = [];
+
+  record(check: LoopCheck, afterTurns: number): void {
+    this.seen.push({ ...check, afterTurns });
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+  /**
+   * Runs `write` and marks the last commit it announced: a look that begins after the mark saw
+   * what it wrote (the loop may begin one between the commit and `write` resolving).
+   */
+  async markAfter<T>(ctx: HostContext, write: () => Promise<T>): Promise<{ value: T; mark: number }> {
+    let mark = -1;
+    const onCommit = () => {
+      mark = this.seen.length;
+    };
+    ctx.localCommitListeners.add(onCommit);
+    try {
+      const value = await write();
+      if (mark < 0) throw new Error('the write announced no commit');
+      return { value, mark };
+    } finally {
+      ctx.localCommitListeners.delete(onCommit);
+    }
+  }
+  /** What the first look of `loop` that began at or after `from` (and matches `also`) decided. */
+  async decisionFrom(
+    from: number,
+    loop: LoopCheck['loop'],
+    also: (c: { afterTurns: number }) => boolean = () => true,
+  ): Promise<string> {
+    for (;;) {
+      const found = this.seen.slice(from).find((c) => c.loop === loop && also(c));
+      if (found) return found.decided;
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+}
+
 describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (backend) => {
   let h: ConformanceHost;
   let bot: Principal;
   let client: SteeringClient;
   let stop: AbortController;
   let loop: Promise<void>;
+  let checks: Checks;
   const reports: TurnReport[] = [];
 
   beforeEach(async () => {
@@ -81,6 +128,7 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     client = new SteeringClient(h, () => bot);
     stop = new AbortController();
     reports.length = 0;
+    checks = new Checks();
   });
   afterEach(async () => {
     stop.abort();
@@ -100,7 +148,12 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
         .executeTakeFirstOrThrow()
     ).state;
   const start = (limits?: { maxMessages?: number; maxBytes?: number }) => {
-    loop = runDriverLoop(h.ctx, bot, client, { limits, signal: stop.signal, onTurn: (r) => reports.push(r) });
+    loop = runDriverLoop(h.ctx, bot, client, {
+      limits,
+      signal: stop.signal,
+      onTurn: (r) => reports.push(r),
+      onCheck: (c) => checks.record(c, reports.length),
+    });
   };
   const turnsStarted = (n: number) =>
     eventually(async () => (client.requests.length >= n ? true : undefined), 5000, `${n} turn(s)`);
@@ -120,7 +173,8 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     await settled(1);
     expect(reports[0]).toMatchObject({ outcome: 'ok', delivered: [first, later], handled: [first, later] });
     expect(await stateOf(later)).toBe('handled');
-    await sleep(200);
+    // The loop's first look after the turn finds nothing left to dispatch.
+    expect(await checks.decisionFrom(0, 'dispatch', (c) => c.afterTurns === 1)).toBe('wait');
     expect(client.requests).toHaveLength(1);
   });
 
@@ -158,11 +212,15 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     await turnsStarted(1);
     const later = await send('refused');
     await steered(1);
+    const steerLooks = () => checks.seen.filter((c) => c.loop === 'steer');
+    // The refusal ends the watcher: no look at the queue steers this turn again.
+    expect(await steerLooks().at(-1)?.decided).toBe('refused');
+    const looksBefore = steerLooks().length;
     await send('after the refusal');
-    await sleep(200);
-    expect(client.steers).toHaveLength(1);
     client.finish({ ok: true });
     await settled(1);
+    expect(steerLooks()).toHaveLength(looksBefore);
+    expect(client.steers).toHaveLength(1);
     expect(reports[0]).toMatchObject({ delivered: [first], handled: [first] });
     await turnsStarted(2);
     expect(client.ids(1)[0]).toBe(later);
@@ -197,8 +255,9 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     await turnsStarted(1);
     const second = await send('second');
     await steered(1);
-    const third = await send('third');
-    await sleep(300);
+    const { value: third, mark } = await checks.markAfter(h.ctx, () => send('third'));
+    // A look that began after 'third' was stored leaves it: the turn's two messages are spent.
+    expect(await checks.decisionFrom(mark, 'steer')).toBe('nothing');
     expect(client.steers).toHaveLength(1);
     expect(client.steered(0)).toEqual([second]);
     client.finish({ ok: true });
@@ -212,8 +271,9 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     start();
     await turnsStarted(1);
     await pauseQueue(h.ctx, h.owner, 'bot', 'hold on');
-    const later = await send('while paused');
-    await sleep(300);
+    const { value: later, mark } = await checks.markAfter(h.ctx, () => send('while paused'));
+    // A look that began after the message was stored leaves it (the pause woke the loop too).
+    expect(await checks.decisionFrom(mark, 'steer')).toBe('nothing');
     expect(client.steers).toHaveLength(0);
     client.finish({ ok: true });
     await settled(1);

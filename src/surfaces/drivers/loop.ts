@@ -90,6 +90,22 @@ export interface DriverLoopOptions {
   onSteer?: ((steer: { turnId: string; ids: string[]; accepted: boolean }) => void) | undefined;
   /** Called with the messages returned because their turns kept ending without settling. */
   onReturned?: ((returned: { id: string; reason: string }[]) => void) | undefined;
+  /**
+   * Called as the loop begins each look at the queue (after a change woke it), with what that
+   * look decides: lets a test know the loop saw a change and let it be, without sleeping.
+   */
+  onCheck?: ((check: LoopCheck) => void) | undefined;
+}
+
+/**
+ * One look at the queue. `dispatch` (between turns) decides `turn` or `wait` (nothing deliverable
+ * or nothing new: it waits for a change). `steer` (while a turn runs) decides `steered`, `nothing`
+ * (nothing to steer within the turn's limits, or the queue is paused or blocked), or ends the
+ * watcher: `refused` (the client took no steer) or `failed`.
+ */
+export interface LoopCheck {
+  loop: 'dispatch' | 'steer';
+  decided: Promise<'turn' | 'wait' | 'steered' | 'nothing' | 'refused' | 'failed'>;
 }
 
 /** Re-dispatch waits at most this long after an unsettled turn. */
@@ -166,16 +182,9 @@ export async function runDriverLoop(
     for (;;) {
       if (options.signal?.aborted) return;
       wake.clear();
-      // A message whose turns keep ending unsettled is returned (and then blocks, as returned cards do).
-      const exhausted = await returnExhaustedMessages(
-        ctx,
-        agent,
-        options.maxAttempts ?? DEFAULT_MAX_DISPATCH_ATTEMPTS,
-      );
-      if (exhausted.length > 0) options.onReturned?.(exhausted);
-      const { summary, deliverable } = await dispatchState(ctx, agent);
-      const ready = summary.total > 0 && summary.revision !== quietRevision && deliverable;
-      if (!ready) {
+      const check = readyToDispatch(ctx, agent, options, quietRevision);
+      options.onCheck?.({ loop: 'dispatch', decided: check.then((ready) => (ready ? 'turn' : 'wait')) });
+      if (!(await check)) {
         const woke = await Promise.race([wake.wait().then(() => 'wake' as const), aborted, gone]);
         if (woke === 'aborted') return;
         if (typeof woke === 'object') throw new ClientGoneError(woke.gone);
@@ -202,6 +211,24 @@ export async function runDriverLoop(
     stopWatching();
     ctx.localCommitListeners.delete(wake.notify);
   }
+}
+
+/** Whether the queue has something new to dispatch (returning first what keeps failing to settle). */
+async function readyToDispatch(
+  ctx: HostContext,
+  agent: Principal,
+  options: DriverLoopOptions,
+  quietRevision: number | null,
+): Promise<boolean> {
+  // A message whose turns keep ending unsettled is returned (and then blocks, as returned cards do).
+  const exhausted = await returnExhaustedMessages(
+    ctx,
+    agent,
+    options.maxAttempts ?? DEFAULT_MAX_DISPATCH_ATTEMPTS,
+  );
+  if (exhausted.length > 0) options.onReturned?.(exhausted);
+  const { summary, deliverable } = await dispatchState(ctx, agent);
+  return summary.total > 0 && summary.revision !== quietRevision && deliverable;
 }
 
 /** Waits `base × 2^(n-1)` ms (at most {@link MAX_RETRY_DELAY_MS}), or until aborted. */
@@ -342,16 +369,13 @@ async function steerWhileRunning(
   );
   const carried = [...request.delivery.included];
   let bytes = Buffer.byteLength(request.delivery.text);
-  wake.clear();
-  for (;;) {
-    if ((await Promise.race([wake.wait().then(() => 'wake' as const), ended])) === 'ended') return;
-    wake.clear();
-    if (options.signal?.aborted) return;
+  // One look: steers what arrived behind the turn's messages, if anything may go.
+  const steerOnce = async (): Promise<'steered' | 'nothing' | 'refused' | 'failed'> => {
     try {
       const delivery = await renderSteer(ctx, agent, options.limits, { carried, bytes }, options.maxAttempts);
-      if (!delivery) continue;
+      if (!delivery) return 'nothing';
       const offered = await offerSteer(ctx, agent, request.turnId, delivery);
-      if (offered.length === 0) continue;
+      if (offered.length === 0) return 'nothing';
       const accepted = await Promise.race([
         steer({ turnId: request.turnId, delivery, delivered: offered }),
         ended.then(() => false),
@@ -360,17 +384,28 @@ async function steerWhileRunning(
       if (!accepted) {
         // The client refused (or the turn ended first): the messages go to the next turn.
         await withdrawSteer(ctx, request.turnId, delivery.text);
-        return;
+        return 'refused';
       }
       carried.push(...delivery.included);
       bytes += Buffer.byteLength(delivery.text);
       const ids = offered.map((m) => m.id);
       delivered.push(...ids);
       attemptSeqs.push(...(await countDispatch(ctx, agent, ids)));
+      return 'steered';
     } catch {
       // A steer that failed leaves its messages pending; the next turn delivers them.
-      return;
+      return 'failed';
     }
+  };
+  wake.clear();
+  for (;;) {
+    if ((await Promise.race([wake.wait().then(() => 'wake' as const), ended])) === 'ended') return;
+    wake.clear();
+    if (options.signal?.aborted) return;
+    const decided = steerOnce();
+    options.onCheck?.({ loop: 'steer', decided });
+    const decision = await decided;
+    if (decision === 'refused' || decision === 'failed') return;
   }
 }
 
