@@ -59,8 +59,8 @@ export interface Store {
    * Runs a send's writes, acknowledged (resolved) only after they commit. SQLite: concurrent calls
    * share one transaction and one fsync (group commit, src/store/group-commit.ts), each under its
    * own savepoint. PostgreSQL: a transaction of its own that other sends run beside (docs/postgres.md);
-   * with `oneStatement` (`fn` runs a single statement there, atomic by itself) no transaction at
-   * all: one round trip, and the rows it locks are held only until that statement commits.
+   * with `oneStatement` (`fn` runs a single statement there, atomic by itself) that statement joins
+   * the process's other waiting sends in one call and one commit (postgres/send-batch.ts).
    */
   sendTransaction<T>(fn: (db: Db) => Promise<T>, options?: { oneStatement?: boolean }): Promise<T>;
   watchChanges: WatchChanges;
