@@ -38,7 +38,7 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
   const { home: base, cleanup } = tempHome();
   const home = join(base, "the team's home");
   const binDir = mkdtempSync(join(tmpdir(), 'sluice-bin-'));
-  const bodies = Array.from({ length: 4 }, (_, i) => `${i}:${'x'.repeat900}`);
+  const bodies = Array.from({ length: 4 }, (_, i) => `${i}:${'x'.repeat(900)}`);
   const big = `big:${'y'.repeat(5000)}`;
   let bigId = '';
   const sluice = (args: string) => shell(`sluice --home '${home.replaceAll("'", "'\\''")}' ${args}`, binDir);

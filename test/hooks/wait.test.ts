@@ -10,6 +10,7 @@ import { archiveMessages } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolvePrincipal } from '../../src/host/principals.js';
 import { sessionStartNotice } from '../../src/surfaces/hooks/wait-cli.js';
+import { SAFETY_RECHECK_MS } from '../../src/surfaces/hooks/wait-watch.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { SLUICE_BIN } from '../support/host.js';
 
@@ -176,7 +177,9 @@ for (const backend of backendsUnderTest()) {
       const run = await w.ended;
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('"body":"wake up"');
-      expect(run.at - sentAt).toBeLessThan(2_000);
+      // Woken by the change itself, not by the 30 s safety re-check (SAFETY_RECHECK_MS); the bound
+      // is loose so a loaded machine passes (how fast is measured by npm run eval:wake).
+      expect(run.at - sentAt).toBeLessThan(SAFETY_RECHECK_MS / 3);
     });
   });
 }
