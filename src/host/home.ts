@@ -1,6 +1,7 @@
-import { chmodSync, lstatSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SluiceError } from '../core/errors.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import { pingDatabase } from '../store/ops/health.js';
 import type { Durability, Store } from '../store/store.js';
@@ -77,6 +78,25 @@ export async function openHost(options: OpenHostOptions = {}): Promise<HostConte
     await store.close();
     throw err;
   }
+}
+
+/**
+ * Throws `not_found` unless the home's database exists (the embedded SQLite file; a PostgreSQL
+ * URL is not checked here). Commands that only use a home call this first, so a typo in `--home`
+ * or `SLUICE_HOME` is one clear line instead of a new, empty home that knows nobody.
+ */
+export function assertHomeExists(options: { home?: string | undefined; db?: string | undefined }): void {
+  const url = options.db ?? process.env.SLUICE_DB;
+  if (isPostgresUrl(url)) return;
+  const home = resolveHome(options.home);
+  const file = url && url !== '' ? resolve(url) : join(home, 'sluice.db');
+  if (existsSync(file)) return;
+  throw new SluiceError(
+    'not_found',
+    url && url !== ''
+      ? `no Sluice database at ${file}: check --db / SLUICE_DB, or create it with "sluice start --db ${url}"`
+      : `no Sluice home at ${home}: check --home / SLUICE_HOME, or create it with "sluice start" (or npm start)`,
+  );
 }
 
 /** Idempotent: creates the home, database, cursor secret and the `owner` person. */

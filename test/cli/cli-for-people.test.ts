@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +83,32 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
     const before = await state();
     expect(await ok('channel', 'history', 'builder')).toBe('no messages\n');
     expect(await state()).toEqual(before);
+  });
+
+  it('a mistyped home is one clear line and creates nothing (only start, init and serve create a home)', async () => {
+    const typo = join(mkdtempSync(join(tmpdir(), 'sluice-typo-')), 'hmoe');
+    try {
+      for (const args of [['message', 'ls', '--as', 'bot'], ['login-link'], ['agent', 'ls']]) {
+        const r = await runCli(['--home', typo, ...args], { home: h.home });
+        expect(r.code).toBe(2);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toBe(
+          `sluice: not_found: no Sluice home at ${typo}: check --home / SLUICE_HOME, or create it with "sluice start" (or npm start)\n`,
+        );
+        expect(existsSync(typo)).toBe(false);
+      }
+      const db = join(typo, 'other.db');
+      const r = await runCli(['--db', db, 'agent', 'ls'], { home: h.home });
+      expect([r.code, r.stderr.split('\n')[0]]).toEqual([
+        2,
+        expect.stringContaining(`no Sluice database at ${db}`),
+      ]);
+      expect(existsSync(typo)).toBe(false);
+      expect((await runCli(['--home', typo, 'init'], { home: h.home })).code).toBe(0);
+      expect(existsSync(join(typo, 'sluice.db'))).toBe(true);
+    } finally {
+      rmSync(join(typo, '..'), { recursive: true, force: true });
+    }
   });
 
   it('shows the help of a subcommand with `sluice help message send`', async () => {

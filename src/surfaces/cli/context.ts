@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
-import { OWNER_NAME, openHost } from '../../host/home.js';
+import { assertHomeExists, OWNER_NAME, openHost } from '../../host/home.js';
 import { type Principal, resolvePrincipal } from '../../host/principals.js';
 import type { Durability } from '../../store/store.js';
 import { type AgentLock, agentLockFrom, enforceAgentLock } from './agent-lock.js';
@@ -33,6 +33,9 @@ function commandPath(command: Command): string {
   return words.join(' ');
 }
 
+/** The commands that create a home (and its database) when there is none; the rest need one. */
+const CREATES_HOME = new Set(['init', 'start', 'serve']);
+
 function durabilityOf(value: string | undefined): Durability {
   if (value === undefined || value === 'full') return 'full';
   if (value === 'normal') return 'normal';
@@ -55,9 +58,10 @@ export function action<A extends unknown[]>(
       // before anything is opened (DESIGN.md §8 I8).
       const lock = agentLockFrom();
       const locked = lock ? enforceAgentLock(lock, { command: commandPath(command), ...global }) : undefined;
+      const where = { home: locked ? locked.home : global.home, db: locked ? locked.db : global.db };
+      if (!CREATES_HOME.has(commandPath(command))) assertHomeExists(where);
       host = await openHost({
-        home: locked ? locked.home : global.home,
-        db: locked ? locked.db : global.db,
+        ...where,
         durability: durabilityOf(global.durability),
       });
       const actorName = locked ? locked.as : (global.as ?? (process.env.SLUICE_AS || OWNER_NAME));
