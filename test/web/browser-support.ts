@@ -1,8 +1,8 @@
 // Shared by the browser tests: build the page, run `sluice serve`, launch Debian's Chromium, sign in,
 // open a context per viewport and collect the page's problems.
 
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -15,10 +15,10 @@ import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
+import { ensurePageBuilt } from './page-build.js';
 
 export const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts/web');
-const WEB = join(REPO_ROOT, 'web');
 
 /** Playwright-core has no auto-waiting assertions; poll the page instead. */
 export const POLL = { timeout: 10_000, interval: 50 };
@@ -28,29 +28,7 @@ export const VIEWPORTS = [
   { name: 'phone', width: 390, height: 844, isMobile: true },
 ] as const;
 
-function newestMtime(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(0, ...readdirSync(path).map((entry) => newestMtime(join(path, entry))));
-}
-
-/** Builds web/dist when it is missing or older than its sources. */
-export function ensurePageBuilt(): void {
-  const built = join(WEB, 'dist/index.html');
-  const sources = Math.max(
-    newestMtime(join(WEB, 'src')),
-    newestMtime(join(WEB, 'index.html')),
-    newestMtime(join(WEB, 'vite.config.ts')),
-  );
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
-  const vite = join(REPO_ROOT, 'node_modules/vite/bin/vite.js');
-  const result = spawnSync(
-    process.execPath,
-    [vite, 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'],
-    { cwd: REPO_ROOT, encoding: 'utf8' },
-  );
-  if (result.status !== 0) throw new Error(`vite build failed:\n${result.stdout}\n${result.stderr}`);
-}
+export { ensurePageBuilt };
 
 export interface Served {
   process: ChildProcess;
