@@ -1,7 +1,7 @@
 // The Claude driver's steering against a stand-in `claude -p --input-format stream-json`: a steer
 // reaches only the turn it names, only while that turn runs, and the turn ends with the last
 // result after every steered message was echoed (the real client: test/e2e/drive-steer.e2e.test.ts).
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -12,6 +12,7 @@ import { startClaudeClient } from '../../src/surfaces/drivers/claude.js';
 import type { DriverClient, TurnRequest } from '../../src/surfaces/drivers/loop.js';
 import { prepareDriver } from '../../src/surfaces/drivers/setup.js';
 import { openTestHost, type TestHost } from '../support/host.js';
+import { eventually } from './drive-harness.js';
 
 // Echoes each user message as Claude Code does with --replay-user-messages, logs what it got, and
 // ends the turn with a `result` once a message says "end-turn".
@@ -69,6 +70,8 @@ describe('steering a running Claude turn', () => {
     const running = client.runTurn(request(turn.id, 'first'));
     const steer = client.steer?.bind(client);
     if (!steer) throw new Error('the Claude client steers');
+    // The turn runs once its message reached the client.
+    await eventually(async () => (existsSync(join(cwd, 'received.txt')) ? true : undefined), 10_000);
     expect(await steer(request('t_another', 'for another turn'))).toBe(false);
     expect(await steer(request(turn.id, 'steered'))).toBe(true);
     expect(await steer(request(turn.id, 'steered, end-turn'))).toBe(true);
