@@ -98,6 +98,9 @@ function newProgram(): Command {
     .option('--durability <mode>', 'SQLite durability: full (default) or normal')
     .exitOverride()
     .showSuggestionAfterError(true)
+    // Every subcommand's help lists these too (`.command()` copies the help configuration):
+    // `sluice message ls --help` must say how to pick `--as`.
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text.startsWith('error:') ? usageLine(text) : text),
     });

@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestHost, runCli, type TestHost } from '../support/host.js';
+
+// What a newcomer's walkthrough of the built CLI stumbled on (run `npm run build` first).
+describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
+  let h: TestHost;
+  beforeAll(async () => {
+    h = await openTestHost();
+    await h.agent('helper');
+  });
+  afterAll(async () => h.close());
+  const cli = (args: string[], env?: Record<string, string>) => runCli(args, { home: h.home, env });
+  const ok = async (...args: string[]) => {
+    const r = await cli(args);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return r.stdout;
+  };
+
+  it.each([
+    [['message', 'ls', '--help']],
+    [['message', 'read', '--help']],
+    [['help', 'channel', 'create']],
+    [['queue', '--help']],
+  ])('`sluice %j` lists the global options --as, --home and --db', async (args) => {
+    const help = await ok(...args);
+    const global = help.slice(help.indexOf('Global Options:'));
+    expect(help).toContain('Global Options:');
+    for (const option of ['--as <name>', '--home <dir>', '--db <url>']) expect(global).toContain(option);
+  });
+});
