@@ -28,4 +28,17 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     expect(help).toContain('Global Options:');
     for (const option of ['--as <name>', '--home <dir>', '--db <url>']) expect(global).toContain(option);
   });
+
+  it('creates a channel of just its creator without --members, as the page does', async () => {
+    expect(await ok('channel', 'create', 'solo')).toBe('#solo\n');
+    expect(await ok('channel', 'create', 'solo2', '--members', '')).toBe('#solo2\n');
+    const members = JSON.parse(await ok('channel', 'members', '#solo', '--json'));
+    expect(members).toEqual([{ name: 'owner', kind: 'person' }]);
+  });
+
+  it('`channel create` with no arguments reports the missing name, not --members', async () => {
+    const r = await cli(['channel', 'create']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("sluice: invalid_params: missing required argument 'name'\n");
+  });
 });

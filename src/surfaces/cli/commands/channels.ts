@@ -43,15 +43,14 @@ export function registerChannelCommands(program: Command): void {
   channel
     .command('create <name>')
     .description('create a group channel; you and the agents named join, other people are invited')
-    .requiredOption('--members <names>', 'comma-separated principal names')
+    // Optional, as on the page: a channel of just its creator, others added later.
+    .option('--members <names>', 'comma-separated principal names (default: just you)')
     .action(
-      action(async ({ host, actor }, name: string, opts: { members: string }) => {
-        const members = opts.members
+      action(async ({ host, actor }, name: string, opts: { members?: string }) => {
+        const members = (opts.members ?? '')
           .split(',')
           .map((m) => m.trim())
           .filter((m) => m !== '');
-        if (members.length === 0)
-          throw new SluiceError('invalid_params', '--members needs at least one name');
         const row = await createChannel(host, await actor(), { name, members });
         const invited = row.invited.length
           ? `\ninvited (they join when they accept): ${row.invited.join(',')}`
