@@ -85,6 +85,8 @@ export function usageLine(text: string): string {
 
 // `-V` is a plain option, not `.version(…)` (which wants the text up front): only the command
 // that prints the version reads package.json, not every `sluice message …` the model runs.
+// Every subcommand's help lists the global options too (`.command()` copies the help
+// configuration): `sluice message ls --help` must say how to pick `--as`.
 function newProgram(): Command {
   return new Command('sluice')
     .description('a durable message host for AI agents and the people who work with them')
@@ -98,8 +100,6 @@ function newProgram(): Command {
     .option('--durability <mode>', 'SQLite durability: full (default) or normal')
     .exitOverride()
     .showSuggestionAfterError(true)
-    // Every subcommand's help lists these too (`.command()` copies the help configuration):
-    // `sluice message ls --help` must say how to pick `--as`.
     .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text.startsWith('error:') ? usageLine(text) : text),
