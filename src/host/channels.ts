@@ -24,7 +24,7 @@ import {
 import type { Db } from '../store/store.js';
 import { canRemoveMember, joinsDirectly, requireMember, requireMemberChannel } from './access.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
-import { type Principal, resolvePrincipal, validateName } from './principals.js';
+import { closestNames, type Principal, resolvePrincipal, validateName } from './principals.js';
 
 export type Channel = ChannelRow;
 
@@ -167,7 +167,7 @@ export async function resolveTarget(ctx: HostContext, actor: Principal, target: 
     const channel = target.startsWith('#')
       ? await findChannelByName(ctx.store.db, target.slice(1))
       : await findChannelById(ctx.store.db, target);
-    if (!channel) throw new SluiceError('not_found', `no channel ${JSON.stringify(target).slice(0, 80)}`);
+    if (!channel) throw await channelNotFound(ctx.store.db, actor, target);
     await requireMember(ctx.store.db, channel.id, actor.id);
     return channel;
   }
@@ -312,7 +312,7 @@ export async function addMember(
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
   const change = await ctx.store.transaction(async (trx) => {
-    const found = await findChannelRef(trx, channelRef);
+    const found = await findChannelRef(trx, actor, channelRef);
     const channel = await requireMemberChannel(trx, actor, found.id);
     if (channel.kind === 'dm')
       throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
@@ -372,16 +372,38 @@ export async function listInvitationsPage(
   };
 }
 
-/** Resolves `#name` or a channel id to a channel row, without any access check. */
-async function findChannelRef(db: Db, ref: string): Promise<Channel> {
+/**
+ * Resolves `#name` or a channel id to a channel row, without any access check (a miss suggests
+ * only the actor's own channels).
+ */
+async function findChannelRef(db: Db, actor: Principal, ref: string): Promise<Channel> {
   const channel =
     typeof ref !== 'string'
       ? undefined
       : ref.startsWith('#')
         ? await findChannelByName(db, ref.slice(1))
         : await findChannelById(db, ref);
-  if (!channel) throw new SluiceError('not_found', `no channel ${JSON.stringify(String(ref)).slice(0, 80)}`);
+  if (!channel) throw await channelNotFound(db, actor, String(ref));
   return channel;
+}
+
+/** Channels scanned for a did-you-mean: enough for anyone's own list, bounded for the odd giant. */
+const SUGGESTION_SCAN = 1000;
+
+/**
+ * `not_found` for a channel reference, suggesting the closest names among the group channels the
+ * actor is a member of now: never another channel's name (docs/security.md, I6).
+ */
+async function channelNotFound(db: Db, actor: Principal, ref: string): Promise<SluiceError> {
+  const quoted = JSON.stringify(ref).slice(0, 80);
+  const names = ref.startsWith('#')
+    ? (await listChannelsPageOf(db, actor.id, { limit: SUGGESTION_SCAN }))
+        .filter((c) => c.kind === 'group')
+        .map((c) => c.name)
+    : [];
+  const suggestions = closestNames(ref.slice(1), names).map((name) => `#${name}`);
+  const hint = suggestions.length > 0 ? ` (did you mean ${suggestions.join(' or ')}?)` : '';
+  return new SluiceError('not_found', `no channel ${quoted}${hint}`, { name: ref.slice(0, 80), suggestions });
 }
 
 /** Accepts an invitation: the caller joins the channel now. */
@@ -392,7 +414,7 @@ export async function acceptInvitation(
 ): Promise<Channel> {
   const at = nowIso(ctx);
   const channel = await ctx.store.transaction(async (trx) => {
-    const channel = await findChannelRef(trx, channelRef);
+    const channel = await findChannelRef(trx, actor, channelRef);
     if (!(await deleteInvitation(trx, channel.id, actor.id))) {
       throw new SluiceError('not_found', `you have no invitation to ${describe(channel)}`);
     }
@@ -411,7 +433,7 @@ export async function declineInvitation(
   channelRef: string,
 ): Promise<void> {
   await ctx.store.transaction(async (trx) => {
-    const channel = await findChannelRef(trx, channelRef);
+    const channel = await findChannelRef(trx, actor, channelRef);
     if (!(await deleteInvitation(trx, channel.id, actor.id))) {
       throw new SluiceError('not_found', `you have no invitation to ${describe(channel)}`);
     }
@@ -430,7 +452,7 @@ function describe(channel: Channel): string {
 export async function leaveChannel(ctx: HostContext, actor: Principal, channelRef: string): Promise<Channel> {
   const at = nowIso(ctx);
   const channel = await ctx.store.transaction(async (trx) => {
-    const channel = await findChannelRef(trx, channelRef);
+    const channel = await findChannelRef(trx, actor, channelRef);
     await requireMember(trx, channel.id, actor.id);
     if (channel.kind === 'dm') throw new SluiceError('invalid_params', 'a DM channel cannot be left');
     await markMembershipLeft(trx, channel.id, actor.id, at);
@@ -455,7 +477,7 @@ export async function removeMember(
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
-    const found = await findChannelRef(trx, channelRef);
+    const found = await findChannelRef(trx, actor, channelRef);
     const channel = await requireMemberChannel(trx, actor, found.id);
     if (!canRemoveMember(actor, channel, member)) {
       throw new SluiceError(

@@ -41,4 +41,24 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("sluice: invalid_params: missing required argument 'name'\n");
   });
+
+  it("suggests the caller's own channels for a mistyped channel name, and only those", async () => {
+    await h.person('alice');
+    await ok('channel', 'create', 'team', '--members', 'helper');
+    const alice = { SLUICE_AS: 'alice' };
+    expect((await cli(['channel', 'create', 'teem'], alice)).code).toBe(0);
+    const owner = await cli(['channel', 'history', '#tem']);
+    expect(owner.code).toBe(2);
+    expect(owner.stderr).toBe('sluice: not_found: no channel "#tem" (did you mean #team?)\n');
+    // alice is not in #team: she hears of her own #teem, never of #team.
+    const other = await cli(['channel', 'history', '#tem'], alice);
+    expect(other.stderr).toBe('sluice: not_found: no channel "#tem" (did you mean #teem?)\n');
+    const stranger = await cli(['message', 'send', '#tem', '-m', 'hi'], { SLUICE_AS: 'helper' });
+    expect(stranger.stderr).toBe('sluice: not_found: no channel "#tem" (did you mean #team?)\n');
+    await h.person('bob');
+    const bob = await cli(['channel', 'history', '#tem'], { SLUICE_AS: 'bob' });
+    expect(bob.stderr).toBe('sluice: not_found: no channel "#tem"\n');
+    const leave = await cli(['channel', 'leave', '#tem'], { SLUICE_AS: 'bob' });
+    expect(leave.stderr).toBe('sluice: not_found: no channel "#tem"\n');
+  });
 });
