@@ -61,4 +61,13 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     const leave = await cli(['channel', 'leave', '#tem'], { SLUICE_AS: 'bob' });
     expect(leave.stderr).toBe('sluice: not_found: no channel "#tem"\n');
   });
+
+  it('`sluice start` says how to run the host and open the web page', async () => {
+    const out = await ok('start');
+    expect(out).toContain('This started no host.');
+    expect(out).toMatch(/^ {2}sluice serve +# \(or npm start\) serves the page/m);
+    expect(out).toContain('http://127.0.0.1:7777');
+    expect(out).toMatch(/login link for owner: open it in a browser/);
+    expect(out).toMatch(/^ {2}sluice login-link /m);
+  });
 });

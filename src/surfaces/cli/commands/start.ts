@@ -3,7 +3,10 @@ import { initHome } from '../../../host/home.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 
-/** `npm start`: initialise the home and show a newcomer the next steps. */
+/**
+ * `sluice start`: initialise the home and show a newcomer the next steps. It starts no host
+ * (`sluice serve`, which `npm start` runs, does), so the first step says how to.
+ */
 export function registerStartCommand(program: Command): void {
   program
     .command('start')
@@ -14,6 +17,11 @@ export function registerStartCommand(program: Command): void {
         await writeOut(
           [
             `Sluice is ready: home ${home}, embedded SQLite database, person "owner".`,
+            '',
+            'This started no host. To run one and open the web page:',
+            '  sluice serve          # (or npm start) serves the page, JSON-RPC and MCP on http://127.0.0.1:7777',
+            '                        # and prints a login link for owner: open it in a browser',
+            '  sluice login-link     # another login link while it runs (each link works once)',
             '',
             'Next steps (npx sluice … or ./bin/sluice.js …):',
             '  sluice agent add helper                      # an agent with an inbox',
