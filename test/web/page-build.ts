@@ -43,6 +43,7 @@ function isFresh(): boolean {
   const sources = Math.max(
     newestMtime(join(WEB, 'src')),
     newestMtime(join(WEB, 'index.html')),
+    newestMtime(join(WEB, 'public')),
     newestMtime(join(WEB, 'vite.config.ts')),
   );
   return existsSync(built) && statSync(built).mtimeMs >= sources;
