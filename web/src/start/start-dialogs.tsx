@@ -50,12 +50,44 @@ function NewAgentForm({ client, onAdded }: { client: RpcClient; onAdded: (name: 
   const [settlement, setSettlement] = useState<'explicit' | 'turn'>('explicit');
   const [adding, setAdding] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [added, setAdded] = useState<string | null>(null);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const refocus = useRef(false);
+  // The form (and its focused "Add agent" button) goes away once the agent is added: keep focus in
+  // the dialog, on the button that opens the form again.
+  useEffect(() => {
+    if (!open && refocus.current) {
+      refocus.current = false;
+      toggle.current?.focus();
+    }
+  }, [open]);
+  // Always in the page, so a screen reader announces the line when it fills in.
+  const status = (
+    <p class="muted small new-agent-status" role="status">
+      {added && `Added agent ${added}; it is selected in To.`}
+    </p>
+  );
   if (!open)
     return (
-      <button type="button" class="button ghost new-agent-toggle" onClick={() => setOpen(true)}>
-        New agent…
-      </button>
+      <>
+        <button
+          type="button"
+          ref={toggle}
+          class="button new-agent-toggle"
+          onClick={() => {
+            setAdded(null);
+            setOpen(true);
+          }}
+        >
+          New agent…
+        </button>
+        {status}
+      </>
     );
+  const close = () => {
+    refocus.current = true;
+    setOpen(false);
+  };
   const add = async () => {
     const clean = name.trim();
     if (clean === '' || adding) return;
@@ -63,8 +95,9 @@ function NewAgentForm({ client, onAdded }: { client: RpcClient; onAdded: (name: 
     setError(null);
     try {
       await client.call('principal.addAgent', { name: clean, settlement });
-      setOpen(false);
+      close();
       setName('');
+      setAdded(clean);
       onAdded(clean);
     } catch (err) {
       setError(`not added: ${describeError(err)}`);
@@ -73,62 +106,65 @@ function NewAgentForm({ client, onAdded }: { client: RpcClient; onAdded: (name: 
     }
   };
   return (
-    <fieldset class="new-agent">
-      <legend>New agent</legend>
-      <label for="new-agent-name">Agent name</label>
-      <input
-        id="new-agent-name"
-        type="text"
-        autoComplete="off"
-        placeholder="e.g. helper"
-        value={name}
-        onInput={(event) => setName(event.currentTarget.value)}
-        onKeyDown={(event) => {
-          if (event.key === 'Enter') {
-            event.preventDefault();
-            void add();
-          }
-        }}
-      />
-      <span class="settlement-choice" role="radiogroup" aria-label="How its messages are settled">
-        <label class="member-option">
-          <input
-            type="radio"
-            name="new-agent-settlement"
-            checked={settlement === 'explicit'}
-            onChange={() => setSettlement('explicit')}
-          />
-          explicit <span class="muted small">(the agent archives what it handled)</span>
-        </label>
-        <label class="member-option">
-          <input
-            type="radio"
-            name="new-agent-settlement"
-            checked={settlement === 'turn'}
-            onChange={() => setSettlement('turn')}
-          />
-          turn <span class="muted small">(settled by its turns, for sluice drive)</span>
-        </label>
-      </span>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-      <span class="start-actions">
-        <button
-          type="button"
-          class="button primary"
-          disabled={adding || name.trim() === ''}
-          onClick={() => void add()}
-        >
-          {adding ? 'Adding…' : 'Add agent'}
-        </button>
-        <button type="button" class="button ghost" onClick={() => setOpen(false)}>
-          Cancel
-        </button>
-      </span>
-    </fieldset>
+    <>
+      <fieldset class="new-agent">
+        <legend>New agent</legend>
+        <label for="new-agent-name">Agent name</label>
+        <input
+          id="new-agent-name"
+          type="text"
+          autoComplete="off"
+          placeholder="e.g. helper"
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter') {
+              event.preventDefault();
+              void add();
+            }
+          }}
+        />
+        <span class="settlement-choice" role="radiogroup" aria-label="How its messages are settled">
+          <label class="member-option">
+            <input
+              type="radio"
+              name="new-agent-settlement"
+              checked={settlement === 'explicit'}
+              onChange={() => setSettlement('explicit')}
+            />
+            explicit <span class="muted small">(the agent archives what it handled)</span>
+          </label>
+          <label class="member-option">
+            <input
+              type="radio"
+              name="new-agent-settlement"
+              checked={settlement === 'turn'}
+              onChange={() => setSettlement('turn')}
+            />
+            turn <span class="muted small">(settled by its turns, for sluice drive)</span>
+          </label>
+        </span>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <span class="start-actions">
+          <button
+            type="button"
+            class="button primary"
+            disabled={adding || name.trim() === ''}
+            onClick={() => void add()}
+          >
+            {adding ? 'Adding…' : 'Add agent'}
+          </button>
+          <button type="button" class="button ghost" onClick={close}>
+            Cancel
+          </button>
+        </span>
+      </fieldset>
+      {status}
+    </>
   );
 }
 
