@@ -70,4 +70,29 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     expect(out).toMatch(/login link for owner: open it in a browser/);
     expect(out).toMatch(/^ {2}sluice login-link /m);
   });
+
+  it('`not_member` names the next step: a member adds you', async () => {
+    await h.person('carol');
+    await ok('channel', 'create', 'ops');
+    const r = await cli(['channel', 'history', '#ops'], { SLUICE_AS: 'carol' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'sluice: not_member: you are not a member of that channel; ask a member to run `sluice channel add #ops carol`\n',
+    );
+  });
+
+  it('an unknown --as or SLUICE_AS says which of them named it', async () => {
+    const flag = await cli(['--as', 'nobody', 'message', 'ls']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toBe(
+      'sluice: not_found: no principal named "nobody" (named by --as; sluice agent ls and sluice person ls list them)\n',
+    );
+    const env = await cli(['message', 'ls'], { SLUICE_AS: 'helpr' });
+    expect(env.stderr).toBe(
+      'sluice: not_found: no principal named "helpr" (named by SLUICE_AS; did you mean helper?)\n',
+    );
+    // A name that came from elsewhere (here a message's recipient) is not blamed on --as.
+    const to = await cli(['--as', 'helper', 'message', 'send', 'nobody', '-m', 'hi']);
+    expect(to.stderr).toBe('sluice: not_found: no principal named "nobody"\n');
+  });
 });

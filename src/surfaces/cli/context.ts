@@ -43,6 +43,42 @@ function durabilityOf(value: string | undefined): Durability {
 }
 
 /**
+ * The actor named by `--as` or `$SLUICE_AS`; an unknown name says which of them named it (the
+ * owner default and an agent lock's name are left as the host says them).
+ */
+async function resolveActor(host: HostContext, name: string, source: string | undefined): Promise<Principal> {
+  try {
+    return await resolvePrincipal(host, name);
+  } catch (err) {
+    if (source === undefined || !(err instanceof SluiceError) || err.code !== 'not_found') throw err;
+    const suggestions = Array.isArray(err.data?.suggestions) ? (err.data.suggestions as string[]) : [];
+    const next =
+      suggestions.length > 0
+        ? `did you mean ${suggestions.join(' or ')}?`
+        : 'sluice agent ls and sluice person ls list them';
+    throw new SluiceError(
+      'not_found',
+      `no principal named ${JSON.stringify(name).slice(0, 80)} (named by ${source}; ${next})`,
+      err.data,
+    );
+  }
+}
+
+/**
+ * `not_member` with the next step: a member adds the caller (an agent joins, a person is invited
+ * and then runs `sluice channel accept`). The channel is the `#NAME` the command was given, if any.
+ */
+function withNextStep(err: unknown, actorName: string | undefined, args: readonly unknown[]): unknown {
+  if (!(err instanceof SluiceError) || err.code !== 'not_member' || actorName === undefined) return err;
+  const channel = args.find((a): a is string => typeof a === 'string' && /^#[^\s]+$/.test(a)) ?? '#CHANNEL';
+  return new SluiceError(
+    'not_member',
+    `${err.message}; ask a member to run \`sluice channel add ${channel} ${actorName}\``,
+    err.data,
+  );
+}
+
+/**
  * Wraps a command action: opens the host, runs, closes the store, and turns errors into one
  * line and an exit code.
  */
@@ -53,6 +89,7 @@ export function action<A extends unknown[]>(
     const command = args[args.length - 1] as Command;
     const global = command.optsWithGlobals() as GlobalOptions;
     let host: HostContext | undefined;
+    let actorName: string | undefined;
     try {
       // Under an agent lock, identity and store come from the lock alone; overrides are refused
       // before anything is opened (DESIGN.md §8 I8).
@@ -64,21 +101,29 @@ export function action<A extends unknown[]>(
         ...where,
         durability: durabilityOf(global.durability),
       });
-      const actorName = locked ? locked.as : (global.as ?? (process.env.SLUICE_AS || OWNER_NAME));
+      const name = locked ? locked.as : (global.as ?? (process.env.SLUICE_AS || OWNER_NAME));
+      const source = locked
+        ? undefined
+        : global.as !== undefined
+          ? '--as'
+          : process.env.SLUICE_AS
+            ? 'SLUICE_AS'
+            : undefined;
+      actorName = name;
       const opened = host;
       await run(
         {
           host: opened,
           global: locked ? { ...global, as: locked.as, home: locked.home, db: locked.db } : global,
           typed: global,
-          actorName,
-          actor: () => resolvePrincipal(opened, actorName),
+          actorName: name,
+          actor: () => resolveActor(opened, name, source),
           lock,
         },
         ...args,
       );
     } catch (err) {
-      process.exitCode = reportError(err, host?.home ?? global.home);
+      process.exitCode = reportError(withNextStep(err, actorName, args), host?.home ?? global.home);
     } finally {
       await host?.store.close();
     }
