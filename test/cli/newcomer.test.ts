@@ -95,4 +95,25 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     const to = await cli(['--as', 'helper', 'message', 'send', 'nobody', '-m', 'hi']);
     expect(to.stderr).toBe('sluice: not_found: no principal named "nobody"\n');
   });
+
+  it("`queue ls` prints each card's place in line (1, 2, …), and --json keeps the stored position", async () => {
+    await h.agent('worker');
+    const ids: string[] = [];
+    for (const body of ['one', 'two', 'three', 'four']) {
+      ids.push((await ok('message', 'send', 'worker', '-m', body)).trim());
+    }
+    const archived = await cli(['message', 'archive', ids[0] as string, ids[1] as string], {
+      SLUICE_AS: 'worker',
+    });
+    expect(archived.code).toBe(0);
+    const table = (await ok('queue', 'ls', 'worker')).trimEnd().split('\n');
+    expect(table[0]).toMatch(/^PLACE\s+STATE\s+SOURCE\s+ID\s+FROM\s+PREVIEW$/);
+    expect(table.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(['1', '2']);
+    const cards = JSON.parse(await ok('queue', 'ls', 'worker', '--json')) as {
+      place: number;
+      position: number;
+    }[];
+    expect(cards.map((c) => c.place)).toEqual([1, 2]);
+    expect(cards.map((c) => c.position)).toEqual([3, 4]);
+  });
 });

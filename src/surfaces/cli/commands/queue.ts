@@ -22,7 +22,7 @@ export function registerQueueCommands(program: Command): void {
     .command('ls <agent>')
     .description('pending cards, oldest first, with short previews')
     .option('--limit <n>', 'how many (default 40)')
-    .option('--json', 'print [{position, state, source, id, from, preview}]')
+    .option('--json', 'print [{place, position, state, source, id, from, preview}]')
     .action(
       action(async ({ host, actor }, agentName: string, opts: { limit?: string; json?: boolean }) => {
         const access = await requireQueueAccess(host, await actor(), agentName);
@@ -30,7 +30,10 @@ export function registerQueueCommands(program: Command): void {
           limit: parseLimit(opts.limit, '--limit', 10_000, 40),
           withinChannelIds: access.channelIds,
         });
-        const cards = rows.map((r) => ({
+        // `place` is the card's place in line among those listed (1 is next); `position` is the
+        // stored FIFO counter, which only grows, so it says nothing of how many wait before it.
+        const cards = rows.map((r, i) => ({
+          place: i + 1,
           position: r.entry.position,
           state: r.entry.state,
           source: r.entry.source,
@@ -42,7 +45,7 @@ export function registerQueueCommands(program: Command): void {
           json: opts.json,
           empty: 'queue is empty',
           columns: [
-            { header: 'POSITION', cell: (c) => String(c.position) },
+            { header: 'PLACE', cell: (c) => String(c.place) },
             { header: 'STATE', cell: (c) => c.state },
             { header: 'SOURCE', cell: (c) => c.source },
             { header: 'ID', cell: (c) => c.id },
