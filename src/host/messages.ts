@@ -76,7 +76,7 @@ export function captionFor(body: string, attachments: readonly AttachmentRef[]):
   return `(sent ${attachments.length} ${allImages ? 'images' : 'files'}: ${names})`;
 }
 
-function validateSend(ctx: HostContext, input: SendInput): void {
+function validateSend(ctx: HostContext, input: Omit<SendInput, 'to'>): void {
   if (typeof input.body !== 'string') throw new SluiceError('invalid_params', 'body must be a string');
   if (input.subject !== undefined && typeof input.subject !== 'string') {
     throw new SluiceError('invalid_params', 'subject must be a string');
@@ -111,10 +111,30 @@ export async function sendMessage(
   if (prior) return prior;
   // A principal target's DM is created on first use: refuse what can be refused before creating
   // it, so a refused send changes nothing (found by the bad-input campaign, proof/fuzz-rpc.ts).
-  const existing = await peekTarget(ctx, actor, input.to);
+  const existing = knownDm(ctx, actor, input.to) ?? (await peekTarget(ctx, actor, input.to));
   if (!existing) await refuseBeforeNewDm(ctx, actor, input);
   const channel = existing ?? (await resolveTarget(ctx, actor, input.to));
+  rememberDm(ctx, actor, input.to, channel);
   return storeMessage(ctx, actor, channel, input, claim);
+}
+
+// The DM a principal-name target means, once found, holds for good: principals are never renamed
+// or removed and a DM's key never changes (in any process), so repeated sends skip looking it up.
+// Membership is not assumed: the send's insert checks the actor's current membership itself.
+const knownDms = new WeakMap<HostContext['store'], Map<string, Channel>>();
+const KNOWN_DMS_PER_STORE = 1024;
+
+function knownDm(ctx: HostContext, actor: Principal, target: unknown): Channel | undefined {
+  if (typeof target !== 'string') return undefined;
+  return knownDms.get(ctx.store)?.get(`${actor.id}\n${target}`);
+}
+
+function rememberDm(ctx: HostContext, actor: Principal, target: string, channel: Channel): void {
+  if (channel.kind !== 'dm' || target.startsWith('#') || target.startsWith('c_')) return;
+  let dms = knownDms.get(ctx.store);
+  if (!dms) knownDms.set(ctx.store, (dms = new Map()));
+  if (dms.size >= KNOWN_DMS_PER_STORE) dms.delete(dms.keys().next().value as string);
+  dms.set(`${actor.id}\n${target}`, channel);
 }
 
 /** The refusals of sendToChannel that need no channel; a DM about to be created holds no reply_to. */
@@ -134,12 +154,14 @@ export async function sendToChannel(
   channel: Channel,
   input: Omit<SendInput, 'to' | 'idempotencyKey'>,
 ): Promise<SentMessage> {
+  validateSend(ctx, input);
   return storeMessage(ctx, actor, channel, input, undefined);
 }
 
 /**
  * Stores the message and, for a keyed send, its key in the same transaction: a crash never keeps
  * one without the other, and of concurrent retries exactly one stores (the key's primary key).
+ * Callers have run `validateSend` on the input.
  */
 async function storeMessage(
   ctx: HostContext,
@@ -148,7 +170,6 @@ async function storeMessage(
   input: Omit<SendInput, 'to'>,
   claim: IdempotencyClaim | undefined,
 ): Promise<SentMessage> {
-  validateSend(ctx, { ...input, to: channel.id });
   const attachments = await resolveAttachments(ctx, actor, input.attachmentIds ?? []);
   const body = captionFor(input.body, attachments);
   if (body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
@@ -262,7 +283,7 @@ export async function replyToMessage(
   parentId: string,
   input: Omit<SendInput, 'to' | 'replyTo'>,
 ): Promise<SentMessage> {
-  validateSend(ctx, { ...input, to: '' });
+  validateSend(ctx, input);
   const claim = claimFor(input.idempotencyKey, {
     op: 'reply',
     target: parentId,
@@ -342,7 +363,7 @@ export async function editMessage(
 ): Promise<{ message_id: string; revision: number }> {
   const row = await getMessageRow(ctx, actor, messageId);
   if (row.author_id !== actor.id) throw new SluiceError('denied', 'only the author can edit a message');
-  validateSend(ctx, { to: row.channel_id, body: input.body });
+  validateSend(ctx, { body: input.body });
   requireWellFormedFields({ subject: input.subject });
   if (input.body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
   const at = nowIso(ctx);
