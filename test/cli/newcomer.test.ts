@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 
@@ -116,4 +119,35 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     expect(cards.map((c) => c.place)).toEqual([1, 2]);
     expect(cards.map((c) => c.position)).toEqual([3, 4]);
   });
+
+  it('login-link adds a note when no host answers at the origin serve left behind', async () => {
+    const closed = await listening();
+    const origin = `http://127.0.0.1:${closed.port}`;
+    await closed.close();
+    writeFileSync(join(h.home, 'serve-origin'), `${origin}\n`);
+    const stale = await cli(['login-link']);
+    expect(stale.code).toBe(0);
+    expect(stale.stdout).toMatch(new RegExp(`^${origin}/login\\?code=sll_[A-Za-z0-9_-]{43}\n$`));
+    expect(stale.stderr).toBe(
+      `note: no host answers at ${origin}; start it with sluice serve (or npm start)\n`,
+    );
+
+    const open = await listening();
+    try {
+      writeFileSync(join(h.home, 'serve-origin'), `http://127.0.0.1:${open.port}\n`);
+      const live = await cli(['login-link']);
+      expect(live.stderr).toBe('');
+      expect(live.stdout).toMatch(/\/login\?code=sll_/);
+    } finally {
+      await open.close();
+    }
+  });
 });
+
+/** A TCP listener on a free loopback port (it answers connects; that is all the check asks). */
+async function listening(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

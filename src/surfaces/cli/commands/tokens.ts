@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
@@ -50,6 +51,29 @@ function serveOrigin(home: string, explicit: string | undefined): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SluiceError('invalid_params', '--url must start with http:// or https://');
   return url.origin;
+}
+
+/** How long login-link waits for the host to take a connection before it adds its note. */
+const HOST_CHECK_MS = 1000;
+
+/**
+ * Whether anything takes a TCP connection at `origin` within `timeoutMs` (a connect, not a
+ * request: a host with a certificate the CLI would not trust still counts as there).
+ */
+export function hostAnswers(origin: string, timeoutMs = HOST_CHECK_MS): Promise<boolean> {
+  const url = new URL(origin);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (answered: boolean) => {
+      socket.destroy();
+      resolve(answered);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
 
 /**
@@ -113,6 +137,11 @@ export function registerTokenCommands(program: Command): void {
         const origin = serveOrigin(host.home, opts.url);
         const { code } = await issueLoginCode(host, person ?? actorName);
         await writeOut(`${origin}/login?code=${code}\n`);
+        // The origin file outlives the host that wrote it (stopped, or another serve since).
+        if (!(await hostAnswers(origin)))
+          process.stderr.write(
+            `note: no host answers at ${origin}; start it with sluice serve (or npm start)\n`,
+          );
       }),
     );
 }
