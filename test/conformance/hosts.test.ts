@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
 import { openHost } from '../../src/host/home.js';
 import { tempHome } from '../support/host.js';
-import { serialized } from './hosts.js';
+import { RpcError, retryStaleSocket, type ServeProcess, serialized, staleSocket } from './hosts.js';
 
 /** One write transaction that yields to the event loop while it holds SQLite's write lock. */
 const writeAcrossTurns = (ctx: HostContext) =>
@@ -57,5 +57,61 @@ describe('serialized (the multihost test process stands in for several agent pro
     await expect(
       Promise.all([run(() => writeAcrossTurns(one)), run(() => writeAcrossTurns(two))]),
     ).resolves.toHaveLength(2);
+  });
+});
+
+describe('retryStaleSocket (a keep-alive socket the host closed while the test process lagged)', () => {
+  const failed = (code: string) =>
+    new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) });
+  const host = (exit: string | undefined) => ({ exitStatus: () => exit }) as ServeProcess;
+
+  it.each([
+    ['UND_ERR_SOCKET', true],
+    ['ECONNRESET', true],
+    ['EPIPE', true],
+    ['ECONNREFUSED', false],
+    ['ENOTFOUND', false],
+  ])('counts %s as a stale socket: %s', (code, stale) => {
+    expect(staleSocket(failed(code))).toBe(stale);
+    expect(staleSocket(new RpcError('connection', `fetch failed (${code})`, code))).toBe(stale);
+  });
+
+  it('is not a stale socket when the host answered (an RPC error), whatever the text', () => {
+    expect(staleSocket(new RpcError('unavailable', 'ECONNRESET'))).toBe(false);
+  });
+
+  it('repeats a call once after a stale socket while the host runs, and says so', async () => {
+    const errors = [failed('UND_ERR_SOCKET')];
+    const retries: unknown[] = [];
+    const call = async () => {
+      const err = errors.shift();
+      if (err) throw err;
+      return 'answered';
+    };
+    expect(await retryStaleSocket(host(undefined), call, (err) => retries.push(err))).toBe('answered');
+    expect(retries).toHaveLength(1);
+  });
+
+  it('does not repeat for a host that ended, a refused connection, or a second stale socket', async () => {
+    const always = (code: string) => async () => {
+      throw failed(code);
+    };
+    await expect(retryStaleSocket(host('exit 70; stderr: …'), always('ECONNRESET'))).rejects.toThrow(
+      'fetch failed',
+    );
+    let calls = 0;
+    const refused = async () => {
+      calls++;
+      throw failed('ECONNREFUSED');
+    };
+    await expect(retryStaleSocket(host(undefined), refused)).rejects.toThrow('fetch failed');
+    expect(calls).toBe(1);
+    calls = 0;
+    const stale = async () => {
+      calls++;
+      throw failed('ECONNRESET');
+    };
+    await expect(retryStaleSocket(host(undefined), stale)).rejects.toThrow('fetch failed');
+    expect(calls).toBe(2);
   });
 });

@@ -11,31 +11,102 @@ export interface ServeProcess {
   stderr(): string;
   /** How it ended, or undefined while it runs: a dead host explains its clients' `fetch failed`. */
   exitStatus(): string | undefined;
-  /** SIGTERM and wait for exit. */
+  /**
+   * Everything a failed test should print about this host: alive or how and when it ended, its
+   * event loop's worst lag and last beat (loop-lag-probe.mjs), the tail of its stderr and of its
+   * home's error log (where a crash's stack goes; the test removes the home after).
+   */
+  diagnosis(): string;
+  /** SIGTERM and wait for exit (SIGKILL if it has not exited 10 s later: a frozen host). */
   stop(): Promise<void>;
   /** SIGKILL (a crash) and wait for exit. */
   kill(): Promise<void>;
 }
 
+const PROBE = new URL('./loop-lag-probe.mjs', import.meta.url).href;
+let probes = 0;
+
+function tail(text: string, lines: number): string {
+  const kept = text.trimEnd().split('\n').slice(-lines).join('\n');
+  return kept === '' ? '(empty)' : kept;
+}
+
+function readOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return fallback;
+  }
+}
+
 /** Starts `sluice serve --port 0` (built CLI: run `npm run build` first) and waits for its URL. */
 export function startServe(options: { home: string; db: string | undefined }): Promise<ServeProcess> {
-  const proc = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
+  const lagFile = join(options.home, `loop-lag-${process.pid}-${probes++}.json`);
+  const startedAt = Date.now();
+  const proc = spawn(process.execPath, ['--import', PROBE, SLUICE_BIN, 'serve', '--port', '0'], {
     env: {
       ...process.env,
       SLUICE_HOME: options.home,
       SLUICE_DB: options.db ?? '',
       SLUICE_AS: '',
       SLUICE_LOG_LEVEL: 'warn',
+      SLUICE_TEST_LOOP_LAG_FILE: lagFile,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  let exitedAt: number | undefined;
+  let servingAt: number | undefined;
+  let escalated = false;
+  const exited = new Promise<void>((resolve) =>
+    proc.once('exit', () => {
+      exitedAt = Date.now();
+      resolve();
+    }),
+  );
+  const running = () => proc.exitCode === null && proc.signalCode === null;
   const stopWith = async (signal: NodeJS.Signals) => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    if (running()) proc.kill(signal);
+    if (signal === 'SIGTERM') {
+      // Cleanup only: a host whose loop is frozen never handles SIGTERM.
+      const force = setTimeout(() => {
+        escalated = true;
+        proc.kill('SIGKILL');
+      }, 10_000);
+      await exited;
+      clearTimeout(force);
+    }
     await exited;
   };
+  const exitStatus = () =>
+    running()
+      ? undefined
+      : `exit ${proc.exitCode ?? proc.signalCode}; stderr: ${err.slice(-2000) || '(empty)'}`;
+  const loopLag = () => {
+    const text = readOr(lagFile, '');
+    if (text === '') return 'event loop: no probe report yet';
+    const lag = JSON.parse(text) as {
+      maxLagMs: number;
+      maxLagAtMs: number;
+      lastBeat: number;
+      perSecond: number[];
+      stalls: [number, number][];
+    };
+    const stalls = lag.stalls.map(([at, ms]) => `${ms} ms ending at +${at}`).join(', ') || 'none';
+    return `event loop: worst lag ${lag.maxLagMs} ms at +${lag.maxLagAtMs} ms; last beat ${exitedAt === undefined ? `${Date.now() - lag.lastBeat} ms ago` : `${exitedAt - lag.lastBeat} ms before it ended`}; worst per second, last 30 s: ${lag.perSecond.join(' ')}; stalls of 250 ms or more (since start; serving from +${servingAt === undefined ? '?' : servingAt - startedAt}): ${stalls}`;
+  };
+  const diagnosis = () =>
+    [
+      `pid ${proc.pid}, started ${new Date(startedAt).toISOString()}: ${
+        running()
+          ? 'running'
+          : `ended by ${proc.signalCode ?? `exit code ${proc.exitCode}`} after ${(exitedAt ?? startedAt) - startedAt} ms${escalated ? ' (SIGKILLed: ignored SIGTERM for 10 s)' : ''}`
+      }`,
+      loopLag(),
+      `stderr (last 20 lines):\n${tail(err, 20)}`,
+      `errors.log (last 5 lines):\n${tail(readOr(join(options.home, 'logs', 'errors.log'), ''), 5)}`,
+    ].join('\n');
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`serve did not start in 20 s: ${err.slice(0, 2000)}`)),
@@ -47,16 +118,15 @@ export function startServe(options: { home: string; db: string | undefined }): P
     proc.stdout?.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       const match = /Sluice is serving (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) {
+      if (match?.[1] && servingAt === undefined) {
+        servingAt = Date.now();
         clearTimeout(timer);
         resolve({
           url: match[1],
           proc,
           stderr: () => err,
-          exitStatus: () =>
-            proc.exitCode === null && proc.signalCode === null
-              ? undefined
-              : `exit ${proc.exitCode ?? proc.signalCode}; stderr: ${err.slice(-2000) || '(empty)'}`,
+          exitStatus,
+          diagnosis,
           stop: () => stopWith('SIGTERM'),
           kill: () => stopWith('SIGKILL'),
         });
@@ -65,12 +135,7 @@ export function startServe(options: { home: string; db: string | undefined }): P
     proc.once('exit', (code) => {
       clearTimeout(timer);
       // An internal error's details are in the home's error log, which the test removes after.
-      let details = '';
-      try {
-        details = readFileSync(join(options.home, 'logs', 'errors.log'), 'utf8').slice(-3000);
-      } catch {
-        // No error log.
-      }
+      const details = readOr(join(options.home, 'logs', 'errors.log'), '').slice(-3000);
       reject(new Error(`serve exited (${code}) before serving: ${err.slice(0, 2000)}${details}`));
     });
   });
@@ -80,8 +145,43 @@ export class RpcError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** For `connection`: the socket error's code (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
+    readonly socketCode?: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Codes of a connection the host closed under a request that went out on it: a keep-alive
+ * socket that sat idle past the host's 5 s keep-alive while the client's loop lagged (seen in a
+ * loaded run: 6.6 s of test-process lag, then `other side closed` on a 200 KB upload). A refused
+ * connection is not among them: that host is not listening.
+ */
+const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** True for a failed call whose keep-alive socket the host had already closed. */
+export function staleSocket(err: unknown): boolean {
+  if (err instanceof RpcError) return err.code === 'connection' && STALE_SOCKET.has(err.socketCode ?? '');
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
+  return err instanceof TypeError && typeof cause?.code === 'string' && STALE_SOCKET.has(cause.code);
+}
+
+/**
+ * Runs a call that is safe to repeat once more if its socket turned out stale while the host
+ * still runs, as an HTTP client does after an idle wait; `onRetry` records it.
+ */
+export async function retryStaleSocket<T>(
+  serve: ServeProcess,
+  call: () => Promise<T>,
+  onRetry: (err: unknown) => void = () => undefined,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!staleSocket(err) || serve.exitStatus() !== undefined) throw err;
+    onRetry(err);
+    return call();
   }
 }
 
@@ -99,7 +199,11 @@ export async function rpc<T>(url: string, token: string, method: string, params:
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new RpcError('connection', `${String(err)} (${cause?.code ?? cause?.message ?? 'no cause'})`);
+    throw new RpcError(
+      'connection',
+      `${String(err)} (${cause?.code ?? cause?.message ?? 'no cause'}) calling ${method} at ${url}`,
+      cause?.code,
+    );
   }
   const text = await response.text();
   let reply: { result?: T; error?: { message?: string; code?: string; data?: { code?: string } } };

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
 import type { HostContext } from '../../src/host/context.js';
 import { initHome, openHost } from '../../src/host/home.js';
@@ -14,10 +15,12 @@ import { runCli, tempHome } from '../support/host.js';
 import { type Backend, backendsUnderTest, dropSchema, freshSchemaUrl, withAdmin } from './backend.js';
 import {
   RpcError,
+  retryStaleSocket,
   rpc,
   type ServeProcess,
   type Subscriber,
   serialized,
+  staleSocket,
   startServe,
   subscribe,
 } from './hosts.js';
@@ -34,7 +37,11 @@ const AGENTS = ['a0', 'a1', 'a2', 'a3'];
 const KILL_AFTER_ACKS = 8 * WRITERS_PER_HOST;
 /** Acknowledged sends each survivor's writer makes after the kill. */
 const SENDS_AFTER_KILL = 8;
-/** Attempts of one send that answers `unavailable` (the contract: the caller may retry). */
+/**
+ * Attempts of one keyed send that answers `unavailable`, or whose connection failed while its
+ * host still runs (a keep-alive socket the host closed as the request went out); the idempotency
+ * key makes the retry safe, which is the client contract (docs/rpc.md).
+ */
 const SEND_ATTEMPTS = 3;
 
 interface Ack {
@@ -73,6 +80,9 @@ class Load {
   readonly acks: Ack[] = [];
   readonly receipts: string[] = [];
   readonly errors: string[] = [];
+  /** Calls retried after a connection error while their host still ran (diagnostics). */
+  readonly reconnects: string[] = [];
+  readonly #started = Date.now();
   readonly #waiters: { ready: () => boolean; resolve: () => void }[] = [];
 
   acked(ack: Ack): void {
@@ -81,8 +91,22 @@ class Load {
   }
 
   failed(side: Side, err: unknown): void {
-    this.errors.push(`${side.name}: ${err instanceof Error ? err.message : String(err)}`);
+    this.errors.push(`${side.name} +${Date.now() - this.#started} ms: ${errorText(err)}`);
     this.#recheck();
+  }
+
+  reconnected(side: Side, err: unknown): void {
+    this.reconnects.push(`${side.name} +${Date.now() - this.#started} ms: ${errorText(err)}`);
+  }
+
+  /** What a failed test prints about the load. */
+  summary(): string {
+    const hosts = [...new Set(this.acks.map((a) => a.host))];
+    return [
+      `acknowledged sends: ${hosts.map((h) => `${h} ${this.acksThrough(h)}`).join(', ') || 'none'}; archive receipts ${this.receipts.length}`,
+      `errors (${this.errors.length}): ${this.errors.slice(0, 5).join(' | ') || 'none'}`,
+      `retried after a connection error (${this.reconnects.length}): ${this.reconnects.slice(0, 5).join(' | ') || 'none'}`,
+    ].join('\n');
   }
 
   acksThrough(host: string): number {
@@ -102,6 +126,49 @@ class Load {
         w.resolve();
       }
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A stale keep-alive socket while the host's process still runs: the host is alive, the socket was not. */
+function hostAliveAfter(side: Side, err: unknown): boolean {
+  return staleSocket(err) && side.serve.exitStatus() === undefined;
+}
+
+/**
+ * One keyed `message.send`, retried (same key) on `unavailable` or on a connection error while
+ * its host runs, at most SEND_ATTEMPTS times in all.
+ */
+async function sendKeyed(
+  side: Side,
+  token: string,
+  params: { to: string; body: string; idempotency_key: string; attachments?: string[] },
+  load: Load,
+): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await rpc<{ message_id: string }>(side.serve.url, token, 'message.send', params)).message_id;
+    } catch (err) {
+      if (attempt >= SEND_ATTEMPTS || side.dead) throw err;
+      if (hostAliveAfter(side, err)) load.reconnected(side, err);
+      else if (!(err instanceof RpcError && err.code === 'unavailable')) throw err;
+    }
+  }
+}
+
+/** What a failed test prints: each host's state, event loop and logs, the load, this process's loop. */
+function diagnose(world: World, load: Load | undefined, testLoop: ReturnType<typeof monitorEventLoopDelay>) {
+  const hosts = world.sides.map(
+    (side) => `--- host ${side.name}${side.dead ? ' (the victim)' : ''}: ${side.serve.diagnosis()}`,
+  );
+  return [
+    `=== multihost diagnosis (${world.backend}) ===`,
+    ...hosts,
+    `--- load\n${load?.summary() ?? 'not started'}`,
+    `--- test process: event loop worst lag ${Math.round(testLoop.max / 1e6)} ms, mean ${Math.round(testLoop.mean / 1e6)} ms`,
+  ].join('\n');
 }
 
 async function openWorld(backend: Backend): Promise<World> {
@@ -224,19 +291,15 @@ async function writer(
       body: `${side.name}/${index}/${i} ✉️ 中文 "q" \\ ${'x'.repeat(i % 50)}`,
       idempotency_key: `${side.name}/${index}/${i}`,
     };
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const sent = await rpc<{ message_id: string }>(side.serve.url, token, 'message.send', params);
-        acked++;
-        load.acked({ id: sent.message_id, target, host: side.name });
-        break;
-      } catch (err) {
-        if (side.dead) return;
-        if (err instanceof RpcError && err.code === 'unavailable' && attempt < SEND_ATTEMPTS) continue;
-        load.failed(side, err);
-        if (err instanceof RpcError && err.code === 'connection') return;
-        break;
-      }
+    try {
+      const id = await sendKeyed(side, token, params, load);
+      acked++;
+      load.acked({ id, target, host: side.name });
+    } catch (err) {
+      if (side.dead) return;
+      load.failed(side, err);
+      // No retry loop against a host that stopped answering (an unchecked loop once made 12,410).
+      if (err instanceof RpcError && err.code === 'connection') return;
     }
   }
 }
@@ -250,12 +313,22 @@ async function reader(world: World, side: Side, agents: readonly string[], load:
     for (const name of agents) {
       if (side.dead) return;
       try {
-        const page = await rpc<{ status: string; rows?: { messageId: string }[] }>(
-          side.serve.url,
-          world.ownerToken,
-          'queue.page',
-          { agent: name, size: 10 },
-        );
+        const readPage = () =>
+          rpc<{ status: string; rows?: { messageId: string }[] }>(
+            side.serve.url,
+            world.ownerToken,
+            'queue.page',
+            {
+              agent: name,
+              size: 10,
+            },
+          );
+        // A read is safe to repeat: once, after a connection error while the host runs.
+        const page = await readPage().catch((err) => {
+          if (side.dead || !hostAliveAfter(side, err)) throw err;
+          load.reconnected(side, err);
+          return readPage();
+        });
         const ids = (page.rows ?? []).slice(0, 3).map((r) => r.messageId);
         if (ids.length === 0 || side.dead) continue;
         const made = await world.local(() =>
@@ -313,11 +386,11 @@ function stopOnError(load: Load, done: (acked: number) => boolean): (acked: numb
 }
 
 /** In a proof run (SLUICE_MULTIHOST_SECONDS set) say what the load amounted to. */
-function report(label: string, acks: readonly Ack[], receipts: readonly string[]) {
+function report(label: string, { acks, receipts, reconnects }: Load) {
   if (!process.env.SLUICE_MULTIHOST_SECONDS) return;
   const by = (host: string) => acks.filter((a) => a.host === host).length;
   process.stdout.write(
-    `[multihost] ${label}: ${acks.length} acknowledged sends in ${LOAD_MS / 1000} s (A ${by('A')}, B ${by('B')}), ${receipts.length} archive receipts\n`,
+    `[multihost] ${label}: ${acks.length} acknowledged sends in ${LOAD_MS / 1000} s (A ${by('A')}, B ${by('B')}), ${receipts.length} archive receipts, ${reconnects.length} calls retried after a connection error\n`,
   );
 }
 
@@ -397,54 +470,84 @@ async function expectSubscribersSawAll(subs: Map<string, Subscriber>, acks: read
 
 describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', (backend) => {
   let world: World | undefined;
-  afterEach(async () => {
+  let load: Load | undefined;
+  const testLoop = monitorEventLoopDelay({ resolution: 20 });
+  beforeEach(() => {
+    testLoop.reset();
+    testLoop.enable();
+  });
+  afterEach(async (context) => {
+    testLoop.disable();
+    // Before the cleanup stops the hosts and removes their homes (and error log).
+    if (world && context.task.result?.state === 'fail')
+      process.stderr.write(`${diagnose(world, load, testLoop)}\n`);
     if (world) await closeWorld(world);
     world = undefined;
+    load = undefined;
   });
 
   it('keeps every acknowledged send exactly once, positions gapless, receipts single, live feeds crossing hosts and the CLI, attachments served by either host', async () => {
     world = await openWorld(backend);
     const w = world;
     const subs = await openSubscribers(w, w.sides);
-    const load = new Load();
-    const { acks, receipts } = load;
+    const current = new Load();
+    load = current;
+    const { acks, receipts } = current;
     const deadline = Date.now() + LOAD_MS;
     // Each writer sends for the load's time and at least twice, however slow the machine is.
-    await runLoad(w, load, {
+    await runLoad(w, current, {
       readerAgents: AGENTS,
       writerDone: () => (acked) => acked >= 2 && Date.now() >= deadline,
     });
-    report(`${backend} two hosts`, acks, receipts);
+    report(`${backend} two hosts`, current);
     for (const side of w.sides) expect(side.serve.exitStatus(), `host ${side.name}`).toBeUndefined();
-    expect(load.errors).toEqual([]);
+    expect(current.errors).toEqual([]);
     // Load really ran through both hosts (rates depend on the machine; bench/postgres.ts measures them).
     for (const side of w.sides)
-      expect(load.acksThrough(side.name)).toBeGreaterThanOrEqual(2 * WRITERS_PER_HOST);
+      expect(current.acksThrough(side.name)).toBeGreaterThanOrEqual(2 * WRITERS_PER_HOST);
     expect(receipts.length).toBeGreaterThan(0);
     await expectConsistent(w, acks, receipts);
     await expectSubscribersSawAll(subs, acks);
 
-    // An attachment uploaded through one host downloads through the other.
+    // An attachment uploaded through one host downloads through the other. These calls follow
+    // the waits above, so their keep-alive sockets may be stale (each is safe to repeat once).
     const [hostA, hostB] = w.sides as [Side, Side];
+    const retried = (err: unknown) => current.reconnected(hostA, err);
     const bytes = new Uint8Array(200_000).map((_, i) => (i * 31 + 7) % 256);
-    const upload = await fetch(`${hostA.serve.url}/media`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${w.writerTokens[0]}`,
-        'x-filename': encodeURIComponent('spec 中文.bin'),
-      },
-      body: bytes,
-    });
+    const upload = await retryStaleSocket(
+      hostA.serve,
+      () =>
+        fetch(`${hostA.serve.url}/media`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${w.writerTokens[0]}`,
+            'x-filename': encodeURIComponent('spec 中文.bin'),
+          },
+          body: bytes,
+        }),
+      retried,
+    );
     expect(upload.status).toBe(201);
     const ref = (await upload.json()) as { attachment_id: string };
-    await rpc(hostA.serve.url, w.writerTokens[0] as string, 'message.send', {
-      to: '#load',
-      body: 'see attached',
-      attachments: [ref.attachment_id],
-    });
-    const download = await fetch(`${hostB.serve.url}/media/${ref.attachment_id}`, {
-      headers: { authorization: `Bearer ${w.writerTokens[5]}` },
-    });
+    await sendKeyed(
+      hostA,
+      w.writerTokens[0] as string,
+      {
+        to: '#load',
+        body: 'see attached',
+        idempotency_key: 'see attached',
+        attachments: [ref.attachment_id],
+      },
+      current,
+    );
+    const download = await retryStaleSocket(
+      hostB.serve,
+      () =>
+        fetch(`${hostB.serve.url}/media/${ref.attachment_id}`, {
+          headers: { authorization: `Bearer ${w.writerTokens[5]}` },
+        }),
+      (err) => current.reconnected(hostB, err),
+    );
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
 
@@ -467,8 +570,9 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     const [survivor, victim] = w.sides as [Side, Side];
     const a0 = w.agents.get('a0') as Principal;
     const subs = await openSubscribers(w, [survivor]);
-    const load = new Load();
-    const { acks, receipts } = load;
+    const current = new Load();
+    load = current;
+    const { acks, receipts } = current;
     const deadline = Date.now() + LOAD_MS;
     // Readers leave a0 alone: its inbox only grows, so the victim's read and the survivor's turn
     // below always find messages.
@@ -477,8 +581,10 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     let killedAfter = 0;
     const kill = (async () => {
       // Killed once it has acknowledged enough sends (a0 is in #load, half of every writer's sends).
-      await load.when(() => load.acksThrough(victim.name) >= KILL_AFTER_ACKS || load.errors.length > 0);
-      if (load.errors.length > 0) return undefined;
+      await current.when(
+        () => current.acksThrough(victim.name) >= KILL_AFTER_ACKS || current.errors.length > 0,
+      );
+      if (current.errors.length > 0) return undefined;
       // The victim's side holds an open turn with recorded coverage when its host dies.
       const turn = await w.local(async () => {
         const opened = await beginTurn(victim.ctx, a0, { owner: `serve:${victim.serve.proc.pid}` });
@@ -490,7 +596,7 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
       });
       victim.dead = true;
       await victim.serve.kill();
-      killedAfter = load.acksThrough(victim.name);
+      killedAfter = current.acksThrough(victim.name);
       killed = true;
       // Its agent-side process goes too (closing twice later is a no-op).
       await w.local(() => victim.ctx.store.close());
@@ -510,15 +616,17 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
         return acked - before >= SENDS_AFTER_KILL && Date.now() >= deadline;
       };
     };
-    await runLoad(w, load, { readerAgents, writerDone }, [kill]);
+    await runLoad(w, current, { readerAgents, writerDone }, [kill]);
     const staleTurn = await kill;
-    report(`${backend} host B killed after ${killedAfter} of its sends`, acks, receipts);
-    // A survivor that died would explain every later `fetch failed`: say so first.
-    expect(survivor.serve.exitStatus(), 'the surviving host').toBeUndefined();
-    expect(victim.serve.proc.signalCode).toBe('SIGKILL');
-    expect(load.errors).toEqual([]);
+    report(`${backend} host B killed after ${killedAfter} of its sends`, current);
+    // A survivor that died would explain every later `fetch failed`: say so first, and how
+    // (exit code or signal, stderr, error log, event-loop lag; the afterEach prints the rest).
+    expect(survivor.serve.exitStatus(), `the surviving host\n${survivor.serve.diagnosis()}`).toBeUndefined();
+    // A victim that died before the kill would explain its side's errors the same way.
+    expect(victim.serve.proc.signalCode, `the victim\n${victim.serve.diagnosis()}`).toBe('SIGKILL');
+    expect(current.errors).toEqual([]);
     expect(staleTurn).toBeDefined();
-    expect(load.acksThrough(victim.name)).toBeGreaterThanOrEqual(KILL_AFTER_ACKS);
+    expect(current.acksThrough(victim.name)).toBeGreaterThanOrEqual(KILL_AFTER_ACKS);
     expect(afterKill).toEqual(afterKill.map((n) => Math.max(n, SENDS_AFTER_KILL)));
     await expectConsistent(w, acks, receipts);
     await expectSubscribersSawAll(subs, acks);
@@ -557,15 +665,12 @@ describe.each(backendsUnderTest())('two sluice serve hosts on one %s database', 
     expect(stale?.state).toBe('abandoned');
     expect(await survivor.ctx.store.db.selectFrom('coverage').selectAll().execute()).toEqual([]);
     // And the survivor still takes writes.
-    const after = await rpc<{ message_id: string }>(
-      survivor.serve.url,
+    const after = await sendKeyed(
+      survivor,
       w.writerTokens[0] as string,
-      'message.send',
-      {
-        to: '#load',
-        body: 'after the crash',
-      },
+      { to: '#load', body: 'after the crash', idempotency_key: 'after the crash' },
+      current,
     );
-    expect(after.message_id).toMatch(/^[0-9A-Z]{26}$/);
+    expect(after).toMatch(/^[0-9A-Z]{26}$/);
   }, 120_000);
 });
