@@ -132,7 +132,10 @@ function knownDm(ctx: HostContext, actor: Principal, target: unknown): Channel |
 function rememberDm(ctx: HostContext, actor: Principal, target: string, channel: Channel): void {
   if (channel.kind !== 'dm' || target.startsWith('#') || target.startsWith('c_')) return;
   let dms = knownDms.get(ctx.store);
-  if (!dms) knownDms.set(ctx.store, (dms = new Map()));
+  if (!dms) {
+    dms = new Map();
+    knownDms.set(ctx.store, dms);
+  }
   if (dms.size >= KNOWN_DMS_PER_STORE) dms.delete(dms.keys().next().value as string);
   dms.set(`${actor.id}\n${target}`, channel);
 }
