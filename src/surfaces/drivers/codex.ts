@@ -2,6 +2,7 @@ import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import type { TurnOutcome } from '../../host/turns.js';
 import { codexAdditionalContext } from '../hooks/codex-context.js';
+import { packageVersion } from '../sluice-package.js';
 import { type JsonLineChild, startJsonLineChild } from './child.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
@@ -181,7 +182,7 @@ export async function startCodexClient(
   let threadId: string;
   try {
     await peer.request('initialize', {
-      clientInfo: { name: 'sluice-drive', title: 'Sluice driver', version: '0.1.0' },
+      clientInfo: { name: 'sluice-drive', title: 'Sluice driver', version: packageVersion() },
       capabilities: { experimentalApi: true },
     });
     peer.notify('initialized');

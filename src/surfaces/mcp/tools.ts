@@ -18,6 +18,7 @@ import {
   type ReadOutcome,
   toolBudgets,
 } from '../../host/reads.js';
+import { packageVersion } from '../sluice-package.js';
 import type { ReceiptLedger } from './receipts.js';
 
 /** Options for {@link buildMcpServer}. */
@@ -40,8 +41,6 @@ interface ToolSpec {
   readOnly: boolean;
   run(args: Record<string, unknown>): Promise<CallToolResult>;
 }
-
-const SERVER_INFO = { name: 'sluice', version: '0.1.0' };
 
 const id = (what: string) => z.string().min(1).describe(what);
 const idempotencyKey = z
@@ -245,7 +244,9 @@ export function buildMcpServer(
     },
   ];
 
-  const server = new McpServer(SERVER_INFO, {
+  // The package's version, read when a server starts (not when this module loads).
+  const serverInfo = { name: 'sluice', version: packageVersion() };
+  const server = new McpServer(serverInfo, {
     capabilities: { tools: {} },
     instructions:
       'Sluice messages: read with channel_read (pages; follow nextCursor), answer with message_reply ' +
