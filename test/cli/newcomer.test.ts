@@ -142,6 +142,16 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
       await open.close();
     }
   });
+  it("the owner may pause another's agent but not list its queue without a shared channel (docs/cli.md)", async () => {
+    await h.person('dana');
+    expect((await cli(['agent', 'add', 'danas-bot'], { SLUICE_AS: 'dana' })).code).toBe(0);
+    const ls = await cli(['queue', 'ls', 'danas-bot']);
+    expect(ls.code).toBe(2);
+    expect(ls.stderr).toMatch(/^sluice: denied: /);
+    expect(await ok('queue', 'pause', 'danas-bot')).toBe('paused\n');
+    await ok('message', 'send', 'danas-bot', '-m', 'hello');
+    expect(await ok('queue', 'ls', 'danas-bot')).toMatch(/^PLACE/);
+  });
 });
 
 /** A TCP listener on a free loopback port (it answers connects; that is all the check asks). */
