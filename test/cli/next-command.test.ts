@@ -10,12 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, SLUICE_BIN, tempHome } from '../support/host.js';
 
 /** Runs a command line through sh, with `sluice` on PATH and no SLUICE_* in the environment. */
-function shell(commandLine: string, binDir: string): Promise<CliResult> {
+function shell(
+  commandLine: string,
+  binDir: string,
+  extraEnv: Record<string, string> = {},
+): Promise<CliResult> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !k.startsWith('SLUICE_') && k !== 'CODEX_THREAD_ID' && k !== 'CLAUDECODE')
       env[k] = v;
   env.PATH = `${binDir}:${env.PATH ?? ''}`;
+  Object.assign(env, extraEnv);
   return new Promise((resolve, reject) => {
     const child = spawn('sh', ['-c', commandLine], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -41,7 +46,8 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
   const bodies = Array.from({ length: 4 }, (_, i) => `${i}:${'x'.repeat(900)}`);
   const big = `big:${'y'.repeat(5000)}`;
   let bigId = '';
-  const sluice = (args: string) => shell(`sluice --home '${home.replaceAll("'", "'\\''")}' ${args}`, binDir);
+  const sluice = (args: string, env: Record<string, string> = {}) =>
+    shell(`sluice --home '${home.replaceAll("'", "'\\''")}' ${args}`, binDir, env);
   const ok = async (run: Promise<CliResult>) => {
     const r = await run;
     expect(r.stderr).toBe('');
@@ -57,6 +63,8 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
     for (const body of bodies) await ok(sluice(`message send bot -m '${body}'`));
     await ok(sluice('agent add reader'));
     bigId = (await ok(sluice(`message send reader -m '${big}'`))).trim();
+    await ok(sluice('agent add cjk'));
+    for (let i = 0; i < 3; i++) await ok(sluice(`message send cjk -m '${i}${'漢'.repeat(5000)}'`));
   }, 60_000);
   afterAll(() => {
     cleanup();
@@ -87,5 +95,20 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
       out = await ok(shell(part.next, binDir));
     }
     expect(body).toBe(big);
+  });
+
+  it('--max-chars never lifts the client byte cap in a model shell, and is the only bound in a terminal', async () => {
+    const args = 'message ls --as cjk --json --include-body --max-chars 18000';
+    for (const env of [{ CLAUDECODE: '1' }, { SLUICE_AGENT_LOCK: '', CODEX_THREAD_ID: 't1' }]) {
+      const out = await ok(sluice(args, env));
+      const cap = env.CODEX_THREAD_ID ? 6_000 : 18_000;
+      expect(Buffer.byteLength(out)).toBeLessThanOrEqual(cap);
+      expect(JSON.parse(out).next).not.toBeNull();
+    }
+    // A person's terminal: 18,000 characters, three 5,001-character bodies (~45 KB of UTF-8) in one page.
+    const out = await ok(sluice(args));
+    expect(out.length).toBeLessThanOrEqual(18_000);
+    expect(Buffer.byteLength(out)).toBeGreaterThan(40_000);
+    expect(JSON.parse(out)).toMatchObject({ next: null });
   });
 });

@@ -71,7 +71,7 @@ export function listingRow(listing: InboxListing, includeBody: boolean): Message
   };
 }
 
-const MAX_CHARS_HELP = `print at most N characters (default: within the calling client's output cap, ${DEFAULT_MAX_CHARS} characters and bytes, ${Math.floor(CODEX_MAX_BYTES * MODEL_READ_SHARE)} bytes under Codex)`;
+const MAX_CHARS_HELP = `print at most N characters (default ${DEFAULT_MAX_CHARS}); in Claude Code or Codex also within its output cap in bytes (${DEFAULT_MAX_CHARS}, ${Math.floor(CODEX_MAX_BYTES * MODEL_READ_SHARE)} under Codex)`;
 
 function parseMaxChars(value: string | undefined): number {
   const n = parseLimit(value, '--max-chars', 100_000_000, DEFAULT_MAX_CHARS);
@@ -80,9 +80,18 @@ function parseMaxChars(value: string | undefined): number {
   return n;
 }
 
-/** `--max-chars N`, or by default the cap of the client running this command (Codex: bytes too). */
+/**
+ * `--max-chars N` sets the character budget. In a model's shell (Claude Code sets CLAUDECODE,
+ * Codex CODEX_THREAD_ID, a driver SLUICE_AGENT_LOCK) the client's byte cap stays too: the model
+ * sees no more than its client shows, and `next` repeats the flag on every page. A person's
+ * terminal or script gets exactly N characters.
+ */
 function readBudget(value: string | undefined): ReadBudget {
-  return value === undefined ? defaultReadBudget(process.env) : { chars: parseMaxChars(value) };
+  const clientCap = defaultReadBudget(process.env);
+  if (value === undefined) return clientCap;
+  const env = process.env;
+  const inModelShell = Boolean(env.CLAUDECODE || env.CODEX_THREAD_ID || env.SLUICE_AGENT_LOCK);
+  return inModelShell ? { ...clientCap, chars: parseMaxChars(value) } : { chars: parseMaxChars(value) };
 }
 
 function parseOffset(value: string): number {
