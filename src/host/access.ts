@@ -66,7 +66,7 @@ export async function checkQueueAccess(db: Db, caller: Principal, agent: Princip
   if (!canSteerQueue(caller, agent, channelIds)) {
     throw new SluiceError(
       'denied',
-      `only ${agent.name} or a person who shares a channel with it may see or steer its queue`,
+      `only ${agent.name} or a person who shares a channel with it may see its queue and steer the cards of those channels`,
     );
   }
   const queue = await findQueue(db, agent.id);
