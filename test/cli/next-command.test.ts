@@ -99,9 +99,12 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
 
   it('--max-chars never lifts the client byte cap in a model shell, and is the only bound in a terminal', async () => {
     const args = 'message ls --as cjk --json --include-body --max-chars 18000';
-    for (const env of [{ CLAUDECODE: '1' }, { SLUICE_AGENT_LOCK: '', CODEX_THREAD_ID: 't1' }]) {
+    const shells: [Record<string, string>, number][] = [
+      [{ CLAUDECODE: '1' }, 18_000],
+      [{ CODEX_THREAD_ID: 't1' }, 6_000],
+    ];
+    for (const [env, cap] of shells) {
       const out = await ok(sluice(args, env));
-      const cap = env.CODEX_THREAD_ID ? 6_000 : 18_000;
       expect(Buffer.byteLength(out)).toBeLessThanOrEqual(cap);
       expect(JSON.parse(out).next).not.toBeNull();
     }
