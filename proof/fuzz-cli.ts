@@ -69,14 +69,29 @@ const commands: fc.Arbitrary<string[]> = fc.oneof(
   fc.array(hostile, { minLength: 1, maxLength: 5 }),
 );
 
-/** Runs the CLI in-process, capturing its output and exit code. */
-async function runInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
+/** What one in-process CLI run wrote and how it exited; stdout is kept as the exact bytes written. */
+export interface InProcessRun {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/**
+ * Runs the CLI in this process with `env` overlaid on process.env (restored afterwards), capturing
+ * the bytes it writes and its exit code.
+ */
+export async function runCliInProcess(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<InProcessRun> {
+  const out: Buffer[] = [];
   let stderr = '';
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
+  const write = process.stdout.write.bind(process.stdout);
+  const writeErr = process.stderr.write.bind(process.stderr);
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    stdout += String(chunk);
+    out.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk));
     const cb = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
     cb?.();
     return true;
@@ -89,12 +104,16 @@ async function runInProcess(args: string[]): Promise<{ code: number; stdout: str
   try {
     await main(['node', 'sluice', ...args]);
   } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
+    process.stdout.write = write;
+    process.stderr.write = writeErr;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
   const code = Number(process.exitCode ?? 0);
   process.exitCode = 0;
-  return { code, stdout, stderr };
+  return { code, stdout: Buffer.concat(out), stderr };
 }
 
 /**
@@ -115,7 +134,7 @@ export async function fuzzCli(home: string, runs: number, seed: number): Promise
         const argv = [...as, ...args].filter((a) => a !== '-' && a !== '-m');
         inputs++;
         const before = await stateSnapshot(ctx);
-        const r = await runInProcess(argv);
+        const r = await runCliInProcess(argv);
         const input = JSON.stringify(argv).slice(0, 300);
         if (![0, 1, 2].includes(r.code))
           failures.push({ input, problem: `exit ${r.code}: ${r.stderr.slice(0, 300)}` });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliInProcess } from '../../proof/fuzz-cli.js';
 import { isWellFormed } from '../../src/core/text.js';
 import type { HostContext } from '../../src/host/context.js';
 import { initHome, openHost } from '../../src/host/home.js';
@@ -11,7 +12,6 @@ import {
   defaultReadBudget,
   MODEL_READ_SHARE,
 } from '../../src/surfaces/cli/bounded-read.js';
-import { main } from '../../src/surfaces/cli/main.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
 import { tempHome } from '../support/host.js';
 
@@ -78,46 +78,6 @@ function withEdge(bodies: string[], client: Client, edge: { slack: number; unit:
   return [edge.unit.repeat(Math.max(1, Math.floor(bytes / unitBytes))), ...bodies];
 }
 
-interface Run {
-  code: number;
-  stdout: Buffer;
-  stderr: string;
-}
-
-/** Runs the CLI in this process (as proof/fuzz-cli.ts does), capturing the bytes it writes. */
-async function runInProcess(args: string[], env: Record<string, string>): Promise<Run> {
-  const out: Buffer[] = [];
-  let stderr = '';
-  const write = process.stdout.write.bind(process.stdout);
-  const writeErr = process.stderr.write.bind(process.stderr);
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    out.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk));
-    const cb = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-    cb?.();
-    return true;
-  }) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  }) as typeof process.stderr.write;
-  process.exitCode = 0;
-  try {
-    await main(['node', 'sluice', ...args]);
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = writeErr;
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-  const code = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { code, stdout: Buffer.concat(out), stderr };
-}
-
 describe('bounded model reads through the CLI, for hostile bodies', { timeout: 120_000 }, () => {
   const { home, cleanup } = tempHome();
   let ctx: HostContext;
@@ -152,7 +112,7 @@ describe('bounded model reads through the CLI, for hostile bodies', { timeout: 1
 
   /** Runs one command a read printed (`sluice message …`), checking it succeeded within the budget. */
   async function follow(command: string, client: Client): Promise<string> {
-    const r = await runInProcess(command.split(' ').slice(1), {
+    const r = await runCliInProcess(command.split(' ').slice(1), {
       CODEX_THREAD_ID: '',
       ...CLIENTS[client].env,
     });
@@ -288,7 +248,7 @@ describe('bounded model reads through the CLI, for hostile bodies', { timeout: 1
           await expect(sendMessage(ctx, owner, { to: agent, body })).rejects.toMatchObject({
             code: 'invalid_params',
           });
-          const r = await runInProcess(['message', 'ls', '--json', '--include-body', '--as', agent], {});
+          const r = await runCliInProcess(['message', 'ls', '--json', '--include-body', '--as', agent], {});
           expect(JSON.parse(r.stdout.toString('utf8'))).toEqual({ messages: [], next: null });
         },
       ),
