@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync } from 'node:fs';
+import { chmodSync, lstatSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SluiceError } from '../core/errors.js';
@@ -90,7 +90,15 @@ export function assertHomeExists(options: { home?: string | undefined; db?: stri
   if (isPostgresUrl(url)) return;
   const home = resolveHome(options.home);
   const file = url && url !== '' ? resolve(url) : join(home, 'sluice.db');
-  if (existsSync(file)) return;
+  try {
+    statSync(file);
+    return;
+  } catch (err) {
+    // Only a file that is not there is a missing home; one this process may not read (a sandbox,
+    // another user's home) goes on to fail where it is opened, with that error.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return;
+  }
   throw new SluiceError(
     'not_found',
     url && url !== ''

@@ -61,8 +61,11 @@ function gatedStore(store: Store) {
   return { store: gated, midSend, release };
 }
 
-/** Sends one WebSocket frame and drops the TCP connection without waiting for the reply. */
-function sendFrameAndDrop(url: string, token: string, text: string): Promise<void> {
+/**
+ * Sends one frame over a WebSocket and returns `drop()`, which kills the connection. The test drops
+ * it once the host is mid-send, so the message commits and its reply has nowhere to go.
+ */
+function sendFrame(url: string, token: string, text: string): Promise<{ drop(): void }> {
   const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/rpc`, {
     headers: { authorization: `Bearer ${token}` },
   });
@@ -70,9 +73,8 @@ function sendFrameAndDrop(url: string, token: string, text: string): Promise<voi
     ws.once('error', reject);
     ws.once('open', () =>
       ws.send(text, (err) => {
-        ws.terminate();
         if (err) reject(err);
-        else resolve();
+        else resolve({ drop: () => ws.terminate() });
       }),
     );
   });
@@ -146,8 +148,9 @@ describe.each(backendsUnderTest())('a send retried after a dropped connection, o
 
   it('stores it once over WebSocket: the retry with the same key gets the first result', async () => {
     const params = { to: 'bot', body: 'once over WebSocket', idempotency_key: 'ws-1' };
-    await sendFrameAndDrop(server.url, token, request(params));
+    const client = await sendFrame(server.url, token, request(params));
     await gate.midSend;
+    client.drop();
     gate.release();
     const [first] = await committed('once over WebSocket');
     const retry = await post(server.url, token, request(params, 2));
