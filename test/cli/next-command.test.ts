@@ -2,12 +2,11 @@
 // must act as the same principal on the same store. Found by a newcomer: it dropped `--as` and
 // `--home`, so the printed command failed ("owner is a person: people have no inbox") or read
 // another home.
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, SLUICE_BIN, tempHome } from '../support/host.js';
+import { type CliResult, runCommand, SLUICE_BIN, tempHome } from '../support/host.js';
 
 /** Runs a command line through sh, with `sluice` on PATH and no SLUICE_* in the environment. */
 function shell(
@@ -21,21 +20,7 @@ function shell(
       env[k] = v;
   env.PATH = `${binDir}:${env.PATH ?? ''}`;
   Object.assign(env, extraEnv);
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', commandLine], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? -1,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err).toString(),
-      }),
-    );
-  });
+  return runCommand('sh', ['-c', commandLine], { env });
 }
 
 describe('a bounded read’s next command, run as printed', { timeout: 120_000 }, () => {

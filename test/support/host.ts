@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { HostContext } from '../../src/host/context.js';
 import { initHome, openHost } from '../../src/host/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
@@ -56,16 +57,20 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI (`npm run build` first) in a child process. */
-export function runCli(
+/**
+ * Spawns `command` and collects its exit code and output. With `input` its stdin is a pipe that
+ * receives `input` and then ends; without, stdin is ignored.
+ */
+export function runCommand(
+  command: string,
   args: readonly string[],
-  options: { home: string; input?: string | Uint8Array; env?: Record<string, string> },
+  options: { env: NodeJS.ProcessEnv; input?: string | Uint8Array },
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [SLUICE_BIN, ...args], {
-      env: { ...process.env, SLUICE_HOME: options.home, SLUICE_AS: '', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, {
+      env: options.env,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));
@@ -78,6 +83,17 @@ export function runCli(
         stderr: Buffer.concat(err).toString('utf8'),
       }),
     );
-    child.stdin.end(options.input ?? '');
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+/** Runs the built CLI (`npm run build` first) in a child process. */
+export function runCli(
+  args: readonly string[],
+  options: { home: string; input?: string | Uint8Array; env?: Record<string, string> },
+): Promise<CliResult> {
+  return runCommand(process.execPath, [SLUICE_BIN, ...args], {
+    env: { ...process.env, SLUICE_HOME: options.home, SLUICE_AS: '', ...options.env },
+    input: options.input ?? '',
   });
 }
