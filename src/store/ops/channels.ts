@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { ChannelsTable, MembershipsTable, PrincipalKind } from '../schema.js';
 import type { Db } from '../store.js';
+import { countActiveMembers, listActiveMembersPage } from './member-pages.js';
 
 export type ChannelRow = Selectable<ChannelsTable>;
 export type MembershipRow = Selectable<MembershipsTable>;
@@ -145,21 +146,7 @@ export async function listActiveMembersBounded(
   channelId: string,
   limit: number,
 ): Promise<{ members: ActiveMember[]; count: number }> {
-  const members = await db
-    .selectFrom('memberships')
-    .innerJoin('principals', 'principals.id', 'memberships.principal_id')
-    .select(['principals.id as id', 'principals.name as name', 'principals.kind as kind'])
-    .where('memberships.channel_id', '=', channelId)
-    .where('memberships.left_at', 'is', null)
-    .orderBy('principals.name')
-    .limit(limit)
-    .execute();
+  const members = await listActiveMembersPage(db, channelId, { limit });
   if (members.length < limit) return { members, count: members.length };
-  const row = await db
-    .selectFrom('memberships')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('channel_id', '=', channelId)
-    .where('left_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return { members, count: Number(row.n) };
+  return { members, count: await countActiveMembers(db, channelId) };
 }
