@@ -28,6 +28,8 @@ class SteeringClient implements DriverClient {
   readonly requests: TurnRequest[] = [];
   readonly steers: TurnRequest[] = [];
   mode: SteerMode = 'echo';
+  /** When set, a steer answers only once this resolves (an answer that comes after the turn's end). */
+  answerGate: Promise<void> | undefined;
   private finishers: ((o: TurnOutcome) => void)[] = [];
   private die: (why: string) => void = () => {};
   readonly gone = new Promise<string>((resolve) => {
@@ -48,6 +50,7 @@ class SteeringClient implements DriverClient {
   }
   async steer(request: TurnRequest): Promise<boolean> {
     this.steers.push(request);
+    if (this.answerGate) await this.answerGate;
     if (this.mode === 'refuse') return false;
     // What a real client's stream shows when the model got the steered text.
     if (this.mode === 'echo')
@@ -176,6 +179,25 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     // The loop's first look after the turn finds nothing left to dispatch.
     expect(await checks.decisionFrom(0, 'dispatch', (c) => c.afterTurns === 1)).toBe('wait');
     expect(client.requests).toHaveLength(1);
+  });
+
+  test('a steer the client answers just after the turn ended still counts as delivered with it', async () => {
+    // Found in CI on PostgreSQL: the echo's write took a round trip, the turn ended meanwhile, and
+    // the loop took the steer as refused although the model had seen it.
+    let answer: () => void = () => {};
+    client.answerGate = new Promise((resolve) => {
+      answer = resolve;
+    });
+    const first = await send('first');
+    start();
+    await turnsStarted(1);
+    const later = await send('answered late');
+    await steered(1);
+    client.finish({ ok: true });
+    answer();
+    await settled(1);
+    expect(reports[0]).toMatchObject({ outcome: 'ok', delivered: [first, later], handled: [first, later] });
+    expect(await stateOf(later)).toBe('handled');
   });
 
   test('a stop mid-turn ends the loop at once, without waiting for the model to finish the turn', async () => {

@@ -376,10 +376,11 @@ async function steerWhileRunning(
       if (!delivery) return 'nothing';
       const offered = await offerSteer(ctx, agent, request.turnId, delivery);
       if (offered.length === 0) return 'nothing';
-      const accepted = await Promise.race([
-        steer({ turnId: request.turnId, delivery, delivered: offered }),
-        ended.then(() => false),
-      ]);
+      // A steer the client answers counts even when the turn ends meanwhile (the model may have
+      // seen it: found on PostgreSQL, where the answer came a moment after the turn's end); only a
+      // client that does not answer within STEER_ANSWER_AFTER_END_MS of the end is taken as a no.
+      const answer = steer({ turnId: request.turnId, delivery, delivered: offered });
+      const accepted = await Promise.race([answer, ended.then(() => answerWithin(answer))]);
       options.onSteer?.({ turnId: request.turnId, ids: offered.map((m) => m.id), accepted });
       if (!accepted) {
         // The client refused (or the turn ended first): the messages go to the next turn.
@@ -407,6 +408,19 @@ async function steerWhileRunning(
     const decision = await decided;
     if (decision === 'refused' || decision === 'failed') return;
   }
+}
+
+/** How long a steer's answer may come after its turn ended and still count. */
+const STEER_ANSWER_AFTER_END_MS = 2_000;
+
+/** The steer's answer, or false if it does not come within {@link STEER_ANSWER_AFTER_END_MS}. */
+function answerWithin(answer: Promise<boolean>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), STEER_ANSWER_AFTER_END_MS);
+    timer.unref();
+  });
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }
 
 /** Forgets the coverage offered for a steer the client did not take. */
