@@ -60,6 +60,11 @@ function securePrivateDatabase(path: string): void {
   }
 }
 
+/** The embedded database's file: `--db`/`SLUICE_DB` when it names one, else the home's. */
+function sqliteFile(home: string, url: string | undefined): string {
+  return url && url !== '' ? url : join(home, 'sluice.db');
+}
+
 /** Opens the store for a home and builds the host context on it. */
 export async function openHost(options: OpenHostOptions = {}): Promise<HostContext> {
   const home = resolveHome(options.home);
@@ -71,7 +76,7 @@ export async function openHost(options: OpenHostOptions = {}): Promise<HostConte
     durability: options.durability ?? 'full',
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
   });
-  if (!isPostgresUrl(url)) securePrivateDatabase(url && url !== '' ? url : join(home, 'sluice.db'));
+  if (!isPostgresUrl(url)) securePrivateDatabase(sqliteFile(home, url));
   try {
     return await createHostContext({ store, home, ...(options.limits ? { limits: options.limits } : {}) });
   } catch (err) {
@@ -89,7 +94,7 @@ export function assertHomeExists(options: { home?: string | undefined; db?: stri
   const url = options.db ?? process.env.SLUICE_DB;
   if (isPostgresUrl(url)) return;
   const home = resolveHome(options.home);
-  const file = url && url !== '' ? resolve(url) : join(home, 'sluice.db');
+  const file = resolve(sqliteFile(home, url));
   try {
     statSync(file);
     return;
