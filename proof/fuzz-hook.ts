@@ -9,6 +9,7 @@ import { sendMessage } from '../src/host/messages.js';
 import { addPrincipal } from '../src/host/principals.js';
 import type { FuzzFailure, FuzzReport } from './fuzz-cli.js';
 import { hostileValue } from './fuzz-rpc.js';
+import { type HookRun, runHookInProcess } from './hook-in-process.js';
 import { stateSnapshot } from './state-snapshot.js';
 
 /** bin/sluice.js of this package, found from proof/ (source) or dist/proof/ (built). */
@@ -20,17 +21,10 @@ function sluiceBin(): string {
   );
 }
 
-interface HookRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-}
-
 const HOOK_TIMEOUT_MS = 20_000;
 
-/** Runs `sluice hook claude user-prompt-submit --as bot` with `input` on stdin. */
-function runHook(home: string, input: Uint8Array): Promise<HookRun> {
+/** Runs `sluice hook claude user-prompt-submit --as bot` with `input` on stdin, in a child process. */
+function runHookProcess(home: string, input: Uint8Array): Promise<HookRun> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
@@ -124,12 +118,52 @@ const hookInputs: fc.Arbitrary<{ kind: string; bytes: Uint8Array }> = fc.oneof(
   })),
 );
 
+/** Stdin whose delivery through a real pipe differs most from one in-memory chunk. */
+const PIPE_EDGES: { kind: string; bytes: Uint8Array }[] = [
+  { kind: 'empty', bytes: utf8('') },
+  { kind: 'huge garbage', bytes: Buffer.alloc(300 * 1024, 0x7b) },
+  { kind: 'huge prompt', bytes: utf8(JSON.stringify(validInput('p'.repeat(300 * 1024)))) },
+  {
+    kind: 'invalid utf-8',
+    bytes: Buffer.concat([utf8('{"prompt":"'), Buffer.from([0xc3, 0x28, 0xff]), utf8('"}')]),
+  },
+  { kind: 'valid', bytes: utf8(JSON.stringify(validInput('hi', { session_id: 'pipe-edge' }))) },
+];
+
+/** The hook contract for one run: exit 0, stdout empty or a JSON object, one stderr line at most. */
+function contractProblems(r: HookRun): string[] {
+  const problems: string[] = [];
+  if (r.timedOut) problems.push(`no exit within ${HOOK_TIMEOUT_MS} ms`);
+  if (r.code !== 0) problems.push(`exit ${r.code}: ${r.stderr.slice(0, 200)}`);
+  if (r.stdout !== '') {
+    try {
+      const out = JSON.parse(r.stdout);
+      if (out === null || typeof out !== 'object' || Array.isArray(out))
+        problems.push('stdout is JSON but not an object');
+    } catch {
+      problems.push(`stdout is not hook JSON: ${r.stdout.slice(0, 160)}`);
+    }
+    if (r.stderr !== '') problems.push('output and an error at once');
+  }
+  if (r.stderr.trimEnd().split('\n').length > 1)
+    problems.push(`stderr has several lines: ${r.stderr.slice(0, 200)}`);
+  if (/\n\s+at /.test(r.stderr)) problems.push('stack trace on stderr');
+  return problems;
+}
+
+export interface HookFuzzReport extends FuzzReport {
+  /** How many runs went through the built binary in a child process. */
+  spawned: number;
+}
+
 /**
- * Hook stdin through the built CLI in a child process: always exit 0, stdout empty or one valid
- * hook JSON object, stderr at most one line and never a stack, and no state change (a hook only
- * reads). Runs `npm run build` output (`bin/sluice.js`).
+ * Hook stdin: always exit 0, stdout empty or one valid hook JSON object, stderr at most one line
+ * and never a stack, and no state change (a hook only reads). Every generated input runs in this
+ * process through `runHookCli`, the entry bin/sluice.js routes `sluice hook` to; every
+ * `spawnEvery`-th of them (1: all, as `npm run proof:fuzz` does) and the pipe edge cases above
+ * also run through the built binary (`npm run build` output, `bin/sluice.js`) in a child process.
  */
-export async function fuzzHook(runs: number, seed: number): Promise<FuzzReport> {
+export async function fuzzHook(runs: number, seed: number, spawnEvery = 1): Promise<HookFuzzReport> {
   const home = mkdtempSync(join(tmpdir(), 'sluice-fuzz-hook-'));
   const ctx = await openHost({ home, durability: 'normal' });
   await initHome(ctx);
@@ -139,31 +173,30 @@ export async function fuzzHook(runs: number, seed: number): Promise<FuzzReport> 
   // Pending mail, so the inputs a hook accepts produce real output to check.
   await sendMessage(ctx, alice, { to: room, body: 'hello 😀 "quoted" \\ <tag>' });
   const failures: FuzzFailure[] = [];
+  const argv = ['claude', 'user-prompt-submit', '--as', 'bot'];
+  const env = { SLUICE_HOME: home, SLUICE_AS: '', SLUICE_DB: '' };
   let inputs = 0;
+  let spawned = 0;
+  const labelOf = (input: { kind: string; bytes: Uint8Array }) =>
+    `${input.kind}: ${Buffer.from(input.bytes).toString('utf8').slice(0, 160)}`;
+  const checked = async (label: string, how: string, run: () => Promise<HookRun>) => {
+    const before = await stateSnapshot(ctx);
+    const r = await run();
+    for (const problem of contractProblems(r)) failures.push({ input: label, problem: `${how}: ${problem}` });
+    if ((await stateSnapshot(ctx)) !== before)
+      failures.push({ input: label, problem: `${how}: state changed` });
+  };
+  const spawnedRun = (input: { kind: string; bytes: Uint8Array }) => {
+    spawned++;
+    return checked(labelOf(input), 'binary', () => runHookProcess(home, input.bytes));
+  };
   try {
+    for (const input of PIPE_EDGES) await spawnedRun(input);
     await fc.assert(
       fc.asyncProperty(hookInputs, async (input) => {
         inputs++;
-        const label = `${input.kind}: ${Buffer.from(input.bytes).toString('utf8').slice(0, 160)}`;
-        const before = await stateSnapshot(ctx);
-        const r = await runHook(home, input.bytes);
-        if (r.timedOut) failures.push({ input: label, problem: `no exit within ${HOOK_TIMEOUT_MS} ms` });
-        if (r.code !== 0)
-          failures.push({ input: label, problem: `exit ${r.code}: ${r.stderr.slice(0, 200)}` });
-        if (r.stdout !== '') {
-          try {
-            const out = JSON.parse(r.stdout);
-            if (out === null || typeof out !== 'object' || Array.isArray(out))
-              failures.push({ input: label, problem: 'stdout is JSON but not an object' });
-          } catch {
-            failures.push({ input: label, problem: `stdout is not hook JSON: ${r.stdout.slice(0, 160)}` });
-          }
-          if (r.stderr !== '') failures.push({ input: label, problem: 'output and an error at once' });
-        }
-        if (r.stderr.trimEnd().split('\n').length > 1)
-          failures.push({ input: label, problem: `stderr has several lines: ${r.stderr.slice(0, 200)}` });
-        if (/\n\s+at /.test(r.stderr)) failures.push({ input: label, problem: 'stack trace on stderr' });
-        if ((await stateSnapshot(ctx)) !== before) failures.push({ input: label, problem: 'state changed' });
+        await checked(labelOf(input), 'in process', () => runHookInProcess(argv, input.bytes, env));
+        if ((inputs - 1) % spawnEvery === 0) await spawnedRun(input);
       }),
       { numRuns: runs, seed },
     );
@@ -171,5 +204,5 @@ export async function fuzzHook(runs: number, seed: number): Promise<FuzzReport> 
     await ctx.store.close();
     rmSync(home, { recursive: true, force: true });
   }
-  return { surface: 'hook stdin', inputs, failures };
+  return { surface: 'hook stdin', inputs, failures, spawned };
 }

@@ -1,9 +1,14 @@
 // The hook contract, through the built CLI in a child process (npm run build first): valid hook
 // JSON and exit 0 when there is mail; empty stdout, one stderr line and exit 0 on any failure.
+// The table of bad-stdin and bad-argument cases runs in this process through runHookCli, the entry
+// bin/sluice.js routes `sluice hook` to (a process start-up each cost more than the cases): the
+// fail-open contract as a real client sees it stays covered by the spawned cases (missing store,
+// stdin over the bound, and every delivery).
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runHookInProcess } from '../../proof/hook-in-process.js';
 import { utf8Length } from '../../src/core/measure.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { openTestHost, SLUICE_BIN, type TestHost, tempHome } from '../support/host.js';
@@ -39,6 +44,14 @@ function hook(
     child.stdin.end(input);
   });
 }
+
+/** The same run in this process, through the binary's entry (runHookCli). */
+const hookInProcess = (args: readonly string[], input: string): Promise<HookRun> =>
+  runHookInProcess(args, input, { SLUICE_AS: '', SLUICE_DB: '' }).then(({ code, stdout, stderr }) => ({
+    code,
+    stdout,
+    stderr,
+  }));
 
 const promptInput = (prompt: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -159,8 +172,11 @@ describe('sluice hook claude|codex (built CLI)', () => {
     ['a JSON array', '[1,2]', /not a JSON object/],
     ['a wrong field type', JSON.stringify({ session_id: 7 }), /session_id is not a string/],
     ['another event', JSON.stringify({ hook_event_name: 'Stop' }), /this hook answers UserPromptSubmit/],
-  ])('bad stdin (%s) fails open', async (_name, input, reason) => {
-    const run = await hook(['claude', 'user-prompt-submit', '--as', 'bot', '--home', host.home], input);
+  ])('bad stdin (%s) fails open (in process)', async (_name, input, reason) => {
+    const run = await hookInProcess(
+      ['claude', 'user-prompt-submit', '--as', 'bot', '--home', host.home],
+      input,
+    );
     expectFailedOpen(run, reason);
   });
 
@@ -175,8 +191,8 @@ describe('sluice hook claude|codex (built CLI)', () => {
     ['an unknown client', ['gemini', 'user-prompt-submit', '--as', 'bot'], /usage: sluice hook/],
     ['an unknown event', ['claude', 'stop', '--as', 'bot'], /usage: sluice hook/],
     ['an unknown option', ['claude', 'user-prompt-submit', '--as', 'bot', '--nope'], /unknown option --nope/],
-  ])('%s fails open', async (_name, argv, reason) => {
-    const run = await hook([...argv, '--home', host.home], promptInput('hi'));
+  ])('%s fails open (in process)', async (_name, argv, reason) => {
+    const run = await hookInProcess([...argv, '--home', host.home], promptInput('hi'));
     expectFailedOpen(run, reason);
   });
 
