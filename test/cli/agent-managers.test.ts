@@ -1,7 +1,9 @@
 // An agent's managers (docs/security.md, "Who may do what"): the person who adds an agent manages
 // it; only the owner or a current manager changes managers; only the agent, the owner and its
 // managers pause or resume its whole queue. A refusal is one line, exit 2, and changes nothing.
+// The CLI runs in this process; the first refusal goes through the built launcher (its exit code).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 import { snapshotStore } from '../support/store-snapshot.js';
 
@@ -12,15 +14,15 @@ describe('sluice agent managers | manage | unmanage', { timeout: 180_000 }, () =
     for (const name of ['alice', 'bob', 'carol']) await h.person(name);
   });
   afterAll(async () => h.close());
-  const cli = (...args: string[]) => runCli(args, { home: h.home });
+  const cli = (...args: string[]) => runCliHere(args, { home: h.home });
   const managers = async (agent: string, as = 'owner') => {
     const run = await cli('--as', as, 'agent', 'managers', agent, '--json');
     expect(run.code, run.stderr).toBe(0);
     return (JSON.parse(run.stdout) as { name: string }[]).map((m) => m.name);
   };
-  const refusedUnchanged = async (args: string[], code: number, pattern: RegExp) => {
+  const refusedUnchanged = async (args: string[], code: number, pattern: RegExp, launcher = false) => {
     const before = await snapshotStore(h.ctx);
-    const run = await cli(...args);
+    const run = launcher ? await runCli(args, { home: h.home }) : await cli(...args);
     expect(run.code, args.join(' ')).toBe(code);
     expect(run.stderr).toMatch(pattern);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
@@ -37,7 +39,12 @@ describe('sluice agent managers | manage | unmanage', { timeout: 180_000 }, () =
   });
 
   it('only the owner or a current manager changes managers; anyone else is denied and nothing changes', async () => {
-    await refusedUnchanged(['--as', 'carol', 'agent', 'manage', 'bot', 'carol'], 2, /^sluice: denied: /);
+    await refusedUnchanged(
+      ['--as', 'carol', 'agent', 'manage', 'bot', 'carol'],
+      2,
+      /^sluice: denied: /,
+      true,
+    );
     await refusedUnchanged(['--as', 'bot', 'agent', 'manage', 'bot', 'carol'], 2, /^sluice: denied: /);
     await refusedUnchanged(['--as', 'carol', 'agent', 'unmanage', 'bot', 'alice'], 2, /^sluice: denied: /);
     await refusedUnchanged(['--as', 'carol', 'agent', 'managers', 'bot'], 2, /^sluice: denied: /);

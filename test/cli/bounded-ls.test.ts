@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 
-// A model's read through the built CLI: within Claude Code's 30,000-character Bash output cap.
+// A model's read through the CLI (run in this process; a refusal's exit code through the built
+// launcher): within Claude Code's 30,000-character Bash output cap.
 describe('bounded model reads through the CLI', { timeout: 300_000 }, () => {
   const { home, cleanup } = tempHome();
   const ok = async (args: string[], input?: string) => {
     // Not under Codex, even when the tests run in a Codex session (its budget is smaller).
     const env = { CODEX_THREAD_ID: '' };
-    const r = await runCli(args, { home, env, ...(input !== undefined ? { input } : {}) });
+    const r = await runCliHere(args, { home, env, ...(input !== undefined ? { input } : {}) });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return r.stdout;

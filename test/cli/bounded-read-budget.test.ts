@@ -4,6 +4,7 @@ import {
   boundedMessagePart,
   defaultReadBudget,
 } from '../../src/surfaces/cli/bounded-read.js';
+import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 import { commands, row } from './bounded-read-fixtures.js';
 
@@ -30,8 +31,15 @@ describe('message ls and read under Codex print within its output cap', { timeou
   const bodies = Array.from({ length: 4 }, (_, i) => `${i}:${'段'.repeat(1_500)}`);
   const ids: string[] = [];
   const codex = { CODEX_THREAD_ID: '01a22cff-2e59-7b51-9df3-44d78b6a7d95' };
-  const ok = async (args: string[], env: Record<string, string> = {}, input?: string) => {
-    const r = await runCli(args, {
+  // In this process; the first page under Codex through the built launcher, which finds
+  // CODEX_THREAD_ID in the environment it inherits.
+  const ok = async (
+    args: string[],
+    env: Record<string, string> = {},
+    input?: string,
+    run: typeof runCli = runCliHere,
+  ) => {
+    const r = await run(args, {
       home,
       env: { CODEX_THREAD_ID: '', ...env },
       ...(input !== undefined ? { input } : {}),
@@ -50,8 +58,13 @@ describe('message ls and read under Codex print within its output cap', { timeou
   it('walks every body within 6,000 bytes per output, and 4,500-byte bodies one per page', async () => {
     const seen: string[] = [];
     let next: string | null = 'sluice message ls --json --include-body';
-    while (next !== null) {
-      const out = await ok([...next.split(' ').slice(1), '--as', 'bot'], codex);
+    for (let pages = 0; next !== null; pages++) {
+      const out = await ok(
+        [...next.split(' ').slice(1), '--as', 'bot'],
+        codex,
+        undefined,
+        pages === 0 ? runCli : runCliHere,
+      );
       expect(Buffer.byteLength(out)).toBeLessThanOrEqual(6_000);
       const page = JSON.parse(out) as { messages: { id: string; body: string }[]; next: string | null };
       expect(page.messages).toHaveLength(1);

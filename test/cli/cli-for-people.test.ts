@@ -14,9 +14,11 @@ import { SluiceError } from '../../src/core/errors.js';
 import { closestNames, resolvePrincipal } from '../../src/host/principals.js';
 import { renderTable } from '../../src/surfaces/cli/list-output.js';
 import { findOnPath, launcherNotes } from '../../src/surfaces/cli/on-path.js';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, REPO_ROOT, runCli, type TestHost } from '../support/host.js';
 
-// What a newcomer tries first (compare gh and git), through the built CLI.
+// What a newcomer tries first (compare gh and git): the CLI run in this process, and through the
+// built launcher where the process is the point (the version it finds, a few exit codes).
 describe('the sluice CLI for people', { timeout: 180_000 }, () => {
   let h: TestHost;
   beforeAll(async () => {
@@ -26,7 +28,7 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
     await h.person('alice');
   });
   afterAll(async () => h.close());
-  const cli = (...args: string[]) => runCli(args, { home: h.home });
+  const cli = (...args: string[]) => runCliHere(args, { home: h.home });
   const ok = async (...args: string[]) => {
     const r = await cli(...args);
     expect(r.stderr).toBe('');
@@ -38,7 +40,12 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
 
   it('prints its version', async () => {
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-    expect(await ok('--version')).toBe(`${pkg.version}\n`);
+    // The built launcher: the version is found from where the installed package sits.
+    expect(await runCli(['--version'], { home: h.home })).toEqual({
+      code: 0,
+      stdout: `${pkg.version}\n`,
+      stderr: '',
+    });
   });
 
   it('lists agents and people in the shared list style, and as JSON', async () => {
@@ -89,7 +96,7 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
     const typo = join(mkdtempSync(join(tmpdir(), 'sluice-typo-')), 'hmoe');
     try {
       for (const args of [['message', 'ls', '--as', 'bot'], ['login-link'], ['agent', 'ls']]) {
-        const r = await runCli(['--home', typo, ...args], { home: h.home });
+        const r = await runCliHere(['--home', typo, ...args], { home: h.home });
         expect(r.code).toBe(2);
         expect(r.stdout).toBe('');
         expect(r.stderr).toBe(
@@ -98,13 +105,13 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
         expect(existsSync(typo)).toBe(false);
       }
       const db = join(typo, 'other.db');
-      const r = await runCli(['--db', db, 'agent', 'ls'], { home: h.home });
+      const r = await runCliHere(['--db', db, 'agent', 'ls'], { home: h.home });
       expect([r.code, r.stderr.split('\n')[0]]).toEqual([
         2,
         expect.stringContaining(`no Sluice database at ${db}`),
       ]);
       expect(existsSync(typo)).toBe(false);
-      expect((await runCli(['--home', typo, 'init'], { home: h.home })).code).toBe(0);
+      expect((await runCliHere(['--home', typo, 'init'], { home: h.home })).code).toBe(0);
       expect(existsSync(join(typo, 'sluice.db'))).toBe(true);
     } finally {
       rmSync(join(typo, '..'), { recursive: true, force: true });
@@ -175,11 +182,14 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
     ['members of an unknown channel', ['channel', 'members', '#nope'], 2, /^sluice: not_found: /],
   ];
 
+  /** These run in a real process too: its exit code, and commander's errors on its stderr. */
+  const throughTheLauncher = new Set(['a mistyped command', 'a mistyped principal']);
+
   it.each(refusals)(
     'refuses %s with one line and a code, and changes nothing',
-    async (_what, args, code, line) => {
+    async (what, args, code, line) => {
       const before = await state();
-      const r = await cli(...args);
+      const r = throughTheLauncher.has(what) ? await runCli(args, { home: h.home }) : await cli(...args);
       expect(r.code).toBe(code);
       expect(r.stdout).toBe('');
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);

@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 
-// Through the built CLI (`npm test` builds first): retries and bytes exactly as the user gave them.
+// Retries and bytes exactly as the user gave them: the CLI in this process, and the built launcher
+// (`npm test` builds first) for a conflict's exit code and bytes piped to a real stdin.
 describe('message send and reply from the CLI: retried safely, text stored exactly or refused', () => {
   const { home, cleanup } = tempHome();
   const cli = (args: string[], input?: string | Uint8Array) =>
+    runCliHere(args, { home, ...(input !== undefined ? { input } : {}) });
+  const launcher = (args: string[], input?: string | Uint8Array) =>
     runCli(args, { home, ...(input !== undefined ? { input } : {}) });
   const ok = async (args: string[], input?: string | Uint8Array) => {
     const r = await cli(args, input);
@@ -33,7 +37,7 @@ describe('message send and reply from the CLI: retried safely, text stored exact
   });
 
   it('refuses the same key with another body as conflict (exit 1), storing nothing', async () => {
-    const r = await cli(['message', 'send', 'bot', '-m', 'deploy later', '--idempotency-key', 'cli-1']);
+    const r = await launcher(['message', 'send', 'bot', '-m', 'deploy later', '--idempotency-key', 'cli-1']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^sluice: conflict: idempotency_key was already used/);
     expect(await bodies()).not.toContain('deploy later');
@@ -55,7 +59,7 @@ describe('message send and reply from the CLI: retried safely, text stored exact
   it('refuses a stdin body that is not UTF-8 instead of storing replacement characters', async () => {
     const before = await bodies();
     const bad = Buffer.concat([Buffer.from('caf'), Buffer.from([0xe9]), Buffer.from(' (Latin-1)')]);
-    const r = await cli(['message', 'send', 'bot', '-m', '-'], bad);
+    const r = await launcher(['message', 'send', 'bot', '-m', '-'], bad);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('sluice: invalid_params: body from stdin is not valid UTF-8; nothing was stored\n');
     expect(await bodies()).toEqual(before);

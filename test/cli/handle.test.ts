@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 
 // The model's shell path (DESIGN.md §8): one process replies to and archives, alone or in a batch.
-// Each CLI run costs seconds on a loaded machine: generous timeouts, few runs per case.
+// The CLI runs in this process; a batch piped to the built launcher's stdin and one refusal's
+// exit code go through a real one.
 describe('handling messages in one process', { timeout: 300_000 }, () => {
   const { home, cleanup } = tempHome();
   const cli = (args: string[], input?: string) =>
+    runCliHere(args, { home, ...(input !== undefined ? { input } : {}) });
+  const launcher = (args: string[], input?: string) =>
     runCli(args, { home, ...(input !== undefined ? { input } : {}) });
-  const ok = async (args: string[], input?: string) => {
-    const r = await cli(args, input);
+  const ok = async (args: string[], input?: string, run = cli) => {
+    const r = await run(args, input);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return r.stdout;
@@ -52,7 +56,7 @@ describe('handling messages in one process', { timeout: 300_000 }, () => {
       JSON.stringify({ id: ids[2], body: 'reply c', archive: false }),
       '',
     ].join('\n');
-    const lines = (await ok(['message', 'handle', '--as', 'bot'], input)).trim().split('\n');
+    const lines = (await ok(['message', 'handle', '--as', 'bot'], input, launcher)).trim().split('\n');
     const receipts = lines.map((l) => JSON.parse(l));
     expect(receipts).toEqual([
       {
@@ -106,10 +110,11 @@ describe('handling messages in one process', { timeout: 300_000 }, () => {
       /not_found: no message NOPE/,
     ],
     ['empty input', () => '\n', /invalid_params: no items/],
-  ])('handle refuses %s with one line and changes nothing', async (_name, input, message) => {
+  ])('handle refuses %s with one line and changes nothing', async (name, input, message) => {
     const id = keep;
     const before = await historyBodies();
-    const r = await cli(['message', 'handle', '--as', 'bot'], input(id));
+    const run = name === 'a line that is not JSON' ? launcher : cli;
+    const r = await run(['message', 'handle', '--as', 'bot'], input(id));
     expect(r.code).not.toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(message);

@@ -1,20 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 
-// End to end through the built CLI (`npm test` builds first), in one temp home.
+// The CLI in one temp home, run in this process; the built launcher (`npm test` builds first) where
+// the process is the point: creating the home, a 1 MB body piped to its stdin, two exit codes.
 describe('the inbox CLI', () => {
   const { home, cleanup } = tempHome();
   const cli = (args: string[], input?: string) =>
+    runCliHere(args, { home, ...(input !== undefined ? { input } : {}) });
+  const launcher = (args: string[], input?: string) =>
     runCli(args, { home, ...(input !== undefined ? { input } : {}) });
-  const ok = async (args: string[], input?: string) => {
-    const r = await cli(args, input);
+  const ok = async (args: string[], input?: string, run = cli) => {
+    const r = await run(args, input);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return r.stdout;
   };
 
   beforeAll(async () => {
-    await ok(['init']);
+    await ok(['init'], undefined, launcher);
     await ok(['agent', 'add', 'bot']);
     await ok(['person', 'add', 'alice']);
     await ok(['channel', 'create', 'general', '--members', 'bot,alice']);
@@ -28,7 +32,9 @@ describe('the inbox CLI', () => {
   it('sends, lists complete bodies FIFO, replies, archives, and the archived message is gone', async () => {
     const big = `${'x'.repeat(1_000_000)}\nend`;
     const first = (await ok(['message', 'send', '#general', '-m', 'first'])).trim();
-    const second = (await ok(['message', 'send', 'bot', '-m', '-', '--subject', 'big one'], big)).trim();
+    const second = (
+      await ok(['message', 'send', 'bot', '-m', '-', '--subject', 'big one'], big, launcher)
+    ).trim();
     const third = (await ok(['message', 'send', '#general', '--as', 'alice', '-m', 'third'])).trim();
     expect(first).toMatch(/^[0-9A-Z]{26}$/);
 
@@ -115,11 +121,13 @@ describe('the inbox CLI', () => {
     ['a bad durability', ['channel', 'ls', '--durability', 'fast'], 1, /invalid_params/],
   ];
 
+  const throughTheLauncher = new Set(['an unknown id', 'an unknown command']);
+
   it.each(refusals)(
     'refuses %s with one clear line and changes nothing',
-    async (_what, args, code, pattern) => {
+    async (what, args, code, pattern) => {
       const before = await ok(['queue', 'summary', 'bot']);
-      const r = await cli(args);
+      const r = await (throughTheLauncher.has(what) ? launcher : cli)(args);
       expect(r.code).toBe(code);
       expect(r.stdout).toBe('');
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);

@@ -2,9 +2,11 @@ import { writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 
-// What a newcomer's walkthrough of the built CLI stumbled on (run `npm run build` first).
+// What a newcomer's walkthrough of the CLI stumbled on: run in this process, and through the built
+// launcher (`npm run build` first) for a usage error's exit code and a SLUICE_AS it inherits.
 describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
   let h: TestHost;
   beforeAll(async () => {
@@ -12,7 +14,8 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     await h.agent('helper');
   });
   afterAll(async () => h.close());
-  const cli = (args: string[], env?: Record<string, string>) => runCli(args, { home: h.home, env });
+  const cli = (args: string[], env?: Record<string, string>) => runCliHere(args, { home: h.home, env });
+  const launcher = (args: string[], env?: Record<string, string>) => runCli(args, { home: h.home, env });
   const ok = async (...args: string[]) => {
     const r = await cli(args);
     expect(r.stderr).toBe('');
@@ -40,7 +43,7 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
   });
 
   it('`channel create` with no arguments reports the missing name, not --members', async () => {
-    const r = await cli(['channel', 'create']);
+    const r = await launcher(['channel', 'create']);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("sluice: invalid_params: missing required argument 'name'\n");
   });
@@ -90,7 +93,7 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     expect(flag.stderr).toBe(
       'sluice: not_found: no principal named "nobody" (named by --as; sluice agent ls and sluice person ls list them)\n',
     );
-    const env = await cli(['message', 'ls'], { SLUICE_AS: 'helpr' });
+    const env = await launcher(['message', 'ls'], { SLUICE_AS: 'helpr' });
     expect(env.stderr).toBe(
       'sluice: not_found: no principal named "helpr" (named by SLUICE_AS; did you mean helper?)\n',
     );

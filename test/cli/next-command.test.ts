@@ -6,6 +6,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { type CliResult, runCommand, SLUICE_BIN, tempHome } from '../support/host.js';
 
 /** Runs a command line through sh, with `sluice` on PATH and no SLUICE_* in the environment. */
@@ -33,6 +34,12 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
   let bigId = '';
   const sluice = (args: string, env: Record<string, string> = {}) =>
     shell(`sluice --home '${home.replaceAll("'", "'\\''")}' ${args}`, binDir, env);
+  /** The same command line (words without quoting) in this process, with no SLUICE_* but the home. */
+  const here = (args: string[], env: Record<string, string> = {}) =>
+    runCliHere(['--home', home, ...args], {
+      home,
+      env: { SLUICE_DB: undefined, CODEX_THREAD_ID: undefined, CLAUDECODE: undefined, ...env },
+    });
   const ok = async (run: Promise<CliResult>) => {
     const r = await run;
     expect(r.stderr).toBe('');
@@ -43,13 +50,14 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
   beforeAll(async () => {
     writeFileSync(join(binDir, 'sluice'), `#!/bin/sh\nexec '${process.execPath}' '${SLUICE_BIN}' "$@"\n`);
     chmodSync(join(binDir, 'sluice'), 0o755);
+    // Set up in this process: what runs through sh is each test's read and the next it prints.
     await ok(sluice('init'));
-    await ok(sluice('agent add bot'));
-    for (const body of bodies) await ok(sluice(`message send bot -m '${body}'`));
-    await ok(sluice('agent add reader'));
-    bigId = (await ok(sluice(`message send reader -m '${big}'`))).trim();
-    await ok(sluice('agent add cjk'));
-    for (let i = 0; i < 3; i++) await ok(sluice(`message send cjk -m '${i}${'漢'.repeat(5000)}'`));
+    await ok(here(['agent', 'add', 'bot']));
+    for (const body of bodies) await ok(here(['message', 'send', 'bot', '-m', body]));
+    await ok(here(['agent', 'add', 'reader']));
+    bigId = (await ok(here(['message', 'send', 'reader', '-m', big]))).trim();
+    await ok(here(['agent', 'add', 'cjk']));
+    for (let i = 0; i < 3; i++) await ok(here(['message', 'send', 'cjk', '-m', `${i}${'漢'.repeat(5000)}`]));
   }, 60_000);
   afterAll(() => {
     cleanup();
@@ -82,19 +90,21 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
     expect(body).toBe(big);
   });
 
+  // The client is detected from the environment when the command runs (defaultReadBudget(process.env)),
+  // so this runs in this process.
   it('--max-chars never lifts the client byte cap in a model shell, and is the only bound in a terminal', async () => {
-    const args = 'message ls --as cjk --json --include-body --max-chars 18000';
+    const args = 'message ls --as cjk --json --include-body --max-chars 18000'.split(' ');
     const shells: [Record<string, string>, number][] = [
       [{ CLAUDECODE: '1' }, 18_000],
       [{ CODEX_THREAD_ID: 't1' }, 6_000],
     ];
     for (const [env, cap] of shells) {
-      const out = await ok(sluice(args, env));
+      const out = await ok(here(args, env));
       expect(Buffer.byteLength(out)).toBeLessThanOrEqual(cap);
       expect(JSON.parse(out).next).not.toBeNull();
     }
     // A person's terminal: 18,000 characters, three 5,001-character bodies (~45 KB of UTF-8) in one page.
-    const out = await ok(sluice(args));
+    const out = await ok(here(args));
     expect(out.length).toBeLessThanOrEqual(18_000);
     expect(Buffer.byteLength(out)).toBeGreaterThan(40_000);
     expect(JSON.parse(out)).toMatchObject({ next: null });

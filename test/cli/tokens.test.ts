@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLoginCode, signInWithCode } from '../../src/host/sessions.js';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 
-// Each case runs the built CLI several times; on a loaded machine one run takes seconds.
+// The CLI in this process; two refusals' exit codes through the built launcher.
 describe('sluice token and sluice login-link', { timeout: 180_000 }, () => {
   let h: TestHost;
   beforeAll(async () => {
@@ -10,7 +11,7 @@ describe('sluice token and sluice login-link', { timeout: 180_000 }, () => {
     await h.agent('helper');
   });
   afterAll(async () => h.close());
-  const cli = (...args: string[]) => runCli(args, { home: h.home });
+  const cli = (...args: string[]) => runCliHere(args, { home: h.home });
 
   it('issues an expiring token, lists it (and a browser session) without secrets, and revokes both by id', async () => {
     const issued = await cli('token', 'helper', '--expires', '30d');
@@ -47,14 +48,14 @@ describe('sluice token and sluice login-link', { timeout: 180_000 }, () => {
   });
 
   it('refuses a bad --expires and a login link for an agent with one line each', async () => {
-    for (const [args, code] of [
-      [['token', 'helper', '--expires', '3x'], 1],
-      [['token', 'helper', '--expires', '0d'], 1],
-      [['login-link', 'helper'], 1],
-      [['login-link', 'nobody'], 2],
-      [['login-link', '--url', 'javascript:alert(1)'], 1],
+    for (const [args, code, launcher] of [
+      [['token', 'helper', '--expires', '3x'], 1, true],
+      [['token', 'helper', '--expires', '0d'], 1, false],
+      [['login-link', 'helper'], 1, false],
+      [['login-link', 'nobody'], 2, true],
+      [['login-link', '--url', 'javascript:alert(1)'], 1, false],
     ] as const) {
-      const run = await cli(...args);
+      const run = launcher ? await runCli(args, { home: h.home }) : await cli(...args);
       expect(run.code, args.join(' ')).toBe(code);
       expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
       expect(run.stdout).toBe('');
