@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { runHookInProcess } from '../../proof/hook-in-process.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolvePrincipal } from '../../src/host/principals.js';
@@ -64,23 +65,18 @@ function start(
   return { child, ended };
 }
 
-function hook(h: { home: string }, event: string, input: object): Promise<Ended> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [SLUICE_BIN, 'hook', 'claude', event, '--as', 'bot', '--home', h.home],
-      {
-        env: { ...process.env, SLUICE_AS: '', SLUICE_DB: '' },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr: '', at: Date.now() }));
-    child.stdin.end(JSON.stringify(input));
-  });
+/**
+ * The prompt/session-start hook, in this process through runHookCli (the entry bin/sluice.js
+ * routes `sluice hook` to; its process contract is test/hooks/hook-cli.contract.test.ts): it meets
+ * the waiter only through the store and the session files, which are the same either way.
+ */
+async function hook(h: { home: string }, event: string, input: object): Promise<Ended> {
+  const run = await runHookInProcess(
+    ['claude', event, '--as', 'bot', '--home', h.home],
+    JSON.stringify(input),
+    { SLUICE_AS: '', SLUICE_DB: '' },
+  );
+  return { code: run.code, stdout: run.stdout, stderr: run.stderr, at: Date.now() };
 }
 
 /** Resolves once `predicate` holds, checking on a short interval (bounded). */
