@@ -30,6 +30,11 @@ const everything = writing || process.env.SLUICE_EVAL === '1';
 // The default run keeps to about three minutes on a loaded 2-core machine.
 const QUICK: readonly DrainScenario[] = ['burst of 40', 'oversized head + 5', '20 of 5 KB'];
 const scenarios = everything ? DRAIN_SCENARIOS : QUICK;
+// 20 of 5 KB with metadata delivery differs from body delivery only in its first command (`ls`
+// instead of handling the envelope); the 20 or so bounded pages after it are the ones the body run
+// drains, and cost half this file's time. The default run checks metadata delivery, and body vs
+// metadata requests, on the other two; `npm run eval` / SLUICE_EVAL=1 runs every pair.
+const withMetadata = (scenario: DrainScenario) => everything || scenario !== '20 of 5 KB';
 
 const results: DrainMetrics[] = [];
 const traces = new Map<string, DrainTrace>();
@@ -113,6 +118,8 @@ describe.skipIf(!enabled)('harness delivery with the real clients', () => {
         expectBodyDelivery(trace);
         expectDrainedWithProof(trace);
       }, 400_000);
+
+      if (!withMetadata(scenario)) continue;
 
       test(`${client}, ${scenario}: metadata delivery lists the bodies first`, async () => {
         const trace = keep(await runDrain(server, client, 'metadata', scenario));

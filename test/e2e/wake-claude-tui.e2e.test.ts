@@ -1,11 +1,12 @@
 // The wake with the REAL interactive Claude Code TUI (run under tmux; no keystroke is ever typed)
 // against the scripted model server, hooks and wake installed by `sluice hooks install claude`:
 // a message sent to a session idle at its prompt reaches the model with its complete body within
-// seconds (median of 10) and the woken turn replies and archives it; a slice the session already
-// holds never wakes it again; a message that arrives mid-turn is handled next; a killed waiter, a
-// restarted session and a restarted Sluice lose nothing. Every wait is on observable state (the
-// pane, the model server's request log, the store, the waiter's process state), never a sleep.
-// Writes the latencies to test-artifacts/wake-eval.json (docs/wake.md).
+// seconds (median of 10 in `npm run eval:wake`, of 3 in `npm test`) and the woken turn replies and
+// archives it; a slice the session already holds never wakes it again; a message that arrives
+// mid-turn is handled next; a killed waiter, a restarted session and a restarted Sluice lose
+// nothing. Every wait is on observable state (the pane, the model server's request log, the store,
+// the waiter's process state), never a sleep. Writes the latencies to test-artifacts/wake-eval.json
+// (docs/wake.md).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,10 @@ import { type ClaudeHome, claudeEnv, makeClaudeHome } from './support/run-claude
 // it out. `npm run eval:wake` runs it alone.
 const enabled = process.env.SLUICE_E2E === '1' && process.env.SLUICE_E2E_TUI !== '0';
 const tmuxPath = findTmux();
-const ROUNDS = 10;
+// The latency is a median over 10 rounds in `npm run eval:wake` (SLUICE_EVAL_WAKE=1), which checks
+// the issue's 3 s target; `npm test` takes the median of 3, enough for its loose bound (below).
+// SLUICE_WAKE_ROUNDS sets another count.
+const ROUNDS = Number(process.env.SLUICE_WAKE_ROUNDS) || (process.env.SLUICE_EVAL_WAKE === '1' ? 10 : 3);
 const API_KEY = 'sk-ant-test-dummy';
 
 const ENVELOPE_LINE = /\{"schema":"sluice\.delivery\.v1".*\}(?=\n|$)/g;

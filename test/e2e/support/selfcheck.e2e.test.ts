@@ -63,48 +63,95 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
   });
   const fresh = () => server.reset();
 
-  test('(a) claude -p: Bash tool call runs, tool_result reaches the model', async () => {
+  // One client run checks several claims where they do not interfere: each claim reads its own
+  // model request (the one right after its tool call).
+  test("(a, c) claude -p: a Bash tool call runs and its tool_result reaches the model; a stdio MCP server's echo_big result reaches it whole", async () => {
     fresh();
+    const sizes = [12_000, 40_000];
     server.setScript((req, ctx) => {
       if (!isMainAgentRequest(req)) return { text: 'side' };
-      return ctx.mainIndex === 0
-        ? { toolCalls: [shellCall(req, 'echo hi > file.txt')] }
-        : { text: 'all done' };
+      if (ctx.mainIndex === 0) return { toolCalls: [shellCall(req, 'echo hi > file.txt')] };
+      const n = sizes[ctx.mainIndex - 1];
+      if (n === undefined) return { text: 'all done' };
+      const tool = findTool(req, 'mcp__echo__echo_big');
+      if (!tool) throw new Error('echo_big not offered');
+      return { toolCalls: [{ name: tool.name, input: { n } }] };
     });
-    const r = await runClaude({ server, prompt: 'write the file' });
+    const r = await runClaude({
+      server,
+      prompt: 'write the file, then call echo_big',
+      mcpConfig: { mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } } },
+    });
     expect(r.code, r.stderr).toBe(0);
+    expect(server.scriptErrors).toEqual([]);
+    const main = server.mainCalls();
+    expect(main).toHaveLength(sizes.length + 2);
+    // (a) The request after the Bash call carries its result.
     expect(readFileSync(join(r.home.cwd, 'file.txt'), 'utf8')).toBe('hi\n');
-    const last = server.mainCalls().at(-1)!;
-    expect(toolResults(last)).toHaveLength(1);
-    expect(lastToolResultText(last)).toBe('(Bash completed with no output)');
+    const afterBash = main[1]!;
+    expect(toolResults(afterBash)).toHaveLength(1);
+    expect(lastToolResultText(afterBash)).toBe('(Bash completed with no output)');
     expect(r.result.result).toBe('all done');
     record('claude.exec', {
       durationMs: r.durationMs,
       requests: server.requests.map((q) => `${q.method} ${q.path}`),
       sideRequests: server.modelCalls().filter((q) => !isMainAgentRequest(q)).length,
       resultKeys: Object.keys(r.result),
-      toolResult: toolResults(last)[0]!.raw,
+      toolResult: toolResults(afterBash)[0]!.raw,
     });
+    // (c) Each echo_big result, in the request right after its call.
+    const out: Record<string, unknown> = {};
+    sizes.forEach((n, i) => {
+      const got = lastToolResultText(main[i + 2]!) ?? '';
+      if (n === 12_000) expect(got).toBe(bigText(n));
+      out[n] = { whole: got === bigText(n), length: got.length, head: squash(got.slice(0, 400)) };
+    });
+    record('claude.mcp', { ...out, durationMs: r.durationMs });
   });
 
-  test('(b) codex exec: exec_command call runs, function_call_output reaches the model', async () => {
+  test("(b, c2) codex exec: an exec_command call runs and its function_call_output reaches the model; what of a stdio MCP server's result reaches it", async () => {
     fresh();
-    server.setScript((req, ctx) =>
-      ctx.mainIndex === 0 ? { toolCalls: [shellCall(req, 'echo hi > file.txt')] } : { text: 'all done' },
-    );
-    const r = await runCodex({ server, prompt: 'write the file' });
+    const sizes = [8_000, 11_950, 12_000];
+    server.setScript((req, ctx) => {
+      if (ctx.mainIndex === 0) return { toolCalls: [shellCall(req, 'echo hi > file.txt')] };
+      const n = sizes[ctx.mainIndex - 1];
+      return n === undefined
+        ? { text: 'all done' }
+        : { toolCalls: [{ name: 'mcp__echo__echo_big', input: { n } }] };
+    });
+    const r = await runCodex({
+      server,
+      prompt: 'write the file, then call echo_big',
+      mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } },
+    });
     expect(r.code, r.stderr).toBe(0);
+    expect(server.scriptErrors).toEqual([]);
+    const main = server.mainCalls();
+    expect(main).toHaveLength(sizes.length + 2);
+    // (b) The request after the shell call carries its output.
     expect(readFileSync(join(r.home.cwd, 'file.txt'), 'utf8')).toBe('hi\n');
-    const last = server.mainCalls().at(-1)!;
-    expect(lastToolResultText(last)).toContain('Process exited with code 0');
+    const afterShell = main[1]!;
+    expect(lastToolResultText(afterShell)).toContain('Process exited with code 0');
     expect(r.lastMessage?.trim()).toBe('all done');
     record('codex.exec', {
       durationMs: r.durationMs,
       requests: server.requests.map((q) => `${q.method} ${q.path}`),
-      tools: findTool(last, 'exec_command')?.raw,
-      functionCallOutput: toolResults(last)[0]!.raw,
+      tools: findTool(afterShell, 'exec_command')?.raw,
+      functionCallOutput: toolResults(afterShell)[0]!.raw,
       eventTypes: r.events.map((e) => e.type + (e.item ? `:${e.item.type}` : '')),
     });
+    // (c2) Each echo_big result, in the request right after its call.
+    const out: Record<string, unknown> = {};
+    sizes.forEach((n, i) => {
+      const res = toolResults(main[i + 2]!).at(-1)!;
+      out[n] = {
+        containsWhole: res.text.includes(bigText(n)),
+        length: res.text.length,
+        raw: squash(JSON.stringify(res.raw)),
+      };
+    });
+    expect((out[8000] as any).containsWhole).toBe(true);
+    record('codex.mcp', out);
   });
 
   test('(b2) codex exec: a model error fails the run', async () => {
@@ -118,62 +165,6 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
       modelCalls: server.modelCalls().length,
       events: r.events.filter((e) => e.type !== 'item.completed' || e.item?.type === 'error').slice(-4),
     });
-  });
-
-  test('(c) claude + stdio MCP server: echo_big result reaches the model whole', async () => {
-    const sizes = [12_000, 40_000];
-    const out: Record<string, unknown> = {};
-    for (const n of sizes) {
-      fresh();
-      server.setScript((req, ctx) => {
-        if (ctx.mainIndex !== 0) return { text: 'done' };
-        const tool = findTool(req, 'mcp__echo__echo_big');
-        if (!tool) throw new Error('echo_big not offered');
-        return { toolCalls: [{ name: tool.name, input: { n } }] };
-      });
-      const r = await runClaude({
-        server,
-        prompt: 'call echo_big',
-        mcpConfig: { mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } } },
-      });
-      expect(r.code, r.stderr).toBe(0);
-      expect(server.scriptErrors).toEqual([]);
-      const got = lastToolResultText(server.mainCalls().at(-1)!) ?? '';
-      if (n === 12_000) expect(got).toBe(bigText(n));
-      out[n] = {
-        whole: got === bigText(n),
-        length: got.length,
-        head: squash(got.slice(0, 400)),
-        durationMs: r.durationMs,
-      };
-    }
-    record('claude.mcp', out);
-  });
-
-  test('(c2) codex + stdio MCP server: what reaches the model', async () => {
-    const out: Record<string, unknown> = {};
-    for (const n of [8_000, 11_950, 12_000]) {
-      fresh();
-      server.setScript((_req, ctx) =>
-        ctx.mainIndex === 0
-          ? { toolCalls: [{ name: 'mcp__echo__echo_big', input: { n } }] }
-          : { text: 'done' },
-      );
-      const r = await runCodex({
-        server,
-        prompt: 'call echo_big',
-        mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } },
-      });
-      expect(r.code, r.stderr).toBe(0);
-      const res = toolResults(server.mainCalls().at(-1)!)[0]!;
-      out[n] = {
-        containsWhole: res.text.includes(bigText(n)),
-        length: res.text.length,
-        raw: squash(JSON.stringify(res.raw)),
-      };
-    }
-    expect((out[8000] as any).containsWhole).toBe(true);
-    record('codex.mcp', out);
   });
 
   test('(d) claude UserPromptSubmit hook: where additionalContext lands, and the 10,000-char cap', async () => {
@@ -343,13 +334,13 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
     }
   });
 
-  test('(g) claude stream-json: image block reaches the model; result shapes for success and model error', async () => {
+  test('(g, g2) claude stream-json: image block reaches the model; result shapes for success and model error; CLAUDE_CODE_MAX_RETRIES=2 makes 3 attempts', async () => {
     fresh();
     let fail = false;
     server.setScript((_req, ctx) =>
       fail ? { error: { status: 529, message: 'Overloaded' } } : { text: `reply ${ctx.mainIndex}` },
     );
-    const s = await startClaudeSession({ server });
+    const s = await startClaudeSession({ server, maxRetries: 2 });
     try {
       const png = readFileSync(PNG).toString('base64');
       const t0 = Date.now();
@@ -365,14 +356,24 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
       expect(imgs).toHaveLength(1);
       expect(imgs[0]).toMatchObject({ type: 'image', mediaType: 'image/png', data: png });
 
+      // (g2) A failing turn: the model server answers 529 every time, Claude tries 1 + 2 times.
       fail = true;
       const from = s.lines.length;
+      const callsBefore = server.modelCalls().length;
       const t1 = Date.now();
       s.sendUser('second');
       const bad = await s.nextResult(from);
       const errorTurnMs = Date.now() - t1;
       expect(bad.is_error).toBe(true);
       expect(bad.api_error_status).toBe(529);
+      const attempts = server.modelCalls().slice(callsBefore);
+      expect(attempts).toHaveLength(3);
+      record('claude.retries', {
+        attemptsAtMs: attempts.map((q) => q.at - t1),
+        retryCountHeaders: attempts.map((q) => q.headers['x-stainless-retry-count']),
+        durationMs: errorTurnMs,
+        result: bad.result,
+      });
 
       fail = false;
       const from3 = s.lines.length;
@@ -395,21 +396,5 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
     } finally {
       await s.close();
     }
-  });
-
-  test('(g2) claude retry timing with CLAUDE_CODE_MAX_RETRIES=2', async () => {
-    fresh();
-    server.setScript(() => ({ error: { status: 529, message: 'Overloaded' } }));
-    const t0 = Date.now();
-    const r = await runClaude({ server, prompt: 'x', maxRetries: 2 });
-    expect(r.result.is_error).toBe(true);
-    expect(server.modelCalls()).toHaveLength(3);
-    record('claude.retries', {
-      exitCode: r.code,
-      attemptsAtMs: server.modelCalls().map((q) => q.at - t0),
-      retryCountHeaders: server.modelCalls().map((q) => q.headers['x-stainless-retry-count']),
-      durationMs: r.durationMs,
-      result: r.result.result,
-    });
   });
 });
