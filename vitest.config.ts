@@ -25,6 +25,12 @@ export default defineConfig({
     // CLIs, real clients, Chromium, PostgreSQL — so three workers overlap that waiting: 6 min for
     // the same suite on the same machine. SLUICE_TEST_WORKERS overrides it.
     maxWorkers: Number(process.env.SLUICE_TEST_WORKERS) || 3,
+    // The suite is CPU-bound on 2 cores, and a fresh worker per file spent ~0.9 CPU-s starting and
+    // importing before its first test (147 files). Files share their worker's module registry
+    // instead: every file closes what it opens and restores any global it changes, and a file that
+    // mocks a module resets the registry around it (test/cli/newcomer-version.test.ts).
+    // SLUICE_TEST_ISOLATE=1 gives each file a fresh worker, to tell whether a failure is a leak.
+    isolate: process.env.SLUICE_TEST_ISOLATE === '1',
     // The real-client end-to-end tests run by default (npm test = CI); SLUICE_E2E=0 opts out locally.
     env: { SLUICE_E2E: process.env.SLUICE_E2E ?? '1' },
   },
