@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { createChannel } from '../../src/host/channels.js';
 import type { HostContext } from '../../src/host/context.js';
@@ -8,7 +8,7 @@ import { replyToMessage, type SendInput, sendMessage } from '../../src/host/mess
 import type { Principal } from '../../src/host/principals.js';
 import { upsertMembership } from '../../src/store/ops/channels.js';
 import type { Store } from '../../src/store/store.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
 /** Rows every send writes: a changed count means something was stored. */
 async function footprint(ctx: HostContext) {
@@ -46,10 +46,13 @@ function at(ctx: HostContext, time: Date): HostContext {
 
 describe.each(backendsUnderTest())('idempotent sends on %s', (backend) => {
   let h: ConformanceHost;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'idem');
+  afterAll(() => hosts.release());
   let bot: Principal;
   let alice: Principal;
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'idem');
+    h = await hosts.open();
     bot = await h.agent('bot');
     alice = await h.person('alice');
     // Members joined directly: this suite is about sends, not about how people join channels.

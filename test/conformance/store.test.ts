@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { archiveMessages, listInbox } from '../../src/host/inbox.js';
@@ -12,7 +12,7 @@ import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { listPrincipals } from '../../src/store/ops/principals.js';
 import { hostileId, hostileString } from '../core/arbitraries.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
 /** The inbox rows of an agent, in position order. */
 async function inboxRows(h: ConformanceHost, agent: Principal) {
@@ -43,8 +43,11 @@ function wellFormed(text: string): string {
 
 describe.each(backendsUnderTest())('store and host conformance on %s', (backend) => {
   let h: ConformanceHost;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'store');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'store');
+    h = await hosts.open();
   });
   afterEach(async () => {
     await h?.close();
