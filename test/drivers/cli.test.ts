@@ -1,7 +1,10 @@
 // `sluice drive` and `sluice agent settle` refusals: one line, an exit code, nothing changed.
-// Runs the built CLI (npm run build first).
+// The refusals run in this process through the CLI's main (runCliHere): they are decided before any
+// client starts. The first two run the built CLI in a child process (npm run build first), for the
+// exit code and stderr a shell sees.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 
 describe('sluice drive (refusals)', () => {
@@ -9,8 +12,8 @@ describe('sluice drive (refusals)', () => {
   let cleanup: () => void;
   beforeEach(async () => {
     ({ home, cleanup } = tempHome());
-    expect((await runCli(['init'], { home })).code).toBe(0);
-    expect((await runCli(['agent', 'add', 'bot'], { home })).code).toBe(0);
+    expect((await runCliHere(['init'], { home })).code).toBe(0);
+    expect((await runCliHere(['agent', 'add', 'bot'], { home })).code).toBe(0);
   });
   afterEach(() => cleanup());
 
@@ -20,7 +23,7 @@ describe('sluice drive (refusals)', () => {
     expect(refused.stderr).toBe(
       'sluice: invalid_params: bot settles explicitly; drivers settle by turns: run sluice agent settle bot turn (or add agents with --settlement turn)\n',
     );
-    const settled = await runCli(['agent', 'settle', 'bot', 'turn'], { home });
+    const settled = await runCliHere(['agent', 'settle', 'bot', 'turn'], { home });
     expect(settled).toMatchObject({ code: 0, stdout: 'bot settles by turns\n' });
     const missing = await runCli(['drive', 'claude', '--as', 'bot'], {
       home,
@@ -33,20 +36,20 @@ describe('sluice drive (refusals)', () => {
   });
 
   test('a session started from the home folder or above it is refused unless --cwd names it', async () => {
-    await runCli(['agent', 'settle', 'bot', 'turn'], { home });
+    await runCliHere(['agent', 'settle', 'bot', 'turn'], { home });
     // The test runs in the repository: a HOME below it makes the repository an ancestor of home.
     const env = { PATH: '/nonexistent', HOME: join(process.cwd(), 'not-a-real-home') };
-    const refused = await runCli(['drive', 'claude', '--as', 'bot'], { home, env });
+    const refused = await runCliHere(['drive', 'claude', '--as', 'bot'], { home, env });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
       `sluice: invalid_params: refusing to drive from ${process.cwd()}: the model could read every file under it; run it from a project folder or pass --cwd DIR\n`,
     );
-    const named = await runCli(['drive', 'claude', '--as', 'bot', '--cwd', process.cwd()], { home, env });
+    const named = await runCliHere(['drive', 'claude', '--as', 'bot', '--cwd', process.cwd()], { home, env });
     expect(named.stderr).toMatch(/claude is not on PATH/);
   });
 
   test('bad options and principals get one line each', async () => {
-    await runCli(['agent', 'settle', 'bot', 'turn'], { home });
+    await runCliHere(['agent', 'settle', 'bot', 'turn'], { home });
     const cases: [string[], number, RegExp][] = [
       [
         ['drive', 'codex', '--as', 'bot', '--sandbox', 'none'],
@@ -59,7 +62,7 @@ describe('sluice drive (refusals)', () => {
       [['agent', 'settle', 'bot', 'sometimes'], 1, /mode must be turn or explicit/],
     ];
     for (const [args, code, message] of cases) {
-      const r = await runCli(args, { home, env: { PATH: '/nonexistent' } });
+      const r = await runCliHere(args, { home, env: { PATH: '/nonexistent' } });
       expect(r.code, args.join(' ')).toBe(code);
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);

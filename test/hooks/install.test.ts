@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { shellWord } from '../../src/core/shell-word.js';
 import { mergeCodexConfig } from '../../src/surfaces/hooks/install-codex.js';
 import { hookCommand } from '../../src/surfaces/hooks/install-hook-entries.js';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, SLUICE_BIN, type TestHost } from '../support/host.js';
 
 let host: TestHost;
@@ -28,8 +29,11 @@ function freshDir(name: string): string {
   return dir;
 }
 
+// In this process through the CLI's main (runCliHere): what is tested is the files written, which
+// the real clients read. The first test runs the built CLI in a child process (npm run build).
 const install = (args: string[], env: Record<string, string> = {}) =>
-  runCli(['hooks', 'install', ...args], { home: host.home, env });
+  runCliHere(['hooks', 'install', ...args], { home: host.home, env });
+const installProcess = (args: string[]) => runCli(['hooks', 'install', ...args], { home: host.home });
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 const USER_SETTINGS = {
@@ -48,7 +52,7 @@ describe('sluice hooks install claude', () => {
     writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify(USER_SETTINGS));
     writeFileSync(join(project, '.mcp.json'), JSON.stringify({ mcpServers: { other: { command: 'x' } } }));
 
-    const run = await install(['claude', '--as', 'bot', '--project', project]);
+    const run = await installProcess(['claude', '--as', 'bot', '--project', project]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('permissions.allow now has: Bash(sluice message:*)');
 

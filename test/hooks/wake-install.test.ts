@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WAKE_HOOK_TIMEOUT_S } from '../../src/surfaces/hooks/install-hook-entries.js';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, SLUICE_BIN, type TestHost } from '../support/host.js';
 
 let host: TestHost;
@@ -25,8 +26,12 @@ function freshDir(name: string): string {
   return dir;
 }
 
+// In this process through the CLI's main (runCliHere): what is tested is the files written, which
+// the real clients read. One install and one uninstall run the built CLI in a child process.
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  runCli(['hooks', ...args], { home: host.home, env: { SLUICE_AGENT_LOCK: '', ...env } });
+  runCliHere(['hooks', ...args], { home: host.home, env: { SLUICE_AGENT_LOCK: '', ...env } });
+const cliProcess = (args: string[]) =>
+  runCli(['hooks', ...args], { home: host.home, env: { SLUICE_AGENT_LOCK: '' } });
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 const USER_SETTINGS = {
@@ -57,7 +62,7 @@ const wakeEntries = (settings: { hooks?: Record<string, { hooks: { asyncRewake?:
 describe('the wake in sluice hooks install claude', () => {
   test('adds an asyncRewake hook running sluice wait on SessionStart and Stop, after the user’s own', async () => {
     const project = userProject();
-    const run = await cli(['install', 'claude', '--as', 'bot', '--project', project]);
+    const run = await cliProcess(['install', 'claude', '--as', 'bot', '--project', project]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/wake: SessionStart and Stop run sluice wait --as bot --for claude --hook/);
     const settings = readJson(join(project, '.claude', 'settings.json'));
@@ -94,7 +99,7 @@ describe('sluice hooks uninstall', () => {
     expect(dry.stdout).toContain('would change (dry run, nothing written)');
     expect(JSON.stringify(readJson(join(project, '.claude', 'settings.json')))).toContain('sluice');
 
-    const run = await cli(['uninstall', 'claude', '--project', project]);
+    const run = await cliProcess(['uninstall', 'claude', '--project', project]);
     expect(run.code).toBe(0);
     expect(readJson(join(project, '.claude', 'settings.json'))).toEqual(USER_SETTINGS);
     expect(readJson(join(project, '.mcp.json'))).toEqual(USER_MCP);
