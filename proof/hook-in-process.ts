@@ -50,12 +50,15 @@ export async function runHookInProcess(
     (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
     return true;
   }) as typeof process.stderr.write;
+  // As bin/sluice.js does before it routes to the hook: what the hook writes is private.
+  const umask = process.umask(0o077);
   process.exitCode = undefined;
   let code: number | null;
   try {
     await runHookCli(argv);
     code = process.exitCode === undefined ? 0 : Number(process.exitCode);
   } finally {
+    process.umask(umask);
     if (stdinDescriptor) Object.defineProperty(process, 'stdin', stdinDescriptor);
     process.stdout.write = write;
     process.stderr.write = writeErr;
