@@ -104,7 +104,7 @@ export async function openConformanceHost(backend: Backend, label = 'conf'): Pro
  * makes new files for every table and index. Foreign keys and triggers are off for the deletes
  * (session_replication_role; the test server's user is a superuser).
  */
-async function emptySchema(schema: string): Promise<void> {
+export async function emptySchema(schema: string): Promise<void> {
   await withAdmin(async (c) => {
     const tables = await c.query<{ name: string }>(
       `select tablename as name from pg_tables where schemaname = $1 and tablename not like 'kysely_migration%'`,
