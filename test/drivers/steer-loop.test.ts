@@ -16,7 +16,6 @@ import {
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
-import { eventually } from './drive-harness.js';
 
 /** How the in-memory client answers a steer. */
 type SteerMode = 'echo' | 'silent' | 'refuse';
@@ -39,10 +38,12 @@ class SteeringClient implements DriverClient {
   constructor(
     private readonly h: ConformanceHost,
     private readonly agent: () => Principal,
+    private readonly progressed: () => void,
   ) {}
 
   runTurn(request: TurnRequest): Promise<TurnOutcome> {
     this.requests.push(request);
+    this.progressed();
     return new Promise((resolve, reject) => {
       this.finishers.push(resolve);
       void this.gone.then((why) => reject(new ClientGoneError(why)));
@@ -50,6 +51,7 @@ class SteeringClient implements DriverClient {
   }
   async steer(request: TurnRequest): Promise<boolean> {
     this.steers.push(request);
+    this.progressed();
     if (this.answerGate) await this.answerGate;
     if (this.mode === 'refuse') return false;
     // What a real client's stream shows when the model got the steered text.
@@ -69,6 +71,34 @@ class SteeringClient implements DriverClient {
   }
   steered(i: number): string[] {
     return this.steers[i]?.delivered.map((m) => m.id) ?? [];
+  }
+}
+
+/**
+ * Waits on what the client and the loop report (a turn begun, a steer, a turn settled): each
+ * report re-checks the waits, so none of them polls.
+ */
+class Progress {
+  private waiters = new Set<() => void>();
+
+  notify(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+  until(ready: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        if (!ready()) return;
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(wake);
+        reject(new Error(`timed out waiting for ${what}`));
+      }, timeoutMs);
+      this.waiters.add(wake);
+    });
   }
 }
 
@@ -123,12 +153,18 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
   let stop: AbortController;
   let loop: Promise<void>;
   let checks: Checks;
+  let progress: Progress;
   const reports: TurnReport[] = [];
 
   beforeEach(async () => {
     h = await openConformanceHost(backend, 'steer');
     bot = await h.agent('bot', 'turn');
-    client = new SteeringClient(h, () => bot);
+    progress = new Progress();
+    client = new SteeringClient(
+      h,
+      () => bot,
+      () => progress.notify(),
+    );
     stop = new AbortController();
     reports.length = 0;
     checks = new Checks();
@@ -154,15 +190,22 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     loop = runDriverLoop(h.ctx, bot, client, {
       limits,
       signal: stop.signal,
-      onTurn: (r) => reports.push(r),
+      onTurn: (r) => {
+        reports.push(r);
+        progress.notify();
+      },
       onCheck: (c) => checks.record(c, reports.length),
     });
   };
-  const turnsStarted = (n: number) =>
-    eventually(async () => (client.requests.length >= n ? true : undefined), 5000, `${n} turn(s)`);
-  const steered = (n: number) =>
-    eventually(async () => (client.steers.length >= n ? true : undefined), 5000, `${n} steer(s)`);
-  const settled = (n: number) => eventually(async () => (reports.length >= n ? true : undefined), 5000);
+  const turnsStarted = (n: number) => progress.until(() => client.requests.length >= n, `${n} turn(s)`);
+  /** The client was asked for `n` steers (its answer may still be outstanding). */
+  const steerAsked = (n: number) => progress.until(() => client.steers.length >= n, `${n} steer(s)`);
+  /** The client was asked for `n` steers and the loop has dealt with the last one's answer. */
+  const steered = async (n: number) => {
+    await steerAsked(n);
+    await checks.seen.filter((c) => c.loop === 'steer').at(-1)?.decided;
+  };
+  const settled = (n: number) => progress.until(() => reports.length >= n, `${n} report(s)`);
 
   test('a message that arrives mid-turn joins that turn and is handled when it settles', async () => {
     const first = await send('first');
@@ -192,7 +235,7 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     start();
     await turnsStarted(1);
     const later = await send('answered late');
-    await steered(1);
+    await steerAsked(1);
     client.finish({ ok: true });
     answer();
     await settled(1);
