@@ -22,7 +22,7 @@ import {
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { pixelBombPng, truncatedPng } from '../support/poison-images.js';
-import { sleep } from './drive-harness.js';
+import { eventually, sleep } from './drive-harness.js';
 
 type Behaviour = (ids: string[]) => TurnOutcome | Error | 'die' | 'hang';
 
@@ -61,14 +61,14 @@ class RenderingClient implements DriverClient {
         request.delivery.text,
         request.delivered,
       );
-      this.pushTurn({
+      this.turns.push({
         ids,
         texts: blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])),
         images: blocks.filter((b) => b.type === 'image').length,
       });
     } else {
       const items = await codexTurnInput(this.h.ctx, this.agent, CODEX_TURN_LEAD, request.delivered);
-      this.pushTurn({
+      this.turns.push({
         ids,
         texts: items.flatMap((i) => (i.type === 'text' ? [i.text] : [])),
         images: items.filter((i) => i.type === 'localImage').length,
@@ -83,18 +83,8 @@ class RenderingClient implements DriverClient {
     if (next instanceof Error) throw next;
     return next;
   }
-  private pushTurn(turn: SeenTurn): void {
-    this.turns.push(turn);
-    progressed();
-  }
   async stop(): Promise<void> {}
 }
-
-/** The waits of the running test (see `until`): woken when the client or the loop reports. */
-const progress = new Set<() => void>();
-const progressed = () => {
-  for (const wake of [...progress]) void wake();
-};
 
 describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (backend) => {
   let h: ConformanceHost;
@@ -130,61 +120,15 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
       .where('agent_id', '=', bot.id)
       .where('message_id', '=', id)
       .executeTakeFirstOrThrow();
-  /**
-   * Resolves once `check` holds: re-checked after each commit this host announces, each turn the
-   * client begins or the loop reports, and otherwise every 100 ms (not every write announces).
-   */
-  const until = (check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000) =>
-    new Promise<void>((resolve, reject) => {
-      let checking = false;
-      let again = false;
-      let finished = false;
-      const finish = (err?: unknown) => {
-        finished = true;
-        clearTimeout(deadline);
-        clearInterval(fallback);
-        progress.delete(recheck);
-        h.ctx.localCommitListeners.delete(recheck);
-        if (err === undefined) resolve();
-        else reject(err);
-      };
-      async function recheck(): Promise<void> {
-        if (checking) {
-          again = true;
-          return;
-        }
-        checking = true;
-        try {
-          do {
-            again = false;
-            if (finished) return;
-            if (await check()) return finish();
-          } while (again);
-        } catch (err) {
-          finish(err);
-        } finally {
-          checking = false;
-        }
-      }
-      const deadline = setTimeout(() => finish(new Error(`timed out waiting for ${what}`)), timeoutMs);
-      const fallback = setInterval(() => void recheck(), 100);
-      progress.add(recheck);
-      h.ctx.localCommitListeners.add(recheck);
-      void recheck();
-    });
+  const until = (check: () => Promise<boolean> | boolean, what: string) =>
+    eventually(async () => ((await check()) ? true : undefined), 30_000, what);
   const start = (client: RenderingClient) => {
     const stop = new AbortController();
     const done = runDriverLoop(h.ctx, bot, client, {
       signal: stop.signal,
       retryDelayMs: 0,
-      onTurn: (r) => {
-        reports.push(r);
-        progressed();
-      },
-      onReturned: (r) => {
-        returned.push(...r);
-        progressed();
-      },
+      onTurn: (r) => reports.push(r),
+      onReturned: (r) => returned.push(...r),
     });
     loops.push({ stop, done });
     return { stop, done };
