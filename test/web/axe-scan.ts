@@ -18,14 +18,17 @@ interface AxeViolation {
 
 /**
  * Runs axe on the page as it is now and returns one line per serious or critical violation
- * (rule, help and the first few elements), empty when there is none.
+ * (rule, help and the first few elements), empty when there is none. axe is the costliest thing
+ * these tests do in Chromium, so each distinct screen gets one whole-document scan; a later state
+ * of a screen already scanned passes `within` (a CSS selector) to scan only the part that changed.
  */
-export async function seriousViolations(page: Page, screen: string): Promise<string[]> {
+export async function seriousViolations(page: Page, screen: string, within?: string): Promise<string[]> {
   // Page-side code is passed as text: the root tsconfig has no DOM types.
   const loaded = (await page.evaluate("typeof window.axe === 'object'")) as boolean;
   if (!loaded) await page.addScriptTag({ content: AXE_SOURCE });
+  const context = within === undefined ? 'document' : JSON.stringify({ include: [[within]] });
   const result = (await page.evaluate(
-    "window.axe.run(document, { resultTypes: ['violations'] }).then((r) => ({ violations: r.violations, passes: r.passes.length }))",
+    `window.axe.run(${context}, { resultTypes: ['violations'] }).then((r) => ({ violations: r.violations, passes: r.passes.length }))`,
   )) as { violations: AxeViolation[]; passes: number };
   // An axe that checked nothing (not loaded, empty page) must not pass for a clean scan.
   if (result.passes === 0) throw new Error(`${screen}: axe ran no check`);

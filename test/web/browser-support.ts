@@ -20,6 +20,23 @@ import { ensurePageBuilt } from './page-build.js';
 export const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts/web');
 
+/**
+ * Screenshots are for a person (docs/web.md's gallery, scripts/docs-screenshots.sh) and no test
+ * asserts on them; encoding a PNG per step costs Chromium CPU in every run, so they are taken only
+ * with SLUICE_SCREENSHOTS=1.
+ */
+export const SCREENSHOTS = process.env.SLUICE_SCREENSHOTS === '1';
+
+/** Writes test-artifacts/web/<name>.png when SLUICE_SCREENSHOTS=1; otherwise does nothing. */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  if (!SCREENSHOTS) return;
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), ...options });
+}
+
 /** Playwright-core has no auto-waiting assertions; poll the page instead. */
 export const POLL = { timeout: 10_000, interval: 50 };
 
@@ -121,7 +138,7 @@ export async function openStage(prefix: string, seed: (home: string) => Promise<
   if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
     throw new Error('run npm run build first');
   ensurePageBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
+  if (SCREENSHOTS) mkdirSync(ARTIFACTS, { recursive: true });
   const opened: Partial<Stage> = { home: mkdtempSync(join(tmpdir(), prefix)) };
   try {
     const home = opened.home as string;

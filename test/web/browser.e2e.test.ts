@@ -1,7 +1,7 @@
 // The web page in a real browser against a real `sluice serve`: Debian's Chromium driven by
 // playwright-core (never a downloaded browser), a temp home seeded through the CLI, and writes made
 // from other processes (the CLI, and the host API in this test process) reaching the page live.
-// Screenshots land in test-artifacts/web/ for a person to look at.
+// Screenshots land in test-artifacts/web/ for a person to look at (with SLUICE_SCREENSHOTS=1).
 
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +26,9 @@ import {
   launchChromium,
   newViewContext,
   POLL,
+  SCREENSHOTS,
   type Served,
+  screenshot,
   signIn as signInWith,
   startServe,
   stopServe,
@@ -90,7 +92,7 @@ beforeAll(async () => {
   if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
     throw new Error('run npm run build first');
   ensurePageBuilt();
-  mkdirSync(ARTIFACTS, { recursive: true });
+  if (SCREENSHOTS) mkdirSync(ARTIFACTS, { recursive: true });
   home = mkdtempSync(join(tmpdir(), 'sluice-web-'));
   await cli(home, ['init']);
   for (const view of VIEWPORTS) {
@@ -171,8 +173,7 @@ describe.each(VIEWPORTS)('the web page at a $name viewport ($width×$height)', (
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const shot = (name: string) =>
-    page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`), fullPage: false });
+  const shot = (name: string) => screenshot(page, `${view.name}-${name}`);
 
   /** Goes to the list (phones show it instead of the detail pane), then follows a link in it. */
   async function openFromList(linkName: string): Promise<void> {
@@ -494,7 +495,7 @@ describe('when a page of cards goes stale', () => {
     expect(staleSent).toBe(true);
     const staleAt = asked.findIndex((params) => params.cursor !== undefined);
     expect(asked[staleAt + 1]).toMatchObject({ agent: 'drift', around: expect.any(String) });
-    await page.screenshot({ path: join(ARTIFACTS, 'desktop-10-after-stale.png') });
+    await screenshot(page, 'desktop-10-after-stale');
     await context.close();
   });
 });

@@ -4,7 +4,6 @@
 // it; each of the person's own messages shows, per agent, where its copy stands, updated live.
 // Debian's Chromium via playwright-core against a real `sluice serve`, at 1280×800 and 390×844.
 
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
@@ -17,13 +16,13 @@ import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { seriousViolations } from './axe-scan.js';
 import {
-  ARTIFACTS,
   cli,
   collectProblems,
   failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
+  screenshot,
   signIn,
   useStage,
   VIEWPORTS,
@@ -48,9 +47,14 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   let listRequests = 0;
   /** Serious or critical axe-core findings on each screen shot below (none expected). */
   const violations: string[] = [];
-  const shot = async (name: string, options: { axe?: boolean } = {}) => {
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
-    if (options.axe !== false) violations.push(...(await seriousViolations(page, `${view.name}-${name}`)));
+  /**
+   * A screenshot (SLUICE_SCREENSHOTS=1) and an axe scan: of the whole page, or with `axe` a
+   * selector, of only what changed on a screen scanned before; `axe: false` for none.
+   */
+  const shot = async (name: string, options: { axe?: false | string } = {}) => {
+    await screenshot(page, `${view.name}-${name}`);
+    if (options.axe !== false)
+      violations.push(...(await seriousViolations(page, `${view.name}-${name}`, options.axe)));
   };
   const nav = () => page.getByRole('navigation');
   /** Hash routes change in place (no reload): what "without reload" is checked against. */
@@ -121,7 +125,8 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     await expect
       .poll(() => navLink(`#team-${view.name}`).getAttribute('aria-describedby'), POLL)
       .not.toBeNull();
-    await shot('30-live-sidebar');
+    // The home screen is scanned whole in members-and-queue; here the sidebar with its counts.
+    await shot('30-live-sidebar', { axe: 'nav.sidebar' });
     // Nothing was polled: the list was never asked for again.
     expect(listRequests).toBe(before);
 
@@ -184,7 +189,10 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       .toBe(parent.message_id);
     const box = await parentArticle.boundingBox();
     expect(box && box.y + box.height > 0 && box.y < view.height).toBe(true);
-    await shot('32-reply-parent-shown');
+    // The timeline was scanned whole in the other files: here the quote and the parent it led to.
+    await shot('32-reply-parent-shown', {
+      axe: `article.message[data-message-id="${parent.message_id}"], article.message[data-message-id="${await reply.getAttribute('data-message-id')}"]`,
+    });
 
     // Replying from the page: "Reply" on the agent's message, then the composer sends reply_to.
     const replyId = await reply.getAttribute('data-message-id');
@@ -195,7 +203,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       .poll(() => composer.evaluate((el) => el === el.ownerDocument.activeElement), POLL)
       .toBe(true);
     await composer.fill('Thanks, ship it.');
-    await shot('32b-replying');
+    await shot('32b-replying', { axe: '.composer' });
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     const answer = page.locator('article.message.mine', { hasText: 'Thanks, ship it.' });
     await answer
@@ -230,7 +238,8 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     const chip = (agent: string) => mine.locator(`.receipt[data-agent="${agent}"]`);
     await expect.poll(() => chip(helper).getAttribute('data-state'), POLL).toBe('waiting');
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
-    await shot('33-receipts-waiting');
+    // A channel timeline is scanned whole elsewhere; what is new here is the receipts line.
+    await shot('33-receipts-waiting', { axe: 'article.message.mine' });
     const messageId = (await mine.getAttribute('data-message-id')) ?? '';
 
     // The explicit agent archives it; the turn agent's turn fails (returned), is resumed, then succeeds.
@@ -238,7 +247,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     await expect.poll(() => chip(helper).textContent(), POLL).toBe(`${helper} archived`);
     await failTurnOver(stage.hostCtx, turner, 'overloaded');
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('returned');
-    await shot('34-receipts-returned');
+    await shot('34-receipts-returned', { axe: 'article.message.mine' });
     await resumeQueue(stage.hostCtx, ownerP, turner, messageId);
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
     const turnerP = await resolveAgent(stage.hostCtx, turner);
@@ -249,7 +258,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     );
     await endTurn(stage.hostCtx, turnerP, ok.id, { ok: true });
     await expect.poll(() => chip(turner).textContent(), POLL).toBe(`${turner} handled`);
-    await shot('35-receipts-handled');
+    await shot('35-receipts-handled', { axe: 'article.message.mine' });
     // Others' messages carry no receipts line; nothing was re-read to get there.
     expect(await page.locator('article.message:not(.mine) .receipt-list').count()).toBe(0);
   });

@@ -2,9 +2,9 @@
 // members added and removed from a channel's header (and refused for whom the host refuses), the
 // owner adding an agent, queue cards with their attachment mark, the reader's returned reason and
 // the agent's presence; every screen scanned by axe-core (no serious or critical violation) and
-// walked by keyboard (every control reached, focus visible). Screenshots: test-artifacts/web/.
+// walked by keyboard (every control reached, focus visible); a later state of a screen already
+// scanned is scanned only where it changed. Screenshots (SLUICE_SCREENSHOTS=1): test-artifacts/web/.
 
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
@@ -16,13 +16,13 @@ import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';
 import { seriousViolations } from './axe-scan.js';
 import {
-  ARTIFACTS,
   cli,
   collectProblems,
   failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
+  screenshot,
   signIn,
   useStage,
   VIEWPORTS,
@@ -123,11 +123,11 @@ describe.each(VIEWPORTS)(
     const nomad = `nomad-${view.name}`;
     const channel = `ops-${view.name}`;
     const newAgent = `scout-${view.name}`;
-    const shot = (page: Page, name: string) =>
-      page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
+    const shot = (page: Page, name: string) => screenshot(page, `${view.name}-${name}`);
     const violations: string[] = [];
-    const scan = async (page: Page, screen: string) =>
-      violations.push(...(await seriousViolations(page, screen)));
+    /** axe on the whole page, or with `within` (a selector) on the part that changed. */
+    const scan = async (page: Page, screen: string, within?: string) =>
+      violations.push(...(await seriousViolations(page, screen, within)));
     let channelId: string;
 
     beforeAll(async () => {
@@ -216,7 +216,7 @@ describe.each(VIEWPORTS)(
         .getByRole('alert')
         .getByText(`${crew} not removed: only the creator of #${channel} may remove others`)
         .waitFor();
-      await scan(page, 'members-refused');
+      await scan(page, 'members-refused', 'dialog');
       await shot(page, '23-members-refused');
       // pam is not the owner: no "New agent", and the host refuses the call anyway.
       await page.keyboard.press('Escape');
@@ -237,7 +237,7 @@ describe.each(VIEWPORTS)(
       await signIn(other.page, await loginLink(nomad), nomad);
       await other.page.goto(`${stage.served.origin}/#/channel/${channelId}`);
       await other.page.getByText('That channel is not one of yours').waitFor();
-      await scan(other.page, 'channel-not-yours');
+      await scan(other.page, 'channel-not-yours', 'main.pane');
       await shot(other.page, '28-channel-not-yours');
       const add = await rpcFromPage(other.page, 'channel.addMember', { channelId, member: nomad });
       expect(add.error?.message).toMatch(/not a member/);
@@ -259,7 +259,7 @@ describe.each(VIEWPORTS)(
       await dialog.getByRole('button', { name: 'New agent…' }).click();
       await dialog.getByLabel('Agent name').fill(newAgent);
       await dialog.getByRole('radio', { name: /^turn/ }).check();
-      await scan(page, 'new-agent');
+      await scan(page, 'new-agent', 'dialog');
       await shot(page, '24-new-agent');
       await dialog.getByRole('button', { name: 'Add agent' }).click();
       await expect.poll(() => dialog.locator('#new-message-to').inputValue(), POLL).toBe(newAgent);
@@ -327,7 +327,7 @@ describe.each(VIEWPORTS)(
       const reader = page.getByRole('dialog');
       await reader.getByTestId('returned-reason').getByText('the model server answered 529').waitFor();
       await reader.getByTestId('reader-body').waitFor();
-      await scan(page, 'card-reader');
+      await scan(page, 'card-reader', 'dialog');
       await shot(page, '26-returned-reason');
       await reader.getByRole('button', { name: 'Close' }).click();
 
@@ -344,7 +344,7 @@ describe.each(VIEWPORTS)(
       // Errors: an unknown agent's queue.
       await page.goto(`${stage.served.origin}/#/queue/nobody-${view.name}`);
       await page.getByRole('alert').getByText(`There is no agent called nobody-${view.name}`).waitFor();
-      await scan(page, 'queue-unknown');
+      await scan(page, 'queue-unknown', 'main.pane');
       await shot(page, '27-queue-unknown');
       expect(problems).toEqual([]);
       await context.close();

@@ -5,17 +5,16 @@
 // page and the host is routed (`routeWebSocket`) to count frames and, for the sidebar, to hold the
 // first `channel.list` reply until the new channel's `channel.joined` has reached the page.
 
-import { join } from 'node:path';
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createChannel } from '../../src/host/channels.js';
 import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
 import {
-  ARTIFACTS,
   collectProblems,
   loginLinkFor,
   newViewContext,
   POLL,
+  screenshot,
   signIn,
   useStage,
   VIEWPORTS,
@@ -87,7 +86,7 @@ describe.each(VIEWPORTS)('the Members dialog at $name ($width×$height)', (view)
     expect(pages.length).toBeGreaterThan(1);
     expect(pages.filter((f) => f.params?.cursor !== undefined).length).toBe(pages.length - 1);
     expect(sent.filter((f) => f.method === 'channel.list').length).toBe(listsBefore);
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-40-all-members.png`) });
+    await screenshot(page, `${view.name}-40-all-members`);
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -182,7 +181,7 @@ describe('a channel created during the first load of the channel list', () => {
     ).toBeGreaterThan(0);
     await nav.getByRole('link', { name: '#aaa-late', exact: true }).waitFor({ timeout: POLL.timeout });
     expect(sent.filter((f) => f.method === 'channel.list').length).toBe(2);
-    await page.screenshot({ path: join(ARTIFACTS, 'desktop-41-created-during-load.png') });
+    await screenshot(page, 'desktop-41-created-during-load');
     expect(problems).toEqual([]);
     await context.close();
   });

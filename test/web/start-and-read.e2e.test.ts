@@ -1,11 +1,11 @@
 // The page as a place to start things and read them: "New message", "New channel" and "Leave"
 // (DESIGN §8 labels), Markdown rendered safely, long bodies collapsed, relative times, and clear
 // empty / denied states. Debian's Chromium via playwright-core against a real `sluice serve`.
-// Screenshots land in test-artifacts/web/<viewport>-<step>.png next to browser.e2e.test.ts's; each
-// screen shot is also scanned by axe-core (no serious or critical violation; CSP is bypassed in
-// these contexts only so its source can be injected).
+// Screenshots land in test-artifacts/web/<viewport>-<step>.png next to browser.e2e.test.ts's (with
+// SLUICE_SCREENSHOTS=1); each screen is also scanned by axe-core (no serious or critical violation;
+// CSP is bypassed in these contexts only so its source can be injected), a later state of a screen
+// already scanned only where it changed.
 
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
@@ -16,13 +16,13 @@ import { queueSummary } from '../../src/host/queue.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { seriousViolations } from './axe-scan.js';
 import {
-  ARTIFACTS,
   cli,
   collectProblems,
   failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
+  screenshot,
   signIn,
   useStage,
   VIEWPORTS,
@@ -49,7 +49,7 @@ describe('before the owner has any channel', () => {
     const page = await context.newPage();
     await signIn(page, await loginLink());
     await page.getByRole('navigation').getByText('No channels yet. Press New channel').waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-11-no-channels.png`) });
+    await screenshot(page, `${view.name}-11-no-channels`);
     expect(await seriousViolations(page, '11-no-channels')).toEqual([]);
     await context.close();
   });
@@ -61,9 +61,10 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const shot = async (name: string) => {
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
-    expect(await seriousViolations(page, name)).toEqual([]);
+  /** A screenshot (SLUICE_SCREENSHOTS=1) and axe: the whole page, or `within` (a selector). */
+  const shot = async (name: string, within?: string) => {
+    await screenshot(page, `${view.name}-${name}`);
+    expect(await seriousViolations(page, name, within)).toEqual([]);
   };
   const nav = () => page.getByRole('navigation');
   /** Phones show the list only on the home screen. */
@@ -95,7 +96,7 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
     await dialog.waitFor({ state: 'hidden' });
     await page.locator('article.message', { hasText: `First words for ${solo}` }).waitFor();
     await page.getByRole('heading', { name: `@${solo}` }).waitFor();
-    await shot('13-new-dm');
+    await shot('13-new-dm', 'main.pane');
     const inbox = await listInbox(stage.hostCtx, await resolveAgent(stage.hostCtx, solo));
     expect(inbox.map((entry) => entry.projection.body)).toEqual([`First words for ${solo}`]);
     // The agent is now in the list of queues too.
@@ -113,7 +114,7 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
     await dialog.getByRole('textbox', { name: 'Channel name' }).fill(`made-${view.name}`);
     await dialog.getByRole('checkbox', { name: solo }).check();
     await dialog.getByRole('checkbox', { name: pat }).check();
-    await shot('14-new-channel');
+    await shot('14-new-channel', 'dialog');
     await dialog.getByRole('button', { name: 'Create channel' }).click();
     await dialog.waitFor({ state: 'hidden' });
     await page.getByRole('heading', { name: `#made-${view.name}` }).waitFor();
@@ -144,7 +145,7 @@ describe.each(VIEWPORTS)('starting things from the page at a $name viewport ($wi
       .click();
     await page.getByRole('button', { name: 'Leave', exact: true }).click();
     await page.getByRole('group', { name: `Leave #made-${view.name}?` }).waitFor();
-    await shot('15-leave-confirm');
+    await shot('15-leave-confirm', 'main.pane');
     await page.getByRole('button', { name: 'Yes, leave' }).click();
     await page.waitForURL((u) => u.hash === '#/' || u.hash === '');
     await toList();
@@ -177,9 +178,10 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const shot = async (name: string) => {
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-${name}.png`) });
-    expect(await seriousViolations(page, name)).toEqual([]);
+  /** A screenshot (SLUICE_SCREENSHOTS=1) and axe: the whole page, or `within` (a selector). */
+  const shot = async (name: string, within?: string) => {
+    await screenshot(page, `${view.name}-${name}`);
+    expect(await seriousViolations(page, name, within)).toEqual([]);
   };
   const message = (text: string | RegExp) => page.locator('article.message', { hasText: text });
 
@@ -290,7 +292,10 @@ describe.each(VIEWPORTS)('reading comfortably at a $name viewport ($width×$heig
       body.evaluate((el) => (el as unknown as { scrollHeight: number; clientHeight: number }).clientHeight);
     const full = await body.evaluate((el) => (el as unknown as { scrollHeight: number }).scrollHeight);
     expect(await clipped()).toBeLessThan(full);
-    await shot('17-show-more');
+    await shot(
+      '17-show-more',
+      `article.message[data-message-id="${await long.getAttribute('data-message-id')}"]`,
+    );
     await more.click();
     await long.getByRole('button', { name: 'Show less' }).waitFor();
     await expect.poll(clipped, POLL).toBe(full);
@@ -331,8 +336,8 @@ describe('states a person can reach', () => {
       await pane.getByRole('alert').getByText(`You can't see ${agent}'s queue`).waitFor();
       expect(await pane.getByText(/Loading|Reading/).count()).toBe(0);
       expect(await pane.getByRole('alert').count()).toBe(1);
-      await page.screenshot({ path: join(ARTIFACTS, `${view.name}-18-queue-denied.png`) });
-      expect(await seriousViolations(page, '18-queue-denied')).toEqual([]);
+      await screenshot(page, `${view.name}-18-queue-denied`);
+      expect(await seriousViolations(page, '18-queue-denied', 'main.pane')).toEqual([]);
       // The next step works: write to the agent, and its queue is then the person's to watch.
       await pane.getByRole('button', { name: `Message ${agent}` }).click();
       const dialog = page.getByRole('dialog', { name: 'New message' });
@@ -399,7 +404,7 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
     expect(await card.locator('time').getAttribute('title')).toMatch(/\d{1,2}:\d{2}:\d{2}/);
     const banner = page.getByTestId('blocking-banner');
     await banner.waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-19-returned-cards.png`) });
+    await screenshot(page, `${view.name}-19-returned-cards`);
     expect(await seriousViolations(page, '19-returned-cards')).toEqual([]);
     await banner.getByRole('button', { name: 'Resume all' }).click();
     await banner.waitFor({ state: 'hidden' });
@@ -408,8 +413,8 @@ describe.each(VIEWPORTS)('the queue panel at a $name viewport ($width×$height)'
       .poll(() => page.getByTestId('resumed-count').textContent(), POLL)
       .toBe('Resumed 3 returned messages.');
     expect((await queueSummary(stage.hostCtx.store.db, turner)).blockingReturnedMessageId).toBeNull();
-    await page.screenshot({ path: join(ARTIFACTS, `${view.name}-20-resumed-all.png`) });
-    expect(await seriousViolations(page, '20-resumed-all')).toEqual([]);
+    await screenshot(page, `${view.name}-20-resumed-all`);
+    expect(await seriousViolations(page, '20-resumed-all', 'main.pane')).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
   });
