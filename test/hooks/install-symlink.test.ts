@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertWritesInsideProject } from '../../src/surfaces/hooks/install-files.js';
+import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 
 let host: TestHost;
@@ -27,7 +28,10 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const install = (args: string[]) => runCli(['hooks', 'install', ...args], { home: host.home });
+// The writing install runs the built CLI in a child process (npm run build); the --dry-run one in
+// this process through the CLI's main (runCliHere): the refusal is the same code either way.
+const install = (args: string[]) =>
+  (args.includes('--dry-run') ? runCliHere : runCli)(['hooks', 'install', ...args], { home: host.home });
 
 describe('hooks install refuses config folders that lead out of the project', () => {
   test.each([
