@@ -15,7 +15,8 @@ describe('crash campaign', () => {
     try {
       const report = await runCrashCampaign({ home, kills: KILLS, workers: 2, maxRunMs: 500, seed: 4242 });
       expect(report.kills).toBe(KILLS);
-      expect(report.sent).toBeGreaterThan(20);
+      // The campaign did send: two sends for every three kills, the ratio the 30-kill run asked for.
+      expect(report.sent).toBeGreaterThan(Math.floor((KILLS * 2) / 3));
       expect(report.handled + report.archived).toBeGreaterThan(0);
       expect(report.violations).toEqual([]);
     } finally {
