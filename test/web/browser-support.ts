@@ -7,9 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
+import { createChannel } from '../../src/host/channels.js';
 import type { HostContext } from '../../src/host/context.js';
 import { openHost } from '../../src/host/home.js';
-import { resolveAgent } from '../../src/host/principals.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { addPrincipal, resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { channelRead } from '../../src/host/reads.js';
 import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
@@ -131,10 +133,29 @@ export interface Stage {
 }
 
 /**
- * Builds the page, makes a temp home (`sluice init`, then `seed` through the CLI), serves it, opens
- * the host API on it and launches Chromium. What was opened is closed again if a later step fails.
+ * What a stage is seeded with, through the host API in this process: the same calls `sluice agent
+ * add`, `person add`, `channel create` and `message send` make as the owner, without a CLI process
+ * per row (a second or more each on a loaded machine). Tests that need another process's write
+ * still run the CLI.
  */
-export async function openStage(prefix: string, seed: (home: string) => Promise<void>): Promise<Stage> {
+export const seedAs = {
+  agent: (ctx: HostContext, name: string, settlement: 'explicit' | 'turn' = 'explicit') =>
+    addPrincipal(ctx, { name, kind: 'agent', settlement }),
+  person: (ctx: HostContext, name: string) => addPrincipal(ctx, { name, kind: 'person' }),
+  channel: async (ctx: HostContext, name: string, members: string[]) =>
+    createChannel(ctx, await resolvePrincipal(ctx, 'owner'), { name, members }),
+  message: async (ctx: HostContext, to: string, body: string) =>
+    sendMessage(ctx, await resolvePrincipal(ctx, 'owner'), { to, body }),
+};
+
+/**
+ * Builds the page, makes a temp home (`sluice init`), opens the host API on it, seeds it with
+ * `seed`, then serves it while Chromium starts. What was opened is closed again if a step fails.
+ */
+export async function openStage(
+  prefix: string,
+  seed: (home: string, ctx: HostContext) => Promise<void>,
+): Promise<Stage> {
   if (!existsSync(join(REPO_ROOT, 'dist/src/surfaces/cli/main.js')))
     throw new Error('run npm run build first');
   ensurePageBuilt();
@@ -143,10 +164,14 @@ export async function openStage(prefix: string, seed: (home: string) => Promise<
   try {
     const home = opened.home as string;
     await cli(home, ['init']);
-    await seed(home);
-    opened.served = await startServe(home);
     opened.hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
-    opened.browser = await launchChromium();
+    await seed(home, opened.hostCtx);
+    // Both only wait for a process to start: side by side.
+    const [served, browser] = await Promise.allSettled([startServe(home), launchChromium()]);
+    if (served.status === 'fulfilled') opened.served = served.value;
+    if (browser.status === 'fulfilled') opened.browser = browser.value;
+    if (served.status === 'rejected') throw served.reason;
+    if (browser.status === 'rejected') throw browser.reason;
     return opened as Stage;
   } catch (err) {
     await closeStage(opened);
@@ -165,7 +190,7 @@ export async function closeStage(stage: Partial<Stage>): Promise<void> {
  * The stage for one test file: opened before its tests (seeding may take minutes on a loaded
  * machine) and closed after them. Its fields are there once the file's first `beforeAll` has run.
  */
-export function useStage(prefix: string, seed: (home: string) => Promise<void>): Stage {
+export function useStage(prefix: string, seed: (home: string, ctx: HostContext) => Promise<void>): Stage {
   const stage = {} as Stage;
   beforeAll(async () => {
     Object.assign(stage, await openStage(prefix, seed));

@@ -1,6 +1,7 @@
 // The web page in a real browser against a real `sluice serve`: Debian's Chromium driven by
-// playwright-core (never a downloaded browser), a temp home seeded through the CLI, and writes made
-// from other processes (the CLI, and the host API in this test process) reaching the page live.
+// playwright-core (never a downloaded browser), a temp home made by `sluice init` and seeded through
+// the host API, and writes made from other processes (the CLI, and the host API in this test
+// process) reaching the page live.
 // Screenshots land in test-artifacts/web/ for a person to look at (with SLUICE_SCREENSHOTS=1).
 
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +30,7 @@ import {
   SCREENSHOTS,
   type Served,
   screenshot,
+  seedAs,
   signIn as signInWith,
   startServe,
   stopServe,
@@ -95,27 +97,25 @@ beforeAll(async () => {
   if (SCREENSHOTS) mkdirSync(ARTIFACTS, { recursive: true });
   home = mkdtempSync(join(tmpdir(), 'sluice-web-'));
   await cli(home, ['init']);
-  for (const view of VIEWPORTS) {
-    await cli(home, ['agent', 'add', `helper-${view.name}`]);
-    await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
-    await cli(home, ['channel', 'create', `team-${view.name}`, '--members', `helper-${view.name}`]);
-    await cli(home, ['channel', 'create', `ops-${view.name}`, '--members', `worker-${view.name}`]);
-    await cli(home, ['person', 'add', `reader-${view.name}`]);
-    await cli(home, ['channel', 'create', `long-${view.name}`, '--members', `reader-${view.name}`]);
-    await cli(home, ['agent', 'add', `bulk-${view.name}`]);
-    await cli(home, ['channel', 'create', `bulk-${view.name}`, '--members', `bulk-${view.name}`]);
-    await cli(home, [
-      'message',
-      'send',
-      `#team-${view.name}`,
-      '-m',
-      `Welcome to team-${view.name}. 👋 CJK 中文 and "quotes"`,
-    ]);
-  }
-  served = await startServe(home);
   hostCtx = await openHost({ home, durability: 'normal', pollMs: 20 });
-  browser = await launchChromium();
-  // Seeding runs the CLI some twenty times; on a loaded machine that alone takes minutes.
+  // Through the host API (what the CLI's commands call), not a CLI process per row.
+  for (const view of VIEWPORTS) {
+    await seedAs.agent(hostCtx, `helper-${view.name}`);
+    await seedAs.agent(hostCtx, `worker-${view.name}`, 'turn');
+    await seedAs.channel(hostCtx, `team-${view.name}`, [`helper-${view.name}`]);
+    await seedAs.channel(hostCtx, `ops-${view.name}`, [`worker-${view.name}`]);
+    await seedAs.person(hostCtx, `reader-${view.name}`);
+    await seedAs.channel(hostCtx, `long-${view.name}`, [`reader-${view.name}`]);
+    await seedAs.agent(hostCtx, `bulk-${view.name}`);
+    await seedAs.channel(hostCtx, `bulk-${view.name}`, [`bulk-${view.name}`]);
+    await seedAs.message(
+      hostCtx,
+      `#team-${view.name}`,
+      `Welcome to team-${view.name}. 👋 CJK 中文 and "quotes"`,
+    );
+  }
+  // Both only wait for a process to start: side by side.
+  [served, browser] = await Promise.all([startServe(home), launchChromium()]);
 }, 300_000);
 
 afterAll(async () => {

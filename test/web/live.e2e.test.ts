@@ -23,16 +23,17 @@ import {
   newViewContext,
   POLL,
   screenshot,
+  seedAs,
   signIn,
   useStage,
   VIEWPORTS,
 } from './browser-support.js';
 
-const stage = useStage('sluice-web-live-', async (home) => {
+const stage = useStage('sluice-web-live-', async (_home, ctx) => {
   for (const view of VIEWPORTS) {
-    await cli(home, ['agent', 'add', `helper-${view.name}`]);
-    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
-    await cli(home, ['person', 'add', `bob-${view.name}`]);
+    await seedAs.agent(ctx, `helper-${view.name}`);
+    await seedAs.agent(ctx, `turner-${view.name}`, 'turn');
+    await seedAs.person(ctx, `bob-${view.name}`);
   }
 });
 

@@ -16,25 +16,25 @@ import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';
 import { seriousViolations } from './axe-scan.js';
 import {
-  cli,
   collectProblems,
   failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
   screenshot,
+  seedAs,
   signIn,
   useStage,
   VIEWPORTS,
   type View,
 } from './browser-support.js';
 
-const stage = useStage('sluice-web-members-', async (home) => {
+const stage = useStage('sluice-web-members-', async (_home, ctx) => {
   for (const view of VIEWPORTS) {
-    await cli(home, ['agent', 'add', `crew-${view.name}`]);
-    await cli(home, ['agent', 'add', `worker-${view.name}`, '--settlement', 'turn']);
-    await cli(home, ['person', 'add', `pam-${view.name}`]);
-    await cli(home, ['person', 'add', `nomad-${view.name}`]);
+    await seedAs.agent(ctx, `crew-${view.name}`);
+    await seedAs.agent(ctx, `worker-${view.name}`, 'turn');
+    await seedAs.person(ctx, `pam-${view.name}`);
+    await seedAs.person(ctx, `nomad-${view.name}`);
   }
 });
 

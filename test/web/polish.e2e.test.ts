@@ -12,22 +12,22 @@ import { describe, expect, it } from 'vitest';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';
 import { seriousViolations } from './axe-scan.js';
 import {
-  cli,
   collectProblems,
   loginLinkFor,
   newViewContext,
   POLL,
   screenshot,
+  seedAs,
   signIn,
   useStage,
   VIEWPORTS,
   type View,
 } from './browser-support.js';
 
-const stage = useStage('sluice-web-polish-', async (home) => {
-  await cli(home, ['agent', 'add', 'helper']);
-  await cli(home, ['channel', 'create', 'deskchannel', '--members', 'owner,helper']);
-  await cli(home, ['message', 'send', '#deskchannel', '-m', 'Please tidy the desk before Monday.']);
+const stage = useStage('sluice-web-polish-', async (_home, ctx) => {
+  await seedAs.agent(ctx, 'helper');
+  await seedAs.channel(ctx, 'deskchannel', ['owner', 'helper']);
+  await seedAs.message(ctx, '#deskchannel', 'Please tidy the desk before Monday.');
 });
 
 /** The page's own margin on a phone (`1rem`). */

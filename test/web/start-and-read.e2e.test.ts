@@ -16,26 +16,26 @@ import { queueSummary } from '../../src/host/queue.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
 import { seriousViolations } from './axe-scan.js';
 import {
-  cli,
   collectProblems,
   failTurnOver,
   loginLinkFor,
   newViewContext,
   POLL,
   screenshot,
+  seedAs,
   signIn,
   useStage,
   VIEWPORTS,
 } from './browser-support.js';
 
-const stage = useStage('sluice-web-start-', async (home) => {
+const stage = useStage('sluice-web-start-', async (_home, ctx) => {
   for (const view of VIEWPORTS) {
     // An agent nobody has written to yet, and a person: only "New message" reaches them.
-    await cli(home, ['agent', 'add', `solo-${view.name}`]);
-    await cli(home, ['person', 'add', `pat-${view.name}`]);
-    await cli(home, ['agent', 'add', `hidden-${view.name}`]);
-    await cli(home, ['person', 'add', `guest-${view.name}`]);
-    await cli(home, ['agent', 'add', `turner-${view.name}`, '--settlement', 'turn']);
+    await seedAs.agent(ctx, `solo-${view.name}`);
+    await seedAs.person(ctx, `pat-${view.name}`);
+    await seedAs.agent(ctx, `hidden-${view.name}`);
+    await seedAs.person(ctx, `guest-${view.name}`);
+    await seedAs.agent(ctx, `turner-${view.name}`, 'turn');
   }
 });
 
