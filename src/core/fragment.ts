@@ -63,6 +63,11 @@ export interface FragmentOptions {
   messageId: string;
   /** The projection's complete JSON text. */
   text: string;
+  /**
+   * {@link sha256Hex} of `text`, when the caller already computed it (a reader binds its cursor to
+   * it): hashing a large message once per fragment read is the read's largest cost after loading it.
+   */
+  sha256?: string | undefined;
   /** Where to start, in UTF-16 units; must be a code point boundary. */
   offset: number;
   /** Ceiling for `JSON.stringify(result).length` (UTF-16 units). */
@@ -87,7 +92,7 @@ export function fragmentAt(opts: FragmentOptions): FragmentResult {
   }
   const base: FragmentResult = {
     message_id: messageId,
-    sha256: sha256Hex(text),
+    sha256: opts.sha256 ?? sha256Hex(text),
     offset,
     total,
     fragment: '',

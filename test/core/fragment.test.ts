@@ -222,3 +222,29 @@ describe('fragmentAt with a byte budget too', () => {
     );
   });
 });
+
+describe('fragmentAt with the hash its caller already has', () => {
+  it('puts that hash in the result instead of hashing the text again, and cuts the same fragment', () => {
+    const text = JSON.stringify({ body: 'é🙂x'.repeat(2_000) });
+    const budget = 1_000;
+    const computed = fragmentAt({ messageId: 'm', text, offset: 0, budget, makeCursor: cursorFor });
+    const given = fragmentAt({
+      messageId: 'm',
+      text,
+      sha256: computed.sha256,
+      offset: 0,
+      budget,
+      makeCursor: cursorFor,
+    });
+    expect(given).toEqual(computed);
+    const marked = fragmentAt({
+      messageId: 'm',
+      text,
+      sha256: 'f'.repeat(64),
+      offset: 0,
+      budget,
+      makeCursor: cursorFor,
+    });
+    expect(marked.sha256).toBe('f'.repeat(64));
+  });
+});

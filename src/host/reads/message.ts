@@ -59,6 +59,7 @@ export async function readMessage(
     fragmentAt({
       messageId: row.id,
       text,
+      sha256,
       offset,
       budget,
       byteBudget,
