@@ -154,21 +154,24 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   }, async () => {
     const helperP = await resolveAgent(stage.hostCtx, helper);
     const owner = await resolvePrincipal(stage.hostCtx, 'owner');
-    // Away from the channel first, and wait until its timeline is gone: the parent must not reach
-    // the page as a live event. (Two hash changes close together can render once, so without the
-    // wait the old timeline, holding a live copy of the parent, could stay mounted.)
-    await goHash('#/');
-    await page.locator('section.empty-pane').waitFor({ state: 'attached' });
+    // A channel this page has never opened, so it has never subscribed to it: the parent can reach
+    // the page only through a history page. (In a channel the page had open, the unsubscribe on
+    // leaving races the sends, and the host may still deliver them live to the next timeline.)
+    const plans = (
+      await createChannel(stage.hostCtx, owner, { name: `plans-${view.name}`, members: [helper] })
+    ).id;
+    await toList();
+    await navLink(`#plans-${view.name}`).waitFor();
     const parent = await sendMessage(stage.hostCtx, owner, {
-      to: team,
+      to: plans,
       body: `**Plan for Friday** ${view.name}: ship the live sidebar\nthen the receipts\nthen rest`,
     });
     // Enough later messages that the parent is not on the first page (40).
-    for (let i = 0; i < 45; i++) await sendMessage(stage.hostCtx, owner, { to: team, body: `filler ${i}` });
-    await open(team);
+    for (let i = 0; i < 45; i++) await sendMessage(stage.hostCtx, owner, { to: plans, body: `filler ${i}` });
+    await open(plans);
     await page.locator('article.message', { hasText: 'filler 44' }).waitFor();
     await sendMessage(stage.hostCtx, helperP, {
-      to: team,
+      to: plans,
       body: 'On it: the sidebar lands first.',
       replyTo: parent.message_id,
     });
@@ -199,7 +202,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     const replyId = await reply.getAttribute('data-message-id');
     await reply.getByRole('button', { name: `Reply to ${helper}`, exact: true }).click();
     await page.locator('.composer .replying-to').waitFor();
-    const composer = page.getByRole('textbox', { name: `Message #team-${view.name}` });
+    const composer = page.getByRole('textbox', { name: `Message #plans-${view.name}` });
     await expect
       .poll(() => composer.evaluate((el) => el === el.ownerDocument.activeElement), POLL)
       .toBe(true);
@@ -215,7 +218,7 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       .selectFrom('messages')
       .select(['reply_to'])
       .where('body', '=', 'Thanks, ship it.')
-      .where('channel_id', '=', team)
+      .where('channel_id', '=', plans)
       .executeTakeFirstOrThrow();
     expect(stored.reply_to).toBe(replyId);
   });
