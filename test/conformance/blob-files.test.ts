@@ -2,16 +2,19 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 describe.each(backendsUnderTest())('blob store files and streams (%s)', (backend) => {
   let h: ConformanceHost;
   let n = 0;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'blob_files');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'blob_files');
+    h = await hosts.open();
   });
   afterEach(async () => {
     await h.close();

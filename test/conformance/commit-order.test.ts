@@ -1,18 +1,21 @@
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
 import { lastEventSeq, listEventsAfter } from '../../src/store/ops/events.js';
 import { eventsHeldBack } from '../../src/store/postgres/commit-order.js';
 import { WRITE_LOCK_CLASS } from '../../src/store/postgres/migrations.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost, PG_BASE_URL } from './backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries, PG_BASE_URL } from './backend.js';
 
 // PostgreSQL sends commit in parallel: event seqs are taken in one order and committed in
 // another. These cases hold two transactions open by hand to force every interleaving.
 describe.runIf(backendsUnderTest().includes('postgres'))('event log in commit order on postgres', () => {
   let h: ConformanceHost;
   const clients: pg.Client[] = [];
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries('postgres', 'order');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost('postgres', 'order');
+    h = await hosts.open();
   });
   afterEach(async () => {
     for (const c of clients.splice(0)) await c.end();

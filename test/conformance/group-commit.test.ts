@@ -1,11 +1,11 @@
 import type { CompiledQuery } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
 import { sendMessage, sendToChannel } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
 import type { Db } from '../../src/store/store.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
 /** A transaction runner that records what ran: each call is one transaction, `sql` its statements. */
 function fakeTransactions(options: { failFirst?: boolean } = {}) {
@@ -124,8 +124,11 @@ describe.each(backendsUnderTest())('concurrent sends on %s', (backend) => {
   let h: ConformanceHost;
   let bot: Principal;
   let bot2: Principal;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'group');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'group');
+    h = await hosts.open();
     bot = await h.agent('bot');
     bot2 = await h.agent('bot2');
     await createChannel(h.ctx, h.owner, { name: 'team', members: ['bot', 'bot2'] });

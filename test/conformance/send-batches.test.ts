@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Channel, createChannel } from '../../src/host/channels.js';
 import { sendToChannel } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { findMessagesBySeqs } from '../../src/store/ops/messages.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
 // PostgreSQL's group commit (src/store/postgres/send-batch.ts, migration 011_send_batches): the
 // plain sends a host has waiting commit in one call of sluice_send_many, one transaction.
@@ -12,8 +12,11 @@ describe.runIf(backendsUnderTest().includes('postgres'))('batched sends on postg
   let h: ConformanceHost;
   let bots: Principal[];
   let team: Channel;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries('postgres', 'batch');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost('postgres', 'batch');
+    h = await hosts.open();
     bots = [await h.agent('bot0'), await h.agent('bot1')];
     team = await createChannel(h.ctx, h.owner, { name: 'team', members: ['bot0', 'bot1'] });
   });
