@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import type { HostContext } from '../../src/host/context.js';
 import { putMedia, readMediaBytes } from '../../src/host/media.js';
@@ -6,7 +6,7 @@ import { sendMessage } from '../../src/host/messages.js';
 import { resolvePrincipal } from '../../src/host/principals.js';
 import { createPairCode, PAIR_CODE_TTL_MS } from '../../src/host/telegram.js';
 import { startTelegramBridge, type TelegramBridge } from '../../src/surfaces/bridges/telegram/bridge.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 import { FAKE_BOT_TOKEN, type FakeTelegram, startFakeTelegram } from '../support/fake-telegram.js';
 
 const PHONE = 5550001;
@@ -78,8 +78,11 @@ function untilMessages(n: number, timeoutMs = 20_000): Promise<Awaited<ReturnTyp
 }
 
 describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'telegram');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    t = await openConformanceHost(backend, 'telegram');
+    t = await hosts.open();
     await t.agent('helper');
     await t.agent('reviewer');
     fake = await startFakeTelegram();

@@ -4,7 +4,7 @@
 // the turn goes on; a message whose turns keep ending without settling is returned with its reason
 // after a few tries; a driver stopped on purpose is not held against the message.
 import sharp from 'sharp';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { DEFAULT_MAX_DISPATCH_ATTEMPTS, REPEATED_FAILURE_KIND } from '../../src/host/dispatch-attempts.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
@@ -20,7 +20,7 @@ import {
   type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 import { pixelBombPng, truncatedPng } from '../support/poison-images.js';
 import { eventually, sleep } from './drive-harness.js';
 
@@ -93,8 +93,11 @@ describe.each(backendsUnderTest())('drivers never stop on one message (%s)', (ba
   let reports: TurnReport[];
   let returned: { id: string; reason: string }[];
 
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'poison');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'poison');
+    h = await hosts.open();
     bot = await h.agent('bot', 'turn');
     reports = [];
     returned = [];

@@ -1,6 +1,6 @@
 // Steering a running driven turn, against an in-memory client (the real clients are exercised in
 // test/e2e/drive-steer.e2e.test.ts): what is steered, when it counts, what waits for the next turn.
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { HostContext } from '../../src/host/context.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
@@ -15,7 +15,7 @@ import {
   type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 
 /** How the in-memory client answers a steer. */
 type SteerMode = 'echo' | 'silent' | 'refuse';
@@ -156,8 +156,11 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
   let progress: Progress;
   const reports: TurnReport[] = [];
 
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'steer');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'steer');
+    h = await hosts.open();
     bot = await h.agent('bot', 'turn');
     progress = new Progress();
     client = new SteeringClient(

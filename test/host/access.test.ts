@@ -1,7 +1,7 @@
 // Reproductions from issue 12 ("authorization before commit"), on both backends: queue steering by
 // outsiders, summary ids from other conversations, a flood of channels naming a person, and nobody
 // being able to leave. Each refused call is shown to change nothing (a snapshot of every table).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addAgentManager } from '../../src/host/agent-managers.js';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
@@ -13,7 +13,7 @@ import { findInboxEntry } from '../../src/store/ops/inbox.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../../src/surfaces/rpc/methods.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 import { snapshotStore } from '../support/store-snapshot.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect reply JSON field by field.
@@ -21,8 +21,11 @@ type Json = any;
 
 describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
   let h: ConformanceHost;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'access');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'access');
+    h = await hosts.open();
   });
   afterEach(async () => {
     await h.close();

@@ -1,11 +1,11 @@
 // An agent's presence comes from its latest turn; turns that started in the same millisecond must
 // still give one answer, whatever order they were stored in and on either backend.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentPresence } from '../../src/host/presence.js';
 import type { Principal } from '../../src/host/principals.js';
 import { abandonTurn, beginTurn } from '../../src/host/turns.js';
 import { insertTurn, type TurnRow } from '../../src/store/ops/turns.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 
 const AT = '2026-11-30T12:00:00.000Z';
 const LATER = '2026-11-30T12:00:00.005Z';
@@ -13,8 +13,11 @@ const LATER = '2026-11-30T12:00:00.005Z';
 describe.each(backendsUnderTest())('latest turn with equal start times (%s)', (backend) => {
   let h: ConformanceHost;
   let agent: Principal;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'presence');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'presence');
+    h = await hosts.open();
     agent = await h.agent('helper', 'turn');
   });
   afterEach(() => h.close());

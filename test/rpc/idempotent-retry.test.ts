@@ -1,10 +1,10 @@
 import { connect } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { issueToken } from '../../src/host/principals.js';
 import type { Store } from '../../src/store/store.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 
 type Json = Record<string, unknown>;
 
@@ -94,8 +94,11 @@ describe.each(backendsUnderTest())('a send retried after a dropped connection, o
   let server: HostServer;
   let token: string;
   let gate: ReturnType<typeof gatedStore>;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'retry');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'retry');
+    h = await hosts.open();
     await h.agent('bot');
     gate = gatedStore(h.ctx.store);
     const ctx = { ...h.ctx, store: gate.store };

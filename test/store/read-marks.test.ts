@@ -1,12 +1,12 @@
 // message.markRead moves a read mark forward in one statement (two when it stays), on both backends.
 import type { KyselyPlugin } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { markRead } from '../../src/host/read-marks.js';
 import { advanceReadMark } from '../../src/store/ops/read-marks.js';
-import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 
 /** Counts the statements run through the handle it is plugged into. */
 function statementCounter(): KyselyPlugin & { count: number } {
@@ -25,8 +25,11 @@ describe.each(backendsUnderTest())('read marks (%s)', (backend) => {
   let h: ConformanceHost;
   let alice: Principal;
   let channelId: string;
+  // One PostgreSQL schema for the file, emptied between tests (see conformanceHostSeries).
+  const hosts = conformanceHostSeries(backend, 'readmarks');
+  afterAll(() => hosts.release());
   beforeEach(async () => {
-    h = await openConformanceHost(backend, 'readmarks');
+    h = await hosts.open();
     alice = await h.agent('alice');
     channelId = (await createChannel(h.ctx, h.owner, { name: 'room', members: ['alice'] })).id;
   });
