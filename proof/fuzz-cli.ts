@@ -192,8 +192,11 @@ export async function fuzzCli(home: string, runs: number, seed: number): Promise
       { numRuns: runs, seed },
     );
   } finally {
-    process.env.SLUICE_HOME = previous.SLUICE_HOME;
-    if (previous.SLUICE_AS === undefined) delete process.env.SLUICE_AS;
+    // Assigning undefined would store the string 'undefined': an unset variable is deleted again.
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     await ctx.store.close();
   }
   return { surface: 'cli argv', inputs, failures };
