@@ -1,7 +1,6 @@
 // The shared driver loop against an in-memory client (the real clients are exercised in
 // test/e2e/drive-*.e2e.test.ts): dispatch rules, settlement and the queue controls.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
 import { deliveryFor } from '../../src/host/delivery.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { editMessage, sendMessage } from '../../src/host/messages.js';
@@ -12,7 +11,6 @@ import { coverDelivery } from '../../src/surfaces/drivers/delivered.js';
 import {
   ClientGoneError,
   type DriverClient,
-  type LoopCheck,
   requireTurnSettlement,
   runDriverLoop,
   type TurnReport,
@@ -21,6 +19,7 @@ import {
 } from '../../src/surfaces/drivers/loop.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { eventually } from './drive-harness.js';
+import { LoopChecks } from './loop-checks.js';
 
 /** A client whose turns end when the test says so. */
 class ScriptedClient implements DriverClient {
@@ -55,61 +54,20 @@ class ScriptedClient implements DriverClient {
   }
 }
 
-/**
- * The loop's looks at the queue, in the order they began, each with the number of turns reported
- * before it: "nothing is dispatched" is a look that began after the change and decided to wait,
- * instead of a pause that hopes to be long enough.
- */
-class Checks {
-  readonly seen: (LoopCheck & { afterTurns: number })[] = [];
-  private waiters: (() => void)[] = [];
-
-  record(check: LoopCheck, afterTurns: number): void {
-    this.seen.push({ ...check, afterTurns });
-    for (const wake of this.waiters.splice(0)) wake();
-  }
-  /** Runs `write` and marks the last commit it announced: a look that begins after it saw it. */
-  async markAfter<T>(ctx: HostContext, write: () => Promise<T>): Promise<{ value: T; mark: number }> {
-    let mark = -1;
-    const onCommit = () => {
-      mark = this.seen.length;
-    };
-    ctx.localCommitListeners.add(onCommit);
-    try {
-      const value = await write();
-      if (mark < 0) throw new Error('the write announced no commit');
-      return { value, mark };
-    } finally {
-      ctx.localCommitListeners.delete(onCommit);
-    }
-  }
-  /** What the first dispatch look that began at or after `from` (and matches `also`) decided. */
-  async decisionFrom(
-    from: number,
-    also: (c: { afterTurns: number }) => boolean = () => true,
-  ): Promise<string> {
-    for (;;) {
-      const found = this.seen.slice(from).find((c) => c.loop === 'dispatch' && also(c));
-      if (found) return found.decided;
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-}
-
 describe('the driver loop', () => {
   let h: TestHost;
   let bot: Principal;
   let client: ScriptedClient;
   let stop: AbortController;
   let loop: Promise<void>;
-  let checks: Checks;
+  let checks: LoopChecks;
   const reports: TurnReport[] = [];
 
   beforeEach(async () => {
     h = await openTestHost();
     bot = await h.agent('bot', 'turn');
     client = new ScriptedClient();
-    checks = new Checks();
+    checks = new LoopChecks();
     stop = new AbortController();
     reports.length = 0;
   });
@@ -173,10 +131,10 @@ describe('the driver loop', () => {
     client.finish({ ok: false, kind: 'model_error', reason: 'scripted' });
     await eventually(async () => ((await states()).every((s) => s === 'returned') ? true : undefined));
     const { value: later, mark } = await checks.markAfter(h.ctx, () => send('c'));
-    expect(await checks.decisionFrom(mark)).toBe('wait');
+    expect(await checks.decisionFrom(mark, 'dispatch')).toBe('wait');
     expect(client.requests).toHaveLength(1);
     const resumed = await checks.markAfter(h.ctx, () => resumeQueue(h.ctx, h.owner, 'bot', ids[0]));
-    expect(await checks.decisionFrom(resumed.mark)).toBe('wait');
+    expect(await checks.decisionFrom(resumed.mark, 'dispatch')).toBe('wait');
     expect(client.requests).toHaveLength(1); // the second card still blocks
     await resumeQueue(h.ctx, h.owner, 'bot', ids[1]);
     await turnsStarted(2);
@@ -194,7 +152,7 @@ describe('the driver loop', () => {
     client.finish({ ok: true });
     await eventually(async () => ((await states())[0] === 'handled' ? true : undefined));
     // The loop's first look after the turn leaves the paused queue alone.
-    expect(await checks.decisionFrom(0, (c) => c.afterTurns === 1)).toBe('wait');
+    expect(await checks.decisionFrom(0, 'dispatch', (c) => c.afterTurns === 1)).toBe('wait');
     expect(client.requests).toHaveLength(1);
     await resumeQueue(h.ctx, h.owner, 'bot');
     await turnsStarted(2);
@@ -245,7 +203,7 @@ describe('the driver loop', () => {
     expect(client.requests[0]!.delivery.oversizedHead).not.toBeNull();
     client.finish({ ok: true });
     // The first look after the turn waits for a change instead of offering the head again.
-    expect(await checks.decisionFrom(0, (c) => c.afterTurns === 1)).toBe('wait');
+    expect(await checks.decisionFrom(0, 'dispatch', (c) => c.afterTurns === 1)).toBe('wait');
     expect(client.requests).toHaveLength(1);
     expect(await states()).toEqual(['waiting']);
     await send('small');
@@ -266,7 +224,7 @@ describe('the driver loop', () => {
   test('wakes for a message sent while it idles', async () => {
     client.auto = { ok: true };
     start();
-    expect(await checks.decisionFrom(0)).toBe('wait');
+    expect(await checks.decisionFrom(0, 'dispatch')).toBe('wait');
     expect(client.requests).toHaveLength(0);
     const id = await send('hello');
     await turnsStarted(1);

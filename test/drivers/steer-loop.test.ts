@@ -1,7 +1,6 @@
 // Steering a running driven turn, against an in-memory client (the real clients are exercised in
 // test/e2e/drive-steer.e2e.test.ts): what is steered, when it counts, what waits for the next turn.
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue } from '../../src/host/queue.js';
@@ -10,12 +9,12 @@ import type { TurnOutcome } from '../../src/host/turns.js';
 import {
   ClientGoneError,
   type DriverClient,
-  type LoopCheck,
   runDriverLoop,
   type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
+import { LoopChecks } from './loop-checks.js';
 
 /** How the in-memory client answers a steer. */
 type SteerMode = 'echo' | 'silent' | 'refuse';
@@ -102,57 +101,13 @@ class Progress {
   }
 }
 
-/**
- * The loop's looks at the queue, in the order they began, each with the number of turns reported
- * before it: "nothing happened" is a look that began after the change and decided to let it be.
- */
-class Checks {
-  readonly seen: (LoopCheck & { afterTurns: number })[] = [];
-  private waiters: (() => void)[] = [];
-
-  record(check: LoopCheck, afterTurns: number): void {
-    this.seen.push({ ...check, afterTurns });
-    for (const wake of this.waiters.splice(0)) wake();
-  }
-  /**
-   * Runs `write` and marks the last commit it announced: a look that begins after the mark saw
-   * what it wrote (the loop may begin one between the commit and `write` resolving).
-   */
-  async markAfter<T>(ctx: HostContext, write: () => Promise<T>): Promise<{ value: T; mark: number }> {
-    let mark = -1;
-    const onCommit = () => {
-      mark = this.seen.length;
-    };
-    ctx.localCommitListeners.add(onCommit);
-    try {
-      const value = await write();
-      if (mark < 0) throw new Error('the write announced no commit');
-      return { value, mark };
-    } finally {
-      ctx.localCommitListeners.delete(onCommit);
-    }
-  }
-  /** What the first look of `loop` that began at or after `from` (and matches `also`) decided. */
-  async decisionFrom(
-    from: number,
-    loop: LoopCheck['loop'],
-    also: (c: { afterTurns: number }) => boolean = () => true,
-  ): Promise<string> {
-    for (;;) {
-      const found = this.seen.slice(from).find((c) => c.loop === loop && also(c));
-      if (found) return found.decided;
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-}
-
 describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (backend) => {
   let h: ConformanceHost;
   let bot: Principal;
   let client: SteeringClient;
   let stop: AbortController;
   let loop: Promise<void>;
-  let checks: Checks;
+  let checks: LoopChecks;
   let progress: Progress;
   const reports: TurnReport[] = [];
 
@@ -170,7 +125,7 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     );
     stop = new AbortController();
     reports.length = 0;
-    checks = new Checks();
+    checks = new LoopChecks();
   });
   afterEach(async () => {
     stop.abort();
