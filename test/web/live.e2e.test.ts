@@ -154,9 +154,11 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
   }, async () => {
     const helperP = await resolveAgent(stage.hostCtx, helper);
     const owner = await resolvePrincipal(stage.hostCtx, 'owner');
-    // A channel this page has never opened, so it has never subscribed to it: the parent can reach
-    // the page only through a history page. (In a channel the page had open, the unsubscribe on
-    // leaving races the sends, and the host may still deliver them live to the next timeline.)
+    // The parent must reach the page only through a history page, never as a live event. The serve
+    // process learns of these sends (made through another connection) by polling, and dispatches
+    // each event to the subscriptions present when it reads it: a timeline that subscribed before
+    // the host caught up would get the parent live. So the channel is one the page never opened,
+    // and the channel is opened only after the host has dispatched every send (below).
     const plans = (
       await createChannel(stage.hostCtx, owner, { name: `plans-${view.name}`, members: [helper] })
     ).id;
@@ -168,6 +170,10 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     });
     // Enough later messages that the parent is not on the first page (40).
     for (let i = 0; i < 45; i++) await sendMessage(stage.hostCtx, owner, { to: plans, body: `filler ${i}` });
+    // The host dispatches events in the order they were committed: once the page lists a channel
+    // made after the sends, every send was dispatched, to no timeline.
+    await createChannel(stage.hostCtx, owner, { name: `after-plans-${view.name}`, members: [helper] });
+    await navLink(`#after-plans-${view.name}`).waitFor();
     await open(plans);
     await page.locator('article.message', { hasText: 'filler 44' }).waitFor();
     await sendMessage(stage.hostCtx, helperP, {
