@@ -2,7 +2,7 @@
 // own process group so a test can SIGKILL it, or its whole tree), and readers for what the
 // scripted model server received.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HostContext } from '../../src/host/context.js';
@@ -24,6 +24,28 @@ export interface DriveHome {
   /** Inbox states of the agent, in FIFO order. */
   states(): Promise<{ id: string; state: InboxState; failure_kind: string | null }[]>;
   close(): Promise<void>;
+}
+
+/**
+ * SIGKILLs every process whose command line names `home`. Codex runs its sandboxed file helper
+ * under `bwrap --new-session`, which leaves the driver's process group, so the group kill misses it
+ * and one sleeping helper outlived each suite run. Linux only (/proc); elsewhere nothing to do.
+ */
+function killLeftBehind(home: string): void {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      if (Number(pid) === process.pid) continue;
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(home)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already, or not ours to read
+    }
+  }
 }
 
 export async function openDriveHome(agentName = 'bot'): Promise<DriveHome> {
@@ -52,6 +74,7 @@ export async function openDriveHome(agentName = 'bot'): Promise<DriveHome> {
       return rows.map((r) => ({ id: r.message_id, state: r.state, failure_kind: r.failure_kind }));
     },
     async close() {
+      killLeftBehind(home);
       await ctx.store.close();
       rmSync(home, { recursive: true, force: true });
     },
