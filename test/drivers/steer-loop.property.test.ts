@@ -132,7 +132,7 @@ class Progress {
   notify(): void {
     for (const wake of [...this.waiters]) wake();
   }
-  until(ready: () => boolean, what: () => string, timeoutMs = 5000): Promise<void> {
+  until(ready: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
     if (ready()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const wake = () => {
@@ -342,5 +342,5 @@ describe('a driver steering its running turn, under random schedules (sqlite)', 
       }),
       { numRuns: NUM_RUNS, seed: SEED },
     );
-  }, 60_000);
+  }, 180_000);
 });
