@@ -46,3 +46,32 @@ export class LoopChecks {
     }
   }
 }
+
+/**
+ * Waits on what the client and the loop report (a turn begun, a steer, a turn settled): each
+ * report calls notify(), which re-checks the waits, so none of them polls. The deadline only
+ * bounds a failure (it is long for a loaded machine).
+ */
+export class Progress {
+  private waiters = new Set<() => void>();
+
+  notify(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+  until(ready: () => boolean, what: string | (() => string), timeoutMs = 20_000): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        if (!ready()) return;
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(wake);
+        reject(new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`));
+      }, timeoutMs);
+      this.waiters.add(wake);
+    });
+  }
+}

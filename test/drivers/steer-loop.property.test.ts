@@ -24,7 +24,7 @@ import {
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
-import { LoopChecks } from './loop-checks.js';
+import { LoopChecks, Progress } from './loop-checks.js';
 
 /** How the client answers a steer: shown to the model, refused, taken but never shown, or late. */
 type Answer = 'echo' | 'refuse' | 'silent' | 'late';
@@ -124,30 +124,6 @@ class ScriptedClient implements DriverClient {
     this.die('fake client died');
   }
   async stop(): Promise<void> {}
-}
-
-/** Re-checks waits on every report from the loop or the client: nothing polls. */
-class Progress {
-  private waiters = new Set<() => void>();
-  notify(): void {
-    for (const wake of [...this.waiters]) wake();
-  }
-  until(ready: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
-    if (ready()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        if (!ready()) return;
-        clearTimeout(timer);
-        this.waiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(wake);
-        reject(new Error(`timed out waiting for ${what()}`));
-      }, timeoutMs);
-      this.waiters.add(wake);
-    });
-  }
 }
 
 describe('a driver steering its running turn, under random schedules (sqlite)', () => {

@@ -14,7 +14,7 @@ import {
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
-import { LoopChecks } from './loop-checks.js';
+import { LoopChecks, Progress } from './loop-checks.js';
 
 /** How the in-memory client answers a steer. */
 type SteerMode = 'echo' | 'silent' | 'refuse';
@@ -70,34 +70,6 @@ class SteeringClient implements DriverClient {
   }
   steered(i: number): string[] {
     return this.steers[i]?.delivered.map((m) => m.id) ?? [];
-  }
-}
-
-/**
- * Waits on what the client and the loop report (a turn begun, a steer, a turn settled): each
- * report re-checks the waits, so none of them polls.
- */
-class Progress {
-  private waiters = new Set<() => void>();
-
-  notify(): void {
-    for (const wake of [...this.waiters]) wake();
-  }
-  until(ready: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-    if (ready()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        if (!ready()) return;
-        clearTimeout(timer);
-        this.waiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(wake);
-        reject(new Error(`timed out waiting for ${what}`));
-      }, timeoutMs);
-      this.waiters.add(wake);
-    });
   }
 }
 
