@@ -1,8 +1,8 @@
-import { Readable, Writable } from 'node:stream';
 import fc from 'fast-check';
 import { initHome, openHost } from '../src/host/home.js';
 import { addPrincipal } from '../src/host/principals.js';
 import { main } from '../src/surfaces/cli/main.js';
+import { runInThisProcess } from './in-process.js';
 import { stateSnapshot } from './state-snapshot.js';
 
 export interface FuzzFailure {
@@ -77,83 +77,22 @@ export interface InProcessRun {
   stderr: string;
 }
 
-/** A stream that keeps every byte written to it (a pipe, not a terminal: no isTTY, no columns). */
-function capture(): { stream: Writable; bytes: () => Buffer } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk);
-      done();
-    },
-  });
-  return { stream, bytes: () => Buffer.concat(chunks) };
-}
-
-let running = false;
-
 /**
- * Runs the CLI's `main` in this process the way bin/sluice.js runs it in its own: argv, umask 077,
- * `env` overlaid on process.env (an undefined value unsets the variable), stdin the bytes of
- * `input` (empty when there is none), stdout and stderr captured. Everything it changes is
- * restored afterwards — the environment, argv, umask, the standard streams, process.exitCode and
- * the crash listeners main adds — so runs do not see each other. One run at a time.
+ * Runs the CLI's `main` in this process the way bin/sluice.js runs it in its own (see
+ * runInThisProcess: argv, umask, `env` overlaid with undefined unsetting, stdin the bytes of
+ * `input`, output captured, everything restored). One run at a time.
  */
 export async function runCliInProcess(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
   input: string | Uint8Array = '',
 ): Promise<InProcessRun> {
-  if (running) throw new Error('runCliInProcess: one run at a time (it swaps process-wide state)');
-  running = true;
-  const out = capture();
-  const err = capture();
-  // As the launcher does: the user's umask is recorded for the clients `sluice drive` starts.
-  const umask = process.umask(0o077);
-  const overlay = { SLUICE_USER_UMASK: process.env.SLUICE_USER_UMASK ?? umask.toString(8), ...env };
-  const savedEnv = Object.fromEntries(Object.keys(overlay).map((k) => [k, process.env[k]]));
-  const savedArgv = process.argv;
-  const savedExitCode = process.exitCode;
-  const streams = ['stdin', 'stdout', 'stderr'] as const;
-  const savedStreams = streams.map((name) => Object.getOwnPropertyDescriptor(process, name));
-  const savedListeners = {
-    uncaughtException: process.listeners('uncaughtException'),
-    unhandledRejection: process.listeners('unhandledRejection'),
-  };
-  const stdin = Readable.from(input.length === 0 ? [] : [Buffer.from(input)]);
-  const replacements = { stdin, stdout: out.stream, stderr: err.stream };
-  for (const name of streams)
-    Object.defineProperty(process, name, { value: replacements[name], configurable: true, enumerable: true });
-  for (const [k, v] of Object.entries(overlay)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  process.argv = [savedArgv[0] ?? process.execPath, 'sluice', ...args];
-  process.exitCode = undefined;
-  let code: number;
-  try {
-    await main(['node', 'sluice', ...args]);
-  } finally {
-    code = Number(process.exitCode ?? 0);
-    process.umask(umask);
-    process.exitCode = savedExitCode;
-    process.argv = savedArgv;
-    for (const [k, v] of Object.entries(savedEnv)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    streams.forEach((name, i) => {
-      const descriptor = savedStreams[i];
-      if (descriptor) Object.defineProperty(process, name, descriptor);
-    });
-    // main adds its crash listeners (which exit the process) once per process: not this one's.
-    for (const listener of process.listeners('uncaughtException'))
-      if (!savedListeners.uncaughtException.includes(listener)) process.off('uncaughtException', listener);
-    for (const listener of process.listeners('unhandledRejection'))
-      if (!savedListeners.unhandledRejection.includes(listener)) process.off('unhandledRejection', listener);
-    stdin.destroy();
-    running = false;
-  }
-  return { code, stdout: out.bytes(), stderr: err.bytes().toString('utf8') };
+  const run = await runInThisProcess(() => main(['node', 'sluice', ...args]), {
+    argv: ['sluice', ...args],
+    env,
+    input,
+  });
+  return { code: run.code, stdout: run.stdout, stderr: run.stderr.toString('utf8') };
 }
 
 /**
