@@ -8,7 +8,13 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { type DriveHome, envelopeIds, envelopesIn, openDriveHome, startDriver } from '../drivers/drive-harness.js';
+import {
+  type DriveHome,
+  envelopeIds,
+  envelopesIn,
+  openDriveHome,
+  startDriver,
+} from '../drivers/drive-harness.js';
 import { SLUICE_BIN } from '../support/host.js';
 import { ensureClients } from './support/clients.js';
 import {
@@ -19,7 +25,13 @@ import {
   toolResults,
 } from './support/model-server.js';
 import { claudeEnv, makeClaudeHome } from './support/run-claude.js';
-import { CODEX_KEY_ENV, CODEX_MODEL, CODEX_PROVIDER_ID, codexEnv, makeCodexHome } from './support/run-codex.js';
+import {
+  CODEX_KEY_ENV,
+  CODEX_MODEL,
+  CODEX_PROVIDER_ID,
+  codexEnv,
+  makeCodexHome,
+} from './support/run-codex.js';
 
 const enabled = process.env.SLUICE_E2E === '1';
 const ECHO_MCP = join(import.meta.dirname, 'support', 'fixtures', 'echo-mcp-server.mjs');
@@ -122,7 +134,10 @@ describe.skipIf(!enabled)('sluice drive on the user’s own client config (real 
         const message = envelopeIds(envelopesIn(req).at(-1) ?? '')[0] ?? id;
         return {
           toolCalls: [
-            { name: 'mcp__sluice__message_reply', input: { message_id: message, body: 'on it', archive: true } },
+            {
+              name: 'mcp__sluice__message_reply',
+              input: { message_id: message, body: 'on it', archive: true },
+            },
           ],
         };
       }
@@ -144,7 +159,13 @@ describe.skipIf(!enabled)('sluice drive on the user’s own client config (real 
       .select(['body', 'author_id'])
       .where('reply_to', '=', id)
       .executeTakeFirst();
-    return { shell: outputs[0] ?? '(no output)', mcp: outputs[1] ?? '(no output)', reply, id, stderr: d.stderr() };
+    return {
+      shell: outputs[0] ?? '(no output)',
+      mcp: outputs[1] ?? '(no output)',
+      reply,
+      id,
+      stderr: d.stderr(),
+    };
   }
 
   async function home(): Promise<DriveHome> {
