@@ -205,4 +205,76 @@ describe.skipIf(!enabled)('sluice drive on the user’s own client config (real 
     expect(r.reply, r.mcp).toEqual({ body: 'on it', author_id: h.agent.id });
     expect(await h.states()).toEqual([{ id: r.id, state: 'archived', failure_kind: null }]);
   }, 240_000);
+
+  /** Runs the driver expecting it to stop at start: its exit code and stderr. */
+  async function failedStart(
+    h: DriveHome,
+    client: 'claude' | 'codex',
+    args: string[],
+    env: NodeJS.ProcessEnv,
+  ) {
+    const d = startDriver(client, ['--as', h.agent.name, ...args], env);
+    cleanups.push(() => d.stop());
+    const { code } = await d.exited;
+    return { code, stderr: d.stderr() };
+  }
+
+  test('codex with --sandbox danger-full-access and a minimal config.toml: the turn runs (no profile is defined)', async () => {
+    const h = await home();
+    const c = codexHome(minimalCodexToml(server));
+    const env = codexEnv(c, { SLUICE_HOME: h.home, SLUICE_CODEX_BIN: bins.codex });
+    server.reset(() => ({ text: 'seen' }));
+    const id = await h.send('hello');
+    const d = startDriver(
+      'codex',
+      ['--as', h.agent.name, '--cwd', c.cwd, '--sandbox', 'danger-full-access'],
+      env,
+    );
+    cleanups.push(() => d.stop());
+    await Promise.race([
+      d.waitForOutput(/ ok: 1 delivered/, 150_000),
+      d.exited.then(({ code }) => {
+        throw new Error(`sluice drive codex exited ${code}: ${d.stderr()}`);
+      }),
+    ]);
+    expect(await h.states()).toEqual([{ id, state: 'handled', failure_kind: null }]);
+  }, 240_000);
+
+  test('a codex that exits at start is reported with its own stderr line (unavailable, exit 1), never as a bug', async () => {
+    const h = await home();
+    const c = codexHome(minimalCodexToml(server));
+    const missing = join(c.root, 'no-such-codex-home');
+    const env = codexEnv(c, { SLUICE_HOME: h.home, SLUICE_CODEX_BIN: bins.codex, CODEX_HOME: missing });
+    const r = await failedStart(h, 'codex', ['--cwd', c.cwd], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `sluice: unavailable: codex app-server exited (code 1): Error: CODEX_HOME points to "${missing}", but that path does not exist\n`,
+    );
+  }, 120_000);
+
+  test('a config.toml the real codex refuses is reported with codex’s own reason; nothing is consumed', async () => {
+    const h = await home();
+    const id = await h.send('wait for a working client');
+    const c = codexHome(`sandbox_mode = "bogus"\n${minimalCodexToml(server)}`);
+    const env = codexEnv(c, { SLUICE_HOME: h.home, SLUICE_CODEX_BIN: bins.codex });
+    const r = await failedStart(h, 'codex', ['--cwd', c.cwd], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^sluice: unavailable: codex app-server refused config\/read: invalid configuration: unknown variant `bogus`, expected one of .* in `sandbox_mode`\s*\n$/,
+    );
+    expect(await h.states()).toEqual([{ id, state: 'waiting', failure_kind: null }]);
+  }, 120_000);
+
+  test('a user profile named sluice_agent (here with network) is refused: the driver will not run the agent on a widened sandbox', async () => {
+    const h = await home();
+    const c = codexHome(
+      `${minimalCodexToml(server)}\n[permissions.sluice_agent]\nextends = ":workspace"\n\n[permissions.sluice_agent.network]\nenabled = true\n`,
+    );
+    const env = codexEnv(c, { SLUICE_HOME: h.home, SLUICE_CODEX_BIN: bins.codex });
+    const r = await failedStart(h, 'codex', ['--cwd', c.cwd], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "sluice: denied: sluice drive codex: your Codex config defines [permissions.sluice_agent], the profile the driver owns (it would widen the agent's sandbox): rename yours\n",
+    );
+  }, 120_000);
 });
