@@ -5,7 +5,7 @@
 // lands as this agent, the turn settles ok) and the agent lock holds (the model's shell cannot
 // read the Sluice database). Opt-in like the other real-client suites:
 //   npm run build && SLUICE_E2E=1 npx vitest run test/e2e/drive-client-configs.e2e.test.ts
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -15,7 +15,7 @@ import {
   openDriveHome,
   startDriver,
 } from '../drivers/drive-harness.js';
-import { SLUICE_BIN } from '../support/host.js';
+import { runCli, SLUICE_BIN } from '../support/host.js';
 import { ensureClients } from './support/clients.js';
 import {
   type ModelServer,
@@ -277,4 +277,70 @@ describe.skipIf(!enabled)('sluice drive on the user’s own client config (real 
       "sluice: denied: sluice drive codex: your Codex config defines [permissions.sluice_agent], the profile the driver owns (it would widen the agent's sandbox): rename yours\n",
     );
   }, 120_000);
+
+  /** A Claude config folder with nothing in it: no settings.json, no .claude.json (a fresh install). */
+  function bareClaudeHome() {
+    const c = makeClaudeHome();
+    rmSync(join(c.configDir, '.claude.json'));
+    rmSync(join(c.home, '.claude.json'));
+    cleanups.push(() => rmSync(c.root, { recursive: true, force: true }));
+    return c;
+  }
+
+  test('claude with a bare config folder (no settings, no onboarding state): the turn runs, the shell cannot read the store unasked', async () => {
+    const h = await home();
+    const c = bareClaudeHome();
+    const env = claudeEnv(server, c, { env: { SLUICE_HOME: h.home, SLUICE_CLAUDE_BIN: bins.claude } });
+    const r = await lockedTurn(h, 'claude', c.cwd, env);
+    expect(r.shell).not.toContain('SQLite format');
+    expect(r.reply, r.mcp).toEqual({ body: 'on it', author_id: h.agent.id });
+    expect(await h.states()).toEqual([{ id: r.id, state: 'archived', failure_kind: null }]);
+  }, 240_000);
+
+  test('claude with a full user config (defaultMode bypassPermissions, own rules, env and MCP server, and sluice hooks installed user-wide for another agent on another store): the driver’s lock and server win', async () => {
+    const h = await home();
+    const c = bareClaudeHome();
+    const other = join(c.root, 'other-sluice');
+    const otherEnv = { SLUICE_HOME: other, CLAUDE_CONFIG_DIR: c.configDir, HOME: c.home };
+    const cli = async (args: string[]) => {
+      const r = await runCli(args, { home: other, env: otherEnv });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    await cli(['init']);
+    await cli(['agent', 'add', 'alice']);
+    const aliceMail = await runCli(['message', 'send', 'alice', '-m', 'for alice only'], {
+      home: other,
+      env: otherEnv,
+    });
+    expect(aliceMail.code, aliceMail.stderr).toBe(0);
+    await cli(['hooks', 'install', 'claude', '--user', '--as', 'alice']);
+    // The user's own settings on top of what the installer merged in.
+    const settingsPath = join(c.configDir, 'settings.json');
+    const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
+    settings.permissions = {
+      ...settings.permissions,
+      defaultMode: 'bypassPermissions',
+      allow: [...(settings.permissions?.allow ?? []), 'Bash(npm test:*)'],
+      deny: ['Read(./.env)'],
+    };
+    settings.env = { ...settings.env, USER_SETTING: '1' };
+    settings.includeCoAuthoredBy = false;
+    writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
+    const globalPath = join(c.configDir, '.claude.json');
+    const global = JSON.parse(readFileSync(globalPath, 'utf8'));
+    global.mcpServers = {
+      ...global.mcpServers,
+      tools: { type: 'stdio', command: process.execPath, args: [ECHO_MCP] },
+    };
+    writeFileSync(globalPath, JSON.stringify(global, null, 2));
+
+    const env = claudeEnv(server, c, { env: { SLUICE_HOME: h.home, SLUICE_CLAUDE_BIN: bins.claude } });
+    const r = await lockedTurn(h, 'claude', c.cwd, env);
+    expect(r.shell).not.toContain('SQLite format');
+    expect(r.reply, r.mcp).toEqual({ body: 'on it', author_id: h.agent.id });
+    expect(await h.states()).toEqual([{ id: r.id, state: 'archived', failure_kind: null }]);
+    // Alice's hooks never delivered her mail into bot's session.
+    const seen = server.mainCalls().map((q) => JSON.stringify(q.body));
+    expect(seen.some((b) => b.includes('for alice only'))).toBe(false);
+  }, 240_000);
 });
