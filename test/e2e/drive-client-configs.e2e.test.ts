@@ -107,6 +107,8 @@ describe.skipIf(!enabled)('sluice drive on the user’s own client config (real 
 
   beforeAll(async () => {
     bins = await ensureClients();
+    // Another codex build to check against (the minimum in docs/drivers.md was run this way).
+    if (process.env.SLUICE_E2E_CODEX_BIN) bins = { ...bins, codex: process.env.SLUICE_E2E_CODEX_BIN };
     server = await startModelServer();
   }, 600_000);
   afterAll(async () => {
