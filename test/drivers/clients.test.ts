@@ -8,7 +8,8 @@ import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { CLAUDE_ALLOWED_TOOLS, claudeArgs, claudeOutcome } from '../../src/surfaces/drivers/claude.js';
-import { codexArgs, codexOutcome } from '../../src/surfaces/drivers/codex.js';
+import { codexOutcome } from '../../src/surfaces/drivers/codex.js';
+import { codexArgs } from '../../src/surfaces/drivers/codex-config.js';
 import { claudeTurnContent, codexTurnInput } from '../../src/surfaces/drivers/content.js';
 import { envelopeMessages } from '../../src/surfaces/drivers/delivered.js';
 import { findClientBinary, prepareDriver } from '../../src/surfaces/drivers/setup.js';
@@ -127,7 +128,7 @@ describe('client configuration', () => {
       `mcp_servers.sluice.args=${JSON.stringify(["/opt/it's/bin/sluice.js", 'mcp', '--as', 'bot'])}`,
     );
     expect(codex).toContain(
-      `mcp_servers.sluice.env={ "SLUICE_HOME" = ${JSON.stringify(h.home)}, "SLUICE_AS" = "bot" }`,
+      `mcp_servers.sluice.env={ "SLUICE_DB" = "", "SLUICE_HOME" = ${JSON.stringify(h.home)}, "SLUICE_AS" = "bot" }`,
     );
     // The model's shell runs under a profile that denies the Sluice home (reads and writes).
     expect(codex).toContain('permissions.sluice_agent.extends=":workspace"');

@@ -17,6 +17,31 @@ export interface JsonLineChild {
 const STDERR_TAIL = 4096;
 
 /**
+ * The line of a client's stderr that says why it stopped: the last non-empty line before a Rust
+ * `Stack backtrace:` (Codex prints one under its `Error: …` line), skipping stack frames and
+ * terminal colour codes.
+ */
+export function stderrReason(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
+  const lines = text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '').split(/\r?\n/);
+  const backtrace = lines.findIndex((l) => /^\s*Stack backtrace:/.test(l));
+  const kept = (backtrace >= 0 ? lines.slice(0, backtrace) : lines)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !/^at\s/.test(l) && !/^\d+:\s/.test(l));
+  return (kept.at(-1) ?? '').slice(0, 300);
+}
+
+/** One line for a client that exited: `NAME exited (code 1): <its stderr line>`. */
+export function exitLine(
+  name: string,
+  exit: { code: number | null; signal: NodeJS.Signals | null },
+  stderr: string,
+): string {
+  const why = stderrReason(stderr);
+  return `${name} exited (${exit.signal ?? `code ${exit.code}`})${why ? `: ${why}` : ' with nothing on stderr'}`;
+}
+
+/**
  * Sluice runs with umask 077 (bin/sluice.js), but the agent client it starts writes the user's
  * project files: it gets the user's own umask back. The child inherits the mask at spawn time,
  * which is synchronous, so the process mask is restored right after.

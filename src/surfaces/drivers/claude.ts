@@ -51,8 +51,14 @@ export function claudeArgs(setup: DriverSetup, extra: readonly string[]): string
     '--replay-user-messages',
     '--mcp-config',
     setup.mcpConfigPath,
+    '--settings',
+    setup.settingsPath,
     '--allowedTools',
     CLAUDE_ALLOWED_TOOLS.join(','),
+    // A `defaultMode` in the user's settings (acceptEdits, bypassPermissions) would widen the
+    // unattended session silently; an explicit `-- --permission-mode …` after it still does.
+    '--permission-mode',
+    'default',
     ...extra,
   ];
 }

@@ -1,9 +1,18 @@
+import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import type { TurnOutcome } from '../../host/turns.js';
 import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { packageVersion } from '../sluice-package.js';
-import { type JsonLineChild, startJsonLineChild } from './child.js';
+import { exitLine, type JsonLineChild, startJsonLineChild } from './child.js';
+import {
+  CODEX_PERMISSION_PROFILE,
+  type CodexSandbox,
+  type CodexThreadStarted,
+  codexArgs,
+  codexConfigProblem,
+  requireCodexThread,
+} from './codex-config.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
 import { codexSluiceResults, SeenResults } from './seen-results.js';
@@ -30,49 +39,6 @@ export function codexSteerReceived(method: string, params: unknown, clientId: st
   );
 }
 
-/**
- * The permission profile the model's shell runs under (workspace-write): Codex's `:workspace`
- * with the Sluice home denied for reads and writes, so a command can neither read other inboxes
- * from the database nor alter it; the agent's inbox work goes through the MCP server, which runs
- * outside the sandbox as this agent (DESIGN.md §8 I8).
- */
-export const CODEX_PERMISSION_PROFILE = 'sluice_agent';
-
-/** TOML literal for a `-c key=value` override (JSON strings and arrays are valid TOML). */
-function toml(value: string | string[] | Record<string, string>): string {
-  if (typeof value === 'string' || Array.isArray(value)) return JSON.stringify(value);
-  return `{ ${Object.entries(value)
-    .map(([k, v]) => `${JSON.stringify(k)} = ${JSON.stringify(v)}`)
-    .join(', ')} }`;
-}
-
-/** `codex app-server` with the sluice MCP server registered through config overrides. */
-export function codexArgs(setup: DriverSetup): string[] {
-  return [
-    'app-server',
-    '-c',
-    `mcp_servers.sluice.command=${toml(setup.mcp.command)}`,
-    '-c',
-    `mcp_servers.sluice.args=${toml(setup.mcp.args)}`,
-    '-c',
-    `mcp_servers.sluice.env=${toml(setup.mcp.env)}`,
-    // The sluice tools act only as this agent (the server runs outside the sandbox with --as), so
-    // they are approved up front; Codex would otherwise ask, and an unattended driver says no.
-    '-c',
-    'mcp_servers.sluice.default_tools_approval_mode="approve"',
-    // Start the turn only once the server is up, so the first model call already has the tools.
-    '-c',
-    'mcp_servers.sluice.required=true',
-    // A login shell re-reads /etc/profile, which resets PATH and hides the `sluice` shim.
-    '-c',
-    'allow_login_shell=false',
-    '-c',
-    `permissions.${CODEX_PERMISSION_PROFILE}.extends=":workspace"`,
-    '-c',
-    `permissions.${CODEX_PERMISSION_PROFILE}.filesystem=${toml({ [setup.home]: 'deny' })}`,
-  ];
-}
-
 interface TurnCompleted {
   threadId?: string;
   turn?: { id?: string; status?: string; error?: { message?: string; codexErrorInfo?: unknown } | null };
@@ -95,16 +61,35 @@ interface CodexTurn {
   listeners: (() => void)[];
 }
 
+/** An error answer from the app-server: `message` is its own text. */
+export class CodexRpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly rpcMessage: string,
+  ) {
+    super(`codex: ${method}: ${rpcMessage}`);
+  }
+}
+
 /** A JSON-RPC peer over the app-server's stdio (no `jsonrpc` member on this wire). */
 class AppServerPeer {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { method: string; resolve: (v: unknown) => void; reject: (e: Error) => void }
+  >();
   private readonly notificationListeners = new Set<(method: string, params: unknown) => void>();
+  private goneWhy: string | undefined;
 
-  constructor(private readonly child: JsonLineChild) {
+  /** `gone` says why the process exited (its own stderr line); requests in flight fail with it. */
+  constructor(
+    private readonly child: JsonLineChild,
+    gone: Promise<string>,
+  ) {
     child.onLine((line) => this.dispatch(line as Record<string, unknown>));
-    void child.exited.then(() => {
-      for (const p of this.pending.values()) p.reject(new ClientGoneError('codex app-server exited'));
+    void gone.then((why) => {
+      this.goneWhy = why;
+      for (const p of this.pending.values()) p.reject(new ClientGoneError(why));
       this.pending.clear();
     });
   }
@@ -124,16 +109,20 @@ class AppServerPeer {
       const waiter = this.pending.get(id);
       if (!waiter) return;
       this.pending.delete(id);
-      if (line.error !== undefined)
-        waiter.reject(new Error(`codex: ${JSON.stringify(line.error).slice(0, 300)}`));
-      else waiter.resolve(line.result);
+      if (line.error !== undefined) {
+        const message = (line.error as { message?: unknown } | null)?.message;
+        const text = typeof message === 'string' ? message : JSON.stringify(line.error);
+        waiter.reject(new CodexRpcError(waiter.method, text.slice(0, 300)));
+      } else waiter.resolve(line.result);
     }
   }
 
   request<T>(method: string, params: unknown): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      // A request after the exit would wait forever: nobody answers it.
+      if (this.goneWhy !== undefined) return reject(new ClientGoneError(this.goneWhy));
+      this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject });
       this.child.send({ id, method, params });
     });
   }
@@ -154,7 +143,7 @@ export interface CodexClientOptions {
   bin: string;
   cwd: string;
   /** Sandbox for the model's shell: workspace-write denies the Sluice home (see CODEX_PERMISSION_PROFILE). */
-  sandbox: 'workspace-write' | 'danger-full-access';
+  sandbox: CodexSandbox;
 }
 
 /**
@@ -168,12 +157,12 @@ export async function startCodexClient(
   setup: DriverSetup,
   options: CodexClientOptions,
 ): Promise<DriverClient> {
-  const child = startJsonLineChild(options.bin, codexArgs(setup), { cwd: options.cwd, env: setup.env });
-  const gone = child.exited.then(
-    ({ code, signal }) =>
-      `codex app-server exited (${signal ?? `code ${code}`})${child.stderrTail() ? `: ${lastLine(child.stderrTail())}` : ''}`,
-  );
-  const peer = new AppServerPeer(child);
+  const child = startJsonLineChild(options.bin, codexArgs(setup, options.sandbox), {
+    cwd: options.cwd,
+    env: setup.env,
+  });
+  const gone = child.exited.then((exit) => exitLine('codex app-server', exit, child.stderrTail()));
+  const peer = new AppServerPeer(child, gone);
   // workspace-write selects the profile that denies the Sluice home; full access keeps no sandbox.
   const sandboxChoice =
     options.sandbox === 'danger-full-access'
@@ -181,22 +170,10 @@ export async function startCodexClient(
       : { permissions: CODEX_PERMISSION_PROFILE };
   let threadId: string;
   try {
-    await peer.request('initialize', {
-      clientInfo: { name: 'sluice-drive', title: 'Sluice driver', version: packageVersion() },
-      capabilities: { experimentalApi: true },
-    });
-    peer.notify('initialized');
-    const started = await peer.request<{ thread: { id: string } }>('thread/start', {
-      cwd: options.cwd,
-      approvalPolicy: 'never',
-      ...(options.sandbox === 'danger-full-access'
-        ? { sandbox: options.sandbox }
-        : { permissions: CODEX_PERMISSION_PROFILE }),
-    });
-    threadId = started.thread.id;
+    threadId = await openThread(peer, setup, options);
   } catch (err) {
     await child.stop(500);
-    throw err;
+    throw startFailure(err);
   }
   let current: CodexTurn | undefined;
   let steers = 0;
@@ -281,7 +258,37 @@ export async function startCodexClient(
   };
 }
 
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return (lines[lines.length - 1] ?? '').slice(0, 300);
+/**
+ * `initialize`, a check of the effective config, and `thread/start`, whose answer must show the
+ * sandbox the driver asked for. Returns the thread id.
+ */
+async function openThread(
+  peer: AppServerPeer,
+  setup: DriverSetup,
+  options: CodexClientOptions,
+): Promise<string> {
+  await peer.request('initialize', {
+    clientInfo: { name: 'sluice-drive', title: 'Sluice driver', version: packageVersion() },
+    capabilities: { experimentalApi: true },
+  });
+  peer.notify('initialized');
+  const read = await peer.request<{ config?: unknown }>('config/read', { cwd: options.cwd });
+  const problem = codexConfigProblem(read.config, setup, options.sandbox);
+  if (problem !== undefined) throw new SluiceError('denied', `sluice drive codex: ${problem}`);
+  const started = await peer.request<CodexThreadStarted>('thread/start', {
+    cwd: options.cwd,
+    approvalPolicy: 'never',
+    ...(options.sandbox === 'danger-full-access'
+      ? { sandbox: options.sandbox }
+      : { permissions: CODEX_PERMISSION_PROFILE }),
+  });
+  requireCodexThread(started, options.sandbox);
+  return started.thread.id;
+}
+
+/** A start that failed: the client's exit or refusal as one line, never a bug with a stack. */
+function startFailure(err: unknown): unknown {
+  if (err instanceof CodexRpcError)
+    return new SluiceError('unavailable', `codex app-server refused ${err.method}: ${err.rpcMessage}`);
+  return err;
 }

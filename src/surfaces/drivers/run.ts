@@ -6,6 +6,7 @@ import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { startClaudeClient } from './claude.js';
+import { requireClientVersion } from './client-version.js';
 import { startCodexClient } from './codex.js';
 import { returnedStatusLine } from './dispatch.js';
 import {
@@ -17,6 +18,11 @@ import {
   turnStatusLine,
 } from './loop.js';
 import { findClientBinary, prepareDriver } from './setup.js';
+
+/** The client dying is an outcome to report in one line (its own stderr line), not a bug with a stack. */
+function asClientFailure(err: unknown): unknown {
+  return err instanceof ClientGoneError ? new SluiceError('unavailable', err.message) : err;
+}
 
 export interface DriveOptions {
   client: 'claude' | 'codex';
@@ -49,19 +55,29 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
     { base: { agent: agent.name, client: options.client } },
     pino.destination({ dest: logPath, sync: true, mode: 0o600 }),
   );
-  const client: DriverClient =
-    options.client === 'claude'
-      ? startClaudeClient(ctx, agent, setup, { bin, cwd: options.cwd, extraArgs: options.extraArgs ?? [] })
-      : await startCodexClient(ctx, agent, setup, {
-          bin,
-          cwd: options.cwd,
-          sandbox: options.sandbox ?? 'workspace-write',
-        });
+  const version = await requireClientVersion(options.client, bin, setup.env);
+  let client: DriverClient;
+  try {
+    client =
+      options.client === 'claude'
+        ? startClaudeClient(ctx, agent, setup, { bin, cwd: options.cwd, extraArgs: options.extraArgs ?? [] })
+        : await startCodexClient(ctx, agent, setup, {
+            bin,
+            cwd: options.cwd,
+            sandbox: options.sandbox ?? 'workspace-write',
+          });
+  } catch (err) {
+    log.error(
+      { event: 'start_failed', error: err instanceof Error ? err.message : String(err) },
+      'client failed to start',
+    );
+    throw asClientFailure(err);
+  }
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  log.info({ event: 'start', bin, cwd: options.cwd, session: client.sessionKey }, 'driver started');
+  log.info({ event: 'start', bin, version, cwd: options.cwd, session: client.sessionKey }, 'driver started');
   try {
     await runDriverLoop(ctx, agent, client, {
       limits: options.limits,
@@ -93,9 +109,7 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
       { event: 'stopped', error: err instanceof Error ? err.message : String(err) },
       'driver stopped',
     );
-    // The client dying is an outcome to report in one line, not a bug with a stack.
-    if (err instanceof ClientGoneError) throw new SluiceError('unavailable', err.message);
-    throw err;
+    throw asClientFailure(err);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -45,6 +45,8 @@ export interface DriverSetup {
   home: string;
   /** JSON `{mcpServers:{sluice:…}}` for `claude --mcp-config`. */
   mcpConfigPath: string;
+  /** JSON `{env:{…the lock…}}` for `claude --settings` (wins over the user's own settings' env). */
+  settingsPath: string;
   /** How to start `sluice mcp --as AGENT`. */
   mcp: { command: string; args: string[]; env: Record<string, string> };
   /** The client's environment: SLUICE_HOME/SLUICE_AS and the agent lock set, the `sluice` shim first on PATH. */
@@ -90,10 +92,19 @@ export async function prepareDriver(
   const mcp = { command: process.execPath, args: [entry, 'mcp', '--as', agent.name], env: sluiceEnv };
   const mcpConfigPath = join(dir, 'mcp.json');
   await writeFile(mcpConfigPath, JSON.stringify({ mcpServers: { sluice: mcp } }, null, 2), { mode: 0o600 });
+  // A user's own settings may carry another agent's lock in `env` and its delivery hooks (`sluice
+  // hooks install claude --user --as OTHER` writes both): Claude would apply that lock to the
+  // sluice MCP server (refused: no tools) and run those hooks in this session, delivering the other
+  // agent's inbox to this one. Settings given with --settings rank above the user's: the driver's
+  // lock wins (SLUICE_DB set, empty for the home's own database, so no other store leaks in), and
+  // no hook runs — the driver delivers by itself.
+  const settingsPath = join(dir, 'settings.json');
+  const settings = { env: { SLUICE_DB: '', ...lockedEnv }, disableAllHooks: true };
+  await writeFile(settingsPath, JSON.stringify(settings, null, 2), { mode: 0o600 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...lockedEnv,
     PATH: [bin, process.env.PATH ?? ''].filter((p) => p !== '').join(delimiter),
   };
-  return { dir, home: ctx.home, mcpConfigPath, mcp, env };
+  return { dir, home: ctx.home, mcpConfigPath, settingsPath, mcp, env };
 }
