@@ -40,6 +40,8 @@ export interface Refusal {
   chatId?: number;
   code: number;
   description: string;
+  /** Close the connection without an answer instead (a network failure, not a refusal). */
+  hangUp?: boolean;
 }
 
 /** A call the fake refused, for tests to count. */
@@ -232,6 +234,11 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
           (r.method === undefined || r.method === method) &&
           (r.chatId === undefined || String(r.chatId) === chatId),
       );
+      if (rule?.hangUp) {
+        refused.push({ method, chatId, code: 0, description: 'connection closed' });
+        res.socket?.destroy();
+        return changed();
+      }
       if (rule) {
         return refuseCall(res, {
           method,
