@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { isWellFormed } from '../../src/core/text.js';
 import type { HostContext } from '../../src/host/context.js';
+import { sendMessage } from '../../src/host/messages.js';
+import { resolvePrincipal } from '../../src/host/principals.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { PHONE, STRANGER, useBridgeHarness } from './telegram-harness.js';
 
@@ -145,6 +147,18 @@ describe.each(backendsUnderTest())('the Telegram bridge under faults on %s', (ba
     await pairedMessageGetsThrough('after the bounded retries');
     expect(h.fake.refused).toHaveLength(FAST_RETRY.updateAttempts);
     expect(h.logs.filter((l) => /gave up/.test(l))).toHaveLength(1);
+  });
+
+  it('an agent message whose part keeps failing is skipped after the bound; the next one arrives', async () => {
+    await h.start(undefined, { retry: FAST_RETRY });
+    await h.pairPhone();
+    const helper = await resolvePrincipal(h.t.ctx, 'helper');
+    h.fake.refuse({ chatId: PHONE, text: 'stuck', code: 0, description: '', hangUp: true });
+    await sendMessage(h.t.ctx, helper, { to: 'owner', body: 'stuck' });
+    await sendMessage(h.t.ctx, helper, { to: 'owner', body: 'next' });
+    await h.fake.until(() => h.textsTo(PHONE).includes('next'), 20_000, 'the next message');
+    expect(h.fake.refused.filter((r) => r.text === 'stuck')).toHaveLength(FAST_RETRY.updateAttempts);
+    expect(h.logs.filter((l) => /part 1 to chat \d+ gave up after 3 tries/.test(l))).toHaveLength(1);
   });
 
   it('a store that is unavailable is waited for beyond the bound, and the message is stored once', async () => {

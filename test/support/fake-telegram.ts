@@ -38,6 +38,8 @@ export interface Refusal {
   method?: string;
   /** Only calls for this chat (sendMessage, sendPhoto, sendDocument). */
   chatId?: number;
+  /** Only sendMessage calls with exactly this text. */
+  text?: string;
   code: number;
   description: string;
   /** Close the connection without an answer instead (a network failure, not a refusal). */
@@ -232,10 +234,17 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       const rule = refusals.find(
         (r) =>
           (r.method === undefined || r.method === method) &&
-          (r.chatId === undefined || String(r.chatId) === chatId),
+          (r.chatId === undefined || String(r.chatId) === chatId) &&
+          (r.text === undefined || r.text === fields.text),
       );
       if (rule?.hangUp) {
-        refused.push({ method, chatId, code: 0, description: 'connection closed' });
+        refused.push({
+          method,
+          chatId,
+          code: 0,
+          description: 'connection closed',
+          text: fields.text as string | undefined,
+        });
         res.socket?.destroy();
         return changed();
       }
