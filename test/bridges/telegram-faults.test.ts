@@ -123,6 +123,18 @@ describe.each(backendsUnderTest())('the Telegram bridge under faults on %s', (ba
     expect(h.fake.refused.filter((r) => r.method === 'getFile')).toHaveLength(1);
   });
 
+  it('a file the media store refuses (over its size limit): one line, no retries, the next message gets through', async () => {
+    const small: HostContext = { ...h.t.ctx, limits: { ...h.t.ctx.limits, maxUploadBytes: 4 } };
+    await h.start(small);
+    await h.pairPhone();
+    const file = h.fake.addFile(Buffer.from('more than four bytes'));
+    const poison = h.fake.pushMessage(PHONE, { document: { ...file, file_name: 'a.txt' } });
+    await untilConfirmed(poison);
+    expect(h.textsTo(PHONE).some((x) => /^Not sent: .*limit is 4/.test(x))).toBe(true);
+    expect(h.logs.filter((l) => /not handled yet|gave up/.test(l))).toEqual([]);
+    await pairedMessageGetsThrough('after the refused upload');
+  });
+
   it('after a poison update, paired messages get through, and again after a restart', async () => {
     await h.start();
     await h.pairPhone();

@@ -247,8 +247,15 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
       await reply(err.message);
       return;
     }
-    const stored = await putMedia(options.host, sender.person, bytes, file.name);
-    attachmentIds.push(stored.attachment_id);
+    try {
+      const stored = await putMedia(options.host, sender.person, bytes, file.name);
+      attachmentIds.push(stored.attachment_id);
+    } catch (err) {
+      // Refused by the media store (its size limit, say): permanent for this file.
+      if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
+      await reply(`Not sent: ${err.message}`);
+      return;
+    }
   }
   try {
     await sendMessage(options.host, sender.person, {
