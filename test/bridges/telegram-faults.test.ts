@@ -161,16 +161,29 @@ describe.each(backendsUnderTest())('the Telegram bridge under faults on %s', (ba
     expect(h.logs.filter((l) => /gave up/.test(l))).toHaveLength(1);
   });
 
-  it('an agent message whose part keeps failing is skipped after the bound; the next one arrives', async () => {
+  it('an agent message Telegram keeps failing on (5xx) is skipped after the bound; the next one arrives', async () => {
     await h.start(undefined, { retry: FAST_RETRY });
     await h.pairPhone();
     const helper = await resolvePrincipal(h.t.ctx, 'helper');
-    h.fake.refuse({ chatId: PHONE, text: 'stuck', code: 0, description: '', hangUp: true });
+    h.fake.refuse({ chatId: PHONE, text: 'stuck', code: 500, description: 'Internal Server Error' });
     await sendMessage(h.t.ctx, helper, { to: 'owner', body: 'stuck' });
     await sendMessage(h.t.ctx, helper, { to: 'owner', body: 'next' });
     await h.fake.until(() => h.textsTo(PHONE).includes('next'), 20_000, 'the next message');
     expect(h.fake.refused.filter((r) => r.text === 'stuck')).toHaveLength(FAST_RETRY.updateAttempts);
     expect(h.logs.filter((l) => /part 1 to chat \d+ gave up after 3 tries/.test(l))).toHaveLength(1);
+  });
+
+  it('an agent message is held, not skipped, while Telegram is out of reach, and arrives after', async () => {
+    await h.start(undefined, { retry: FAST_RETRY });
+    await h.pairPhone();
+    const helper = await resolvePrincipal(h.t.ctx, 'helper');
+    const lift = h.fake.refuse({ chatId: PHONE, text: 'held', code: 0, description: '', hangUp: true });
+    await sendMessage(h.t.ctx, helper, { to: 'owner', body: 'held' });
+    const tries = () => h.fake.refused.filter((r) => r.text === 'held').length;
+    await h.fake.until(() => tries() > FAST_RETRY.updateAttempts + 1, 20_000, 'tries beyond the bound');
+    lift();
+    await h.fake.until(() => h.textsTo(PHONE).includes('held'), 20_000, 'the held message');
+    expect(h.logs.filter((l) => /gave up/.test(l))).toEqual([]);
   });
 
   it('a store that is unavailable is waited for beyond the bound, and the message is stored once', async () => {

@@ -86,8 +86,8 @@ export interface FakeTelegram {
   ): { file_id: string; file_unique_id: string; file_size: number };
   /** The next `count` calls of `method` answer 429 with retry_after seconds. */
   failNext(method: string, count: number, retryAfter?: number): void;
-  /** Every later call matching the rule is refused with its code and description. */
-  refuse(rule: Refusal): void;
+  /** Every later call matching the rule is refused with its code and description; returns a lift. */
+  refuse(rule: Refusal): () => void;
   /** Resolves once `check` holds, re-checked on every request the fake serves. */
   until(check: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
   close(): Promise<void>;
@@ -372,6 +372,10 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     },
     refuse(rule) {
       refusals.push(rule);
+      return () => {
+        const at = refusals.indexOf(rule);
+        if (at >= 0) refusals.splice(at, 1);
+      };
     },
     until(check, timeoutMs = 20_000, what = 'a condition') {
       if (check()) return Promise.resolve();

@@ -67,10 +67,18 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
   const policy: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
   const pollSeconds = options.pollSeconds ?? 25;
   const bot = new Bot(options.token, { client: { apiRoot } });
-  // 429 retry_after (up to 60 s) and 5xx are retried a few times by the maintained plugin. Network
-  // errors are rethrown: the plugin would retry them without end inside one call, and the bridge's
-  // own loops bound them instead (per update, per outbound part, and for polling with backoff).
-  bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60, rethrowHttpErrors: true }));
+  // 429 retry_after (up to 60 s) is waited out by the maintained plugin, 3 times per call. Network
+  // errors and 5xx are rethrown (the plugin would retry network errors without end inside one
+  // call): the bridge's own loops retry them with bounds — per update, per outbound part, and
+  // with backoff for polling.
+  bot.api.config.use(
+    autoRetry({
+      maxRetryAttempts: 3,
+      maxDelaySeconds: 60,
+      rethrowHttpErrors: true,
+      rethrowInternalServerErrors: true,
+    }),
+  );
   const abort = new AbortController();
   const { host, log } = options;
   const counts = new FaultCounts();
@@ -102,6 +110,8 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
   };
   bot.on('message', (c) => handleUpdate(inbound, c));
 
+  // After a failed scan the next one waits for its backoff: commits meanwhile do not hurry it (they
+  // would spend a failing part's tries in a burst).
   let outboundFailures = 0;
   let retryTimer: NodeJS.Timeout | undefined;
   const pump = startOutboundPump({
@@ -114,12 +124,20 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     onError(err) {
       log(`forwarding paused: ${faultText(err)}; retrying`);
       clearTimeout(retryTimer);
-      retryTimer = setTimeout(() => pump.poke(), backoffMs(policy, outboundFailures++));
+      retryTimer = setTimeout(
+        () => {
+          retryTimer = undefined;
+          pump.poke();
+        },
+        backoffMs(policy, outboundFailures++),
+      );
+    },
+    onCaughtUp() {
+      outboundFailures = 0;
     },
   });
   const wake = () => {
-    outboundFailures = 0;
-    pump.poke();
+    if (retryTimer === undefined) pump.poke();
   };
   const unwatch = host.store.watchChanges(wake);
   host.localCommitListeners.add(wake);

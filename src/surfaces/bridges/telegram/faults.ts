@@ -11,6 +11,11 @@ export function isRefusal(err: unknown): err is GrammyError {
   );
 }
 
+/** Telegram answered, with a 5xx: its fault, retryable, but not to be waited on for ever. */
+export function isServerError(err: unknown): err is GrammyError {
+  return err instanceof GrammyError && err.error_code >= 500;
+}
+
 /** The store is down or busy: the one fault the bridge waits out without a bound (it heals). */
 export function isStoreFault(err: unknown): boolean {
   return (err instanceof SluiceError && err.code === 'unavailable') || isTransientStoreError(err);

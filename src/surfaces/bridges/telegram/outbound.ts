@@ -12,7 +12,7 @@ import {
   recordSentPart,
   sentParts,
 } from '../../../host/telegram.js';
-import { type FaultCounts, faultText, isRefusal, isStoreFault } from './faults.js';
+import { type FaultCounts, faultText, isRefusal, isServerError, isStoreFault } from './faults.js';
 import { TELEGRAM_TEXT_LIMIT } from './replies.js';
 /** A body needing more parts than this goes out as one text document instead of a wall of parts. */
 export const MAX_TEXT_PARTS = 5;
@@ -86,19 +86,23 @@ export interface OutboundPump {
  * Forwards agent messages in DMs with paired persons to their chats. Every part is recorded after
  * Telegram accepted it, and the scan cursor moves only past messages sent whole, so a restart
  * (kill -9 included) resumes without losing a part; only a part in flight at the kill can repeat.
- * A part Telegram refuses (4xx but 429) is skipped at once; a part that keeps failing otherwise
- * (network, 5xx) is skipped after `partAttempts` scans, so it cannot hold back the messages behind
- * it. Store errors are never a reason to skip: the scan stops and is retried.
+ * A part Telegram refuses (4xx but 429) is skipped at once; a part Telegram keeps failing on (5xx)
+ * is skipped after `partAttempts` scans, so it cannot hold back the messages behind it. Telegram
+ * out of reach, a 429 and store errors are never a reason to skip: the scan stops and resumes at
+ * the same part after a backoff.
  */
 export function startOutboundPump(options: {
   host: HostContext;
   api: Api;
   botId: string;
   log(line: string): void;
-  /** Scans one part may fail in before it is skipped. */
+  /** Scans one part may fail in (Telegram answering 5xx) before it is skipped. */
   partAttempts: number;
   counts: FaultCounts;
+  /** A scan failed: nothing more is scanned until the caller pokes again. */
   onError(err: unknown): void;
+  /** A scan reached the end of the log. */
+  onCaughtUp(): void;
 }): OutboundPump {
   const { host, api, botId, counts } = options;
   let running: Promise<void> | undefined;
@@ -124,6 +128,10 @@ export function startOutboundPump(options: {
           options.log(
             `${what} refused by Telegram (${faultText(err)}); skipped, ${counts.refusedReplies} refused so far`,
           );
+        } else if (!isServerError(err)) {
+          // Telegram out of reach, or asking to wait (429): weather, not this part's fault. The
+          // scan stops and resumes at this part after a backoff, however long the outage.
+          throw err;
         } else {
           const tries = (failedTries.get(key) ?? 0) + 1;
           if (tries < options.partAttempts) {
@@ -170,8 +178,11 @@ export function startOutboundPump(options: {
         try {
           await scan();
         } catch (err) {
+          // The caller schedules the next scan after a backoff; a wake meanwhile does not retry early.
           options.onError(err);
+          return;
         }
+        options.onCaughtUp();
       } while (again && !stopped);
     })().finally(() => {
       running = undefined;
