@@ -1,5 +1,6 @@
 // A fake Telegram Bot API server for offline tests: getMe, deleteWebhook, getUpdates (long polling
-// with offsets), getFile and file download, sendMessage, sendPhoto, sendDocument, and injected 429s.
+// with offsets), getFile and file download, sendMessage, sendPhoto, sendDocument, injected 429s and
+// refusals, Telegram's 4,096-character text limit, and file downloads that redirect or stall.
 // It keeps what the bot sent so tests can check it, and wakes waiters on every change (no sleeps).
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,7 +22,41 @@ interface StoredFile {
   bytes: Buffer;
   size: number;
   path: string;
+  serve: FileServing;
 }
+
+/** How the file endpoint answers a download: normally, with a redirect, or stalling mid-body. */
+export interface FileServing {
+  /** Answer 302 with this Location instead of the bytes. */
+  redirectTo?: string;
+  /** Send the headers and this many bytes, then nothing more until the client gives up. */
+  stallAfter?: number;
+}
+
+/** A refusal the fake answers instead of serving a call (as Telegram does for a blocked bot). */
+export interface Refusal {
+  method?: string;
+  /** Only calls for this chat (sendMessage, sendPhoto, sendDocument). */
+  chatId?: number;
+  /** Only sendMessage calls with exactly this text. */
+  text?: string;
+  code: number;
+  description: string;
+  /** Close the connection without an answer instead (a network failure, not a refusal). */
+  hangUp?: boolean;
+}
+
+/** A call the fake refused, for tests to count. */
+export interface RefusedCall {
+  method: string;
+  chatId: string | undefined;
+  code: number;
+  description: string;
+  text?: string;
+}
+
+/** Telegram's cap on one text message (after entity parsing), in UTF-16 units. */
+export const FAKE_TEXT_LIMIT = 4096;
 
 type Json = Record<string, unknown>;
 
@@ -33,6 +68,10 @@ interface Upload {
 export interface FakeTelegram {
   url: string;
   sent: SentItem[];
+  /** Calls the fake refused (a refusal rule, an over-long text, an unknown file). */
+  refused: RefusedCall[];
+  /** File download requests served (any answer), in order, as paths without the token. */
+  downloads: string[];
   /** The highest offset the bot confirmed (every update below it is acknowledged). */
   confirmedOffset(): number;
   /** Queues a private-chat message from a user; returns its update_id. */
@@ -43,9 +82,12 @@ export interface FakeTelegram {
   addFile(
     bytes: Buffer,
     claimedSize?: number,
+    serve?: FileServing,
   ): { file_id: string; file_unique_id: string; file_size: number };
   /** The next `count` calls of `method` answer 429 with retry_after seconds. */
   failNext(method: string, count: number, retryAfter?: number): void;
+  /** Every later call matching the rule is refused with its code and description; returns a lift. */
+  refuse(rule: Refusal): () => void;
   /** Resolves once `check` holds, re-checked on every request the fake serves. */
   until(check: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
   close(): Promise<void>;
@@ -91,6 +133,9 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   const updates: Json[] = [];
   const history = new Map<number, Json>();
   const sent: SentItem[] = [];
+  const refused: RefusedCall[] = [];
+  const downloads: string[] = [];
+  const refusals: Refusal[] = [];
   const files = new Map<string, StoredFile>();
   const failures = new Map<string, { count: number; retryAfter: number }>();
   let nextUpdateId = 1000;
@@ -105,6 +150,10 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     changed();
   };
   const ok = (res: ServerResponse, result: unknown) => answer(res, 200, { ok: true, result });
+  const refuseCall = (res: ServerResponse, call: RefusedCall) => {
+    refused.push(call);
+    answer(res, call.code, { ok: false, error_code: call.code, description: call.description });
+  };
 
   const pendingFrom = (offset: number) => updates.filter((u) => (u.update_id as number) >= offset);
 
@@ -145,12 +194,23 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       const filePrefix = `/file/bot${token}/`;
       if (url.pathname.startsWith(filePrefix)) {
         const path = decodeURIComponent(url.pathname.slice(filePrefix.length));
+        downloads.push(path);
         const file = [...files.values()].find((f) => f.path === path);
         if (!file) return answer(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+        if (file.serve.redirectTo !== undefined) {
+          res.writeHead(302, { location: file.serve.redirectTo });
+          res.end();
+          return changed();
+        }
         res.writeHead(200, {
           'content-type': 'application/octet-stream',
           'content-length': file.bytes.length,
         });
+        if (file.serve.stallAfter !== undefined) {
+          // Headers and a first piece, then silence: the socket stays open until the client leaves.
+          res.write(file.bytes.subarray(0, file.serve.stallAfter));
+          return changed();
+        }
         res.end(file.bytes);
         return changed();
       }
@@ -170,6 +230,33 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
           parameters: { retry_after: failure.retryAfter },
         });
       }
+      const chatId = fields.chat_id === undefined ? undefined : String(fields.chat_id);
+      const rule = refusals.find(
+        (r) =>
+          (r.method === undefined || r.method === method) &&
+          (r.chatId === undefined || String(r.chatId) === chatId) &&
+          (r.text === undefined || r.text === fields.text),
+      );
+      if (rule?.hangUp) {
+        refused.push({
+          method,
+          chatId,
+          code: 0,
+          description: 'connection closed',
+          text: fields.text as string | undefined,
+        });
+        res.socket?.destroy();
+        return changed();
+      }
+      if (rule) {
+        return refuseCall(res, {
+          method,
+          chatId,
+          code: rule.code,
+          description: rule.description,
+          text: fields.text as string | undefined,
+        });
+      }
       switch (method) {
         case 'getMe':
           return ok(res, {
@@ -184,12 +271,14 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
           return await getUpdates(fields, res);
         case 'getFile': {
           const file = files.get(String(fields.file_id));
-          if (!file)
-            return answer(res, 400, {
-              ok: false,
-              error_code: 400,
+          if (!file) {
+            return refuseCall(res, {
+              method,
+              chatId,
+              code: 400,
               description: 'Bad Request: invalid file_id',
             });
+          }
           if (file.size > 20 * 1024 * 1024) {
             return answer(res, 400, {
               ok: false,
@@ -202,6 +291,16 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
         case 'sendMessage':
         case 'sendPhoto':
         case 'sendDocument': {
+          const text = fields.text as string | undefined;
+          if (method === 'sendMessage' && (text ?? '').length > FAKE_TEXT_LIMIT) {
+            return refuseCall(res, {
+              method,
+              chatId,
+              code: 400,
+              description: 'Bad Request: message is too long',
+              text,
+            });
+          }
           // grammY sends the file as a part with a random name and `attach://name` in the field.
           const field = String(fields[method === 'sendPhoto' ? 'photo' : 'document'] ?? '');
           const attached = uploads.get(field.replace(/^attach:\/\//, '')) ?? [...uploads.values()][0];
@@ -232,6 +331,8 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   return {
     url: `http://127.0.0.1:${port}`,
     sent,
+    refused,
+    downloads,
     confirmedOffset: () => confirmed,
     pushMessage(fromUserId, message) {
       const update_id = nextUpdateId++;
@@ -259,15 +360,22 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       updates.sort((a, b) => (a.update_id as number) - (b.update_id as number));
       changes.emit('update');
     },
-    addFile(bytes, claimedSize) {
+    addFile(bytes, claimedSize, serve = {}) {
       const n = files.size + 1;
       const id = `file-${n}`;
       const size = claimedSize ?? bytes.length;
-      files.set(id, { bytes, size, path: `documents/file_${n}` });
+      files.set(id, { bytes, size, path: `documents/file_${n}`, serve });
       return { file_id: id, file_unique_id: `u${n}`, file_size: size };
     },
     failNext(method, count, retryAfter = 1) {
       failures.set(method, { count, retryAfter });
+    },
+    refuse(rule) {
+      refusals.push(rule);
+      return () => {
+        const at = refusals.indexOf(rule);
+        if (at >= 0) refusals.splice(at, 1);
+      };
     },
     until(check, timeoutMs = 20_000, what = 'a condition') {
       if (check()) return Promise.resolve();

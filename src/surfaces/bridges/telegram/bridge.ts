@@ -3,10 +3,14 @@ import { Bot, GrammyError } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { HostContext } from '../../../host/context.js';
 import { announceCommit } from '../../../host/context.js';
-import { handleUpdate } from './inbound.js';
+import { checkedApiRoot } from './api-root.js';
+import { FaultCounts, faultText, isRefusal } from './faults.js';
+import { handleUpdate, reportAbandoned } from './inbound.js';
 import { startOutboundPump } from './outbound.js';
+import { type ApiSignal, createReplies } from './replies.js';
+import { backoffMs, DEFAULT_RETRY, handleWithRetry, type RetryPolicy, sleep } from './update-retry.js';
 
-export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
+export { DEFAULT_TELEGRAM_API_ROOT } from './api-root.js';
 
 export interface TelegramBridgeOptions {
   host: HostContext;
@@ -16,6 +20,10 @@ export interface TelegramBridgeOptions {
   defaultAgent?: string | undefined;
   /** Long-polling timeout in seconds (Telegram holds getUpdates open this long). */
   pollSeconds?: number;
+  /** Deadline of one file download, headers and body (default 60 s). */
+  downloadDeadlineMs?: number;
+  /** How often an update (and an outbound part) is tried (defaults in {@link DEFAULT_RETRY}). */
+  retry?: Partial<RetryPolicy>;
   log(line: string): void;
 }
 
@@ -28,24 +36,24 @@ export interface TelegramBridge {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-
-/** Jittered exponential backoff: 1 s, 2 s, 4 s … up to 60 s. */
-function backoffMs(attempt: number): number {
-  const base = Math.min(60_000, 1000 * 2 ** Math.min(attempt, 6));
-  return base / 2 + Math.random() * (base / 2);
-}
-
 /** 401 (bad token) and 409 (another poller or a webhook owns the bot) will not heal by retrying. */
 function isFatal(err: unknown): boolean {
   return err instanceof GrammyError && (err.error_code === 401 || err.error_code === 409);
+}
+
+/** A signal that fires when `outer` does or after `ms`, whichever is first; `clear` frees the timer. */
+function withDeadline(outer: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const timer = setTimeout(abort, ms);
+  outer.addEventListener('abort', abort);
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      outer.removeEventListener('abort', abort);
+    },
+  };
 }
 
 /**
@@ -54,20 +62,36 @@ function isFatal(err: unknown): boolean {
  * was handled; forwards agent messages to paired chats as commits happen in any process.
  */
 export async function startTelegramBridge(options: TelegramBridgeOptions): Promise<TelegramBridge> {
-  const apiRoot = (options.apiRoot ?? DEFAULT_TELEGRAM_API_ROOT).replace(/\/+$/, '');
+  // Refused before any connection: a plain-http root to another machine would carry the token.
+  const apiRoot = checkedApiRoot(options.apiRoot);
+  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...options.retry };
+  const pollSeconds = options.pollSeconds ?? 25;
   const bot = new Bot(options.token, { client: { apiRoot } });
-  // 429 retry_after and network errors are retried with backoff by the maintained plugin.
-  bot.api.config.use(autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 60, rethrowHttpErrors: false }));
+  // 429 retry_after (up to 60 s) is waited out by the maintained plugin, 3 times per call. Network
+  // errors and 5xx are rethrown (the plugin would retry network errors without end inside one
+  // call): the bridge's own loops retry them with bounds — per update, per outbound part, and
+  // with backoff for polling.
+  bot.api.config.use(
+    autoRetry({
+      maxRetryAttempts: 3,
+      maxDelaySeconds: 60,
+      rethrowHttpErrors: true,
+      rethrowInternalServerErrors: true,
+    }),
+  );
   const abort = new AbortController();
   const { host, log } = options;
+  const counts = new FaultCounts();
 
   let me: Awaited<ReturnType<typeof bot.api.getMe>> | undefined;
   for (let attempt = 0; !me; attempt++) {
     try {
       me = await bot.api.getMe();
     } catch (err) {
-      if (isFatal(err) || attempt >= 4) throw err;
-      await sleep(backoffMs(attempt), abort.signal);
+      // A refusal (bad token, wrong root) ends the start; Telegram out of reach is waited out.
+      if (isFatal(err) || isRefusal(err)) throw err;
+      log(`cannot reach Telegram: ${faultText(err)}; retrying`);
+      await sleep(backoffMs(policy, attempt), abort.signal);
     }
   }
   bot.botInfo = me;
@@ -77,11 +101,17 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     host,
     botId,
     fileUrl: (filePath: string) => `${apiRoot}/file/bot${options.token}/${filePath}`,
+    apiOrigin: new URL(apiRoot).origin,
+    downloadDeadlineMs: options.downloadDeadlineMs,
     defaultAgent: options.defaultAgent,
+    replies: createReplies({ api: bot.api, counts, log }),
+    counts,
     log,
   };
   bot.on('message', (c) => handleUpdate(inbound, c));
 
+  // After a failed scan the next one waits for its backoff: commits meanwhile do not hurry it (they
+  // would spend a failing part's tries in a burst).
   let outboundFailures = 0;
   let retryTimer: NodeJS.Timeout | undefined;
   const pump = startOutboundPump({
@@ -89,56 +119,66 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     api: bot.api,
     botId,
     log,
+    partAttempts: policy.updateAttempts,
+    counts,
     onError(err) {
-      log(`forwarding paused: ${(err as Error).message}; retrying`);
+      log(`forwarding paused: ${faultText(err)}; retrying`);
       clearTimeout(retryTimer);
-      retryTimer = setTimeout(() => pump.poke(), backoffMs(outboundFailures++));
+      retryTimer = setTimeout(
+        () => {
+          retryTimer = undefined;
+          pump.poke();
+        },
+        backoffMs(policy, outboundFailures++),
+      );
+    },
+    onCaughtUp() {
+      outboundFailures = 0;
     },
   });
   const wake = () => {
-    outboundFailures = 0;
-    pump.poke();
+    if (retryTimer === undefined) pump.poke();
   };
   const unwatch = host.store.watchChanges(wake);
   host.localCommitListeners.add(wake);
   pump.poke();
 
   let offset: number | undefined;
-  const handleWithRetry = async (update: Update): Promise<boolean> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await bot.handleUpdate(update);
+  const handleOne = (update: Update) =>
+    handleWithRetry(update, {
+      async handle(u) {
+        await bot.handleUpdate(u);
         announceCommit(host);
-        return true;
-      } catch (err) {
-        const cause = (err as { error?: unknown }).error ?? err;
-        log(`update ${update.update_id} not handled yet: ${(cause as Error).message}; retrying`);
-        if (abort.signal.aborted) return false;
-        await sleep(backoffMs(attempt), abort.signal);
-        if (abort.signal.aborted) return false;
-      }
-    }
-  };
+      },
+      signal: abort.signal,
+      policy,
+      counts,
+      log,
+      onAbandon: (u, cause) => reportAbandoned(inbound, u, cause),
+    });
 
   const poll = async () => {
     for (let attempt = 0; !abort.signal.aborted; ) {
       let updates: Update[];
+      // A long poll that outlives its timeout by 30 s is a dead connection, not a slow answer.
+      const deadline = withDeadline(abort.signal, (pollSeconds + 30) * 1000);
       try {
         updates = await bot.api.getUpdates(
-          { offset, timeout: options.pollSeconds ?? 25, allowed_updates: ['message'] },
-          // grammY types its signal with its own AbortController shim; Node's is the same at run time.
-          abort.signal as Parameters<typeof bot.api.getUpdates>[1],
+          { offset, timeout: pollSeconds, allowed_updates: ['message'] },
+          deadline.signal as ApiSignal,
         );
         attempt = 0;
       } catch (err) {
         if (abort.signal.aborted) break;
         if (isFatal(err)) throw err;
-        log(`getUpdates failed: ${(err as Error).message}; retrying`);
-        await sleep(backoffMs(attempt++), abort.signal);
+        log(`getUpdates failed: ${faultText(err)}; retrying`);
+        await sleep(backoffMs(policy, attempt++), abort.signal);
         continue;
+      } finally {
+        deadline.clear();
       }
       for (const update of updates) {
-        if (abort.signal.aborted || !(await handleWithRetry(update))) break;
+        if (abort.signal.aborted || !(await handleOne(update))) break;
         offset = update.update_id + 1;
       }
     }

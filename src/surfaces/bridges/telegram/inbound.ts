@@ -1,4 +1,5 @@
 import type { Context } from 'grammy';
+import type { Update } from 'grammy/types';
 import { SluiceError } from '../../../core/errors.js';
 import type { HostContext } from '../../../host/context.js';
 import { putMedia } from '../../../host/media.js';
@@ -13,16 +14,29 @@ import {
   telegramSender,
   unpairTelegramUser,
 } from '../../../host/telegram.js';
-
-/** The Bot API serves bots files of at most 20 MB (getFile). */
-export const TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
+import {
+  DOWNLOAD_DEADLINE_MS,
+  downloadFile,
+  FileRefused,
+  NOT_FETCHED,
+  TELEGRAM_DOWNLOAD_LIMIT,
+  tooLarge,
+} from './download.js';
+import { type FaultCounts, faultText, isRefusal, isStoreFault } from './faults.js';
+import { callDeadline, echoName, type Replies, TELEGRAM_TEXT_LIMIT } from './replies.js';
 
 export interface InboundOptions {
   host: HostContext;
   botId: string;
   /** Builds the download URL of a file path from getFile (it carries the bot token). */
   fileUrl(filePath: string): string;
+  /** The API root's origin: the only place a file download may be redirected to. */
+  apiOrigin: string;
+  /** The deadline of one file download (default {@link DOWNLOAD_DEADLINE_MS}). */
+  downloadDeadlineMs?: number | undefined;
   defaultAgent?: string | undefined;
+  replies: Replies;
+  counts: FaultCounts;
   log(line: string): void;
 }
 
@@ -64,35 +78,45 @@ function incomingFile(c: Context): IncomingFile | undefined {
   return undefined;
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
-
-/** Thrown for a file the bridge will not fetch; the user gets its message, nothing is stored. */
-class FileRefused extends Error {}
-
 async function download(options: InboundOptions, c: Context, file: IncomingFile): Promise<Uint8Array> {
-  const tooLarge = (size: number) =>
-    new FileRefused(
-      `That file is ${megabytes(size)}; a Telegram bot can fetch at most 20 MB. Nothing was sent — share a link or a smaller file.`,
-    );
   if (file.size !== undefined && file.size > TELEGRAM_DOWNLOAD_LIMIT) throw tooLarge(file.size);
-  const info = await c.api.getFile(file.fileId);
-  if (!info.file_path) throw new FileRefused('Telegram did not make that file available. Nothing was sent.');
-  const response = await fetch(options.fileUrl(info.file_path));
-  if (!response.ok || !response.body) throw new Error(`file download failed with HTTP ${response.status}`);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    total += chunk.length;
-    if (total > TELEGRAM_DOWNLOAD_LIMIT) throw tooLarge(total);
-    chunks.push(chunk);
+  let filePath: string | undefined;
+  try {
+    ({ file_path: filePath } = await c.api.getFile(file.fileId, callDeadline()));
+  } catch (err) {
+    if (!isRefusal(err)) throw err;
+    throw new FileRefused(NOT_FETCHED, `getFile refused by Telegram (${faultText(err)})`);
   }
-  return Buffer.concat(chunks);
+  if (!filePath) throw new FileRefused(NOT_FETCHED, 'getFile gave no file path');
+  return downloadFile(options.fileUrl(filePath), {
+    origin: options.apiOrigin,
+    deadlineMs: options.downloadDeadlineMs ?? DOWNLOAD_DEADLINE_MS,
+    limit: TELEGRAM_DOWNLOAD_LIMIT,
+  });
 }
 
-async function reply(c: Context, text: string): Promise<void> {
-  if (c.chat) await c.api.sendMessage(c.chat.id, text);
+/** The `/agents` answer: one name a line, as many as fit in one message, then how many more. */
+function agentList(names: string[], current: string | undefined): string {
+  if (names.length === 0) return 'There are no agents yet.';
+  const lines: string[] = [];
+  let length = 0;
+  for (const [index, name] of names.entries()) {
+    const line = name === current ? `${name} (current)` : name;
+    // Room for this line and a closing "… and N more" line.
+    if (length + line.length + 40 > TELEGRAM_TEXT_LIMIT) {
+      lines.push(`… and ${names.length - index} more`);
+      break;
+    }
+    lines.push(line);
+    length += line.length + 1;
+  }
+  return lines.join('\n');
+}
+
+/** Answers in the update's chat: `reply` to a paired sender, `replyUnpaired` through the gate. */
+interface Answer {
+  reply(text: string): Promise<void>;
+  replyUnpaired(text: string): Promise<void>;
 }
 
 async function handleCommand(
@@ -100,6 +124,7 @@ async function handleCommand(
   c: Context,
   sender: TelegramSender | undefined,
   text: string,
+  { reply, replyUnpaired }: Answer,
 ): Promise<boolean> {
   const [rawCommand = '', ...args] = text.trim().split(/\s+/);
   const command = rawCommand.replace(/@.*$/, '').toLowerCase();
@@ -109,7 +134,9 @@ async function handleCommand(
   if (command === '/pair' || (command === '/start' && args.length > 0)) {
     const code = args[0] ?? '';
     if (code === '') {
-      await reply(c, 'Send /pair followed by the code that `sluice bridge telegram pair PERSON` printed.');
+      await (sender ? reply : replyUnpaired)(
+        'Send /pair followed by the code that `sluice bridge telegram pair PERSON` printed.',
+      );
       return true;
     }
     try {
@@ -123,12 +150,12 @@ async function handleCommand(
       const to = paired.agent
         ? ` Your messages go to ${paired.agent.name}.`
         : ' Choose an agent with /to NAME.';
-      await reply(c, `Paired: you are ${paired.person.name} here.${to}\n${HELP}`);
+      await reply(`Paired: you are ${paired.person.name} here.${to}\n${HELP}`);
     } catch (err) {
-      if (!(err instanceof SluiceError)) throw err;
+      if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
       // Replayed after a crash: the code was used for exactly this pairing.
-      if (sender) await reply(c, `You are paired as ${sender.person.name}.`);
-      else await reply(c, 'That code is not valid: codes work once, for 10 minutes.');
+      if (sender) await reply(`You are paired as ${sender.person.name}.`);
+      else await replyUnpaired('That code is not valid: codes work once, for 10 minutes.');
     }
     return true;
   }
@@ -137,37 +164,30 @@ async function handleCommand(
     case '/unpair':
       await unpairTelegramUser(options.host, userId);
       options.log(`unpaired Telegram user ${userId}`);
-      await reply(c, 'Unpaired. Nothing more from this account reaches Sluice.');
+      await reply('Unpaired. Nothing more from this account reaches Sluice.');
       return true;
     case '/agents': {
-      const names = await agentNames(options.host);
-      const current = sender.agent?.name;
-      await reply(
-        c,
-        names.length === 0
-          ? 'There are no agents yet.'
-          : names.map((n) => (n === current ? `${n} (current)` : n)).join('\n'),
-      );
+      await reply(agentList(await agentNames(options.host), sender.agent?.name));
       return true;
     }
     case '/to': {
       const name = args[0];
       if (!name) {
-        await reply(c, 'Send /to NAME; /agents lists the agents.');
+        await reply('Send /to NAME; /agents lists the agents.');
         return true;
       }
       try {
         const agent = await chooseTelegramAgent(options.host, userId, name);
-        await reply(c, `Your messages now go to ${agent.name}.`);
+        await reply(`Your messages now go to ${agent.name}.`);
       } catch (err) {
-        if (!(err instanceof SluiceError)) throw err;
-        await reply(c, `There is no agent named ${name}; /agents lists them.`);
+        if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
+        await reply(`There is no agent named ${echoName(name)}; /agents lists them.`);
       }
       return true;
     }
     case '/start':
     case '/help':
-      await reply(c, HELP);
+      await reply(HELP);
       return true;
     default:
       return false;
@@ -175,34 +195,42 @@ async function handleCommand(
 }
 
 /**
- * Handles one update. Only paired users reach Sluice; a stranger gets one line and nothing is
- * stored. A message is stored under its update's idempotency key, so an update fetched again after
- * a crash is recognised and stored once. Store errors propagate: the caller retries the update
- * before confirming it, so no update is skipped.
+ * Handles one update. Only paired users reach Sluice; a stranger or a group gets at most one line
+ * (see {@link Replies.sendToUnpaired}) and nothing is stored. A message is stored under its
+ * update's idempotency key, so an update fetched again after a crash is recognised and stored
+ * once. A reply Telegram refuses, or a file it will not hand over, ends that reply or file, not
+ * the update. Store errors and other transient faults propagate: the caller tries the update again
+ * (store faults without a bound) before confirming it.
  */
 export async function handleUpdate(options: InboundOptions, c: Context): Promise<void> {
   const message = c.message;
   if (!message || !c.from || !c.chat) return;
+  const chatId = c.chat.id;
+  const answer: Answer = {
+    reply: (text) => options.replies.send(chatId, text),
+    replyUnpaired: (text) => options.replies.sendToUnpaired(chatId, text, false),
+  };
   if (c.chat.type !== 'private') {
-    await reply(c, 'This bot only works in a private chat.');
+    await options.replies.sendToUnpaired(chatId, 'This bot only works in a private chat.', true);
     return;
   }
   const sender = await telegramSender(options.host, String(c.from.id));
   const text = message.text ?? '';
-  if (text.startsWith('/') && (await handleCommand(options, c, sender, text))) return;
+  if (text.startsWith('/') && (await handleCommand(options, c, sender, text, answer))) return;
   if (!sender) {
-    await reply(c, STRANGER);
+    await options.replies.sendToUnpaired(chatId, STRANGER, true);
     return;
   }
+  const { reply } = answer;
   if (!sender.agent) {
-    await reply(c, 'Choose an agent first: /to NAME (/agents lists them).');
+    await reply('Choose an agent first: /to NAME (/agents lists them).');
     return;
   }
   const updateId = c.update.update_id;
   if (await inboundAlreadyStored(options.host, sender.person, options.botId, updateId)) return;
   const file = incomingFile(c);
   if (!file && message.text === undefined) {
-    await reply(c, 'Only text, photos, files, voice messages and audio reach your agent.');
+    await reply('Only text, photos, files, voice messages and audio reach your agent.');
     return;
   }
   const attachmentIds: string[] = [];
@@ -212,11 +240,22 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
       bytes = await download(options, c, file);
     } catch (err) {
       if (!(err instanceof FileRefused)) throw err;
-      await reply(c, err.message);
+      options.counts.refusedFiles++;
+      options.log(
+        `file in update ${updateId} not stored: ${err.reason}; ${options.counts.refusedFiles} refused so far`,
+      );
+      await reply(err.message);
       return;
     }
-    const stored = await putMedia(options.host, sender.person, bytes, file.name);
-    attachmentIds.push(stored.attachment_id);
+    try {
+      const stored = await putMedia(options.host, sender.person, bytes, file.name);
+      attachmentIds.push(stored.attachment_id);
+    } catch (err) {
+      // Refused by the media store (its size limit, say): permanent for this file.
+      if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
+      await reply(`Not sent: ${err.message}`);
+      return;
+    }
   }
   try {
     await sendMessage(options.host, sender.person, {
@@ -226,7 +265,25 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
       idempotencyKey: inboundKey(options.botId, updateId),
     });
   } catch (err) {
-    if (!(err instanceof SluiceError) || err.code === 'unavailable') throw err;
-    await reply(c, `Not sent: ${err.message}`);
+    if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
+    await reply(`Not sent: ${err.message}`);
+  }
+}
+
+/**
+ * Tells a paired sender, once and best effort, that an update the bridge gave up on (after its
+ * bounded tries) did not reach their agent. Strangers are not told; nothing here throws.
+ */
+export async function reportAbandoned(options: InboundOptions, update: Update, cause: string): Promise<void> {
+  const message = update.message;
+  try {
+    if (!message?.from || message.chat.type !== 'private') return;
+    if (!(await telegramSender(options.host, String(message.from.id)))) return;
+    await options.replies.send(
+      message.chat.id,
+      `That message did not reach your agent (${cause}). Nothing was sent — send it again.`,
+    );
+  } catch {
+    // Best effort: the give-up itself is already logged.
   }
 }

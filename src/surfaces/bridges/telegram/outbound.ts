@@ -1,4 +1,4 @@
-import { type Api, GrammyError, InputFile } from 'grammy';
+import { type Api, InputFile } from 'grammy';
 import { splitIntoParts } from '../../../core/chat-parts.js';
 import { SluiceError } from '../../../core/errors.js';
 import type { HostContext } from '../../../host/context.js';
@@ -12,9 +12,8 @@ import {
   recordSentPart,
   sentParts,
 } from '../../../host/telegram.js';
-
-/** Telegram's cap on one text message, in characters (UTF-16 units). */
-export const TELEGRAM_TEXT_LIMIT = 4096;
+import { type FaultCounts, faultText, isRefusal, isServerError, isStoreFault } from './faults.js';
+import { TELEGRAM_TEXT_LIMIT } from './replies.js';
 /** A body needing more parts than this goes out as one text document instead of a wall of parts. */
 export const MAX_TEXT_PARTS = 5;
 /** Telegram shows photos up to 10 MB; larger images go as documents. */
@@ -53,13 +52,6 @@ export function partsFor(message: OutboundMessage, chat: Chat): Part[] {
   return parts;
 }
 
-/** A Bot API refusal that retrying cannot fix (the chat is gone, the bot was blocked, bad input). */
-function isPermanent(err: unknown): boolean {
-  return (
-    err instanceof GrammyError && err.error_code >= 400 && err.error_code < 500 && err.error_code !== 429
-  );
-}
-
 async function sendPart(host: HostContext, api: Api, chat: Chat, part: Part): Promise<void> {
   const chatId = chat.chatId;
   if (part.kind === 'text') {
@@ -74,7 +66,7 @@ async function sendPart(host: HostContext, api: Api, chat: Chat, part: Part): Pr
   try {
     ({ bytes } = await readMediaBytes(host, chat.person, part.ref.attachment_id));
   } catch (err) {
-    if (!(err instanceof SluiceError)) throw err;
+    if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
     await api.sendMessage(chatId, `(the attachment ${part.ref.name} could not be sent: ${err.message})`);
     return;
   }
@@ -94,18 +86,30 @@ export interface OutboundPump {
  * Forwards agent messages in DMs with paired persons to their chats. Every part is recorded after
  * Telegram accepted it, and the scan cursor moves only past messages sent whole, so a restart
  * (kill -9 included) resumes without losing a part; only a part in flight at the kill can repeat.
+ * A part Telegram refuses (4xx but 429) is skipped at once; a part Telegram keeps failing on (5xx)
+ * is skipped after `partAttempts` scans, so it cannot hold back the messages behind it. Telegram
+ * out of reach, a 429 and store errors are never a reason to skip: the scan stops and resumes at
+ * the same part after a backoff.
  */
 export function startOutboundPump(options: {
   host: HostContext;
   api: Api;
   botId: string;
   log(line: string): void;
+  /** Scans one part may fail in (Telegram answering 5xx) before it is skipped. */
+  partAttempts: number;
+  counts: FaultCounts;
+  /** A scan failed: nothing more is scanned until the caller pokes again. */
   onError(err: unknown): void;
+  /** A scan reached the end of the log. */
+  onCaughtUp(): void;
 }): OutboundPump {
-  const { host, api, botId } = options;
+  const { host, api, botId, counts } = options;
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  // Failed tries per part (message, chat, index), in memory: a restart gives every part a fresh bound.
+  const failedTries = new Map<string, number>();
 
   const sendMessageToChat = async (message: OutboundMessage, chat: Chat) => {
     const done = await sentParts(host, message.messageId, chat.chatId);
@@ -113,14 +117,34 @@ export function startOutboundPump(options: {
     for (const [index, part] of parts.entries()) {
       if (stopped) return false;
       if (done.has(index)) continue;
+      const key = `${message.messageId} ${chat.chatId} ${index}`;
       try {
         await sendPart(host, api, chat, part);
       } catch (err) {
-        if (!isPermanent(err)) throw err;
-        options.log(
-          `message ${message.messageId} part ${index + 1} refused by Telegram: ${(err as Error).message}`,
-        );
+        if (isStoreFault(err)) throw err;
+        const what = `message ${message.messageId} part ${index + 1} to chat ${chat.chatId}`;
+        if (isRefusal(err)) {
+          counts.refusedReplies++;
+          options.log(
+            `${what} refused by Telegram (${faultText(err)}); skipped, ${counts.refusedReplies} refused so far`,
+          );
+        } else if (!isServerError(err)) {
+          // Telegram out of reach, or asking to wait (429): weather, not this part's fault. The
+          // scan stops and resumes at this part after a backoff, however long the outage.
+          throw err;
+        } else {
+          const tries = (failedTries.get(key) ?? 0) + 1;
+          if (tries < options.partAttempts) {
+            failedTries.set(key, tries);
+            throw err;
+          }
+          counts.abandonedParts++;
+          options.log(
+            `${what} gave up after ${tries} tries: ${faultText(err)}; skipped, ${counts.abandonedParts} given up so far`,
+          );
+        }
       }
+      failedTries.delete(key);
       await recordSentPart(host, message.messageId, chat.chatId, index);
     }
     return true;
@@ -154,8 +178,11 @@ export function startOutboundPump(options: {
         try {
           await scan();
         } catch (err) {
+          // The caller schedules the next scan after a backoff; a wake meanwhile does not retry early.
           options.onError(err);
+          return;
         }
+        options.onCaughtUp();
       } while (again && !stopped);
     })().finally(() => {
       running = undefined;

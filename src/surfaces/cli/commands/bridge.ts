@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { resolveAgent } from '../../../host/principals.js';
 import { createPairCode } from '../../../host/telegram.js';
+import { checkedApiRoot } from '../../bridges/telegram/api-root.js';
 import { startTelegramBridge } from '../../bridges/telegram/bridge.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
@@ -32,19 +33,10 @@ function tokenFrom(flags: TelegramFlags): string {
   return token;
 }
 
+/** The API root from the flag or environment, refused unless https:// or http:// to localhost. */
 function apiRootFrom(flags: TelegramFlags): string | undefined {
   const root = flags.apiRoot ?? process.env.SLUICE_TELEGRAM_API_ROOT;
-  if (root === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(root);
-  } catch {
-    throw new SluiceError('invalid_params', `--api-root ${JSON.stringify(root).slice(0, 80)} is not a URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new SluiceError('invalid_params', '--api-root must be an http(s) URL');
-  }
-  return root;
+  return root === undefined ? undefined : checkedApiRoot(root);
 }
 
 function clock(): string {
