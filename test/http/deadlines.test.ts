@@ -158,7 +158,11 @@ describe('deadlines under concurrent keep-alive traffic', () => {
           }),
         );
         // 20 bytes a second against a minimum of 100: closed at the end of the first window.
-        const tookMs = await bounded(WINDOW_MS + TOLERANCE_MS, trickle(raw, 'x'.repeat(10_000), 50), 'slow body');
+        const tookMs = await bounded(
+          WINDOW_MS + TOLERANCE_MS,
+          trickle(raw, 'x'.repeat(10_000), 50),
+          'slow body',
+        );
         expect(tookMs).toBeLessThan(WINDOW_MS + TOLERANCE_MS);
         await traffic.more(10);
       } finally {

@@ -21,7 +21,9 @@ interface Ended {
 
 /** Opens a WebSocket; resolves once it is open or has ended (refused, reset or closed at once). */
 function openSocket(url: string, token: string): Promise<{ ws: WebSocket; ended: Promise<Ended> }> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/rpc`, { headers: { authorization: `Bearer ${token}` } });
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/rpc`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   const ended = new Promise<Ended>((resolve) => {
     ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
     ws.once('unexpected-response', (_req, res) => resolve({ code: res.statusCode ?? 0, reason: 'http' }));
@@ -119,7 +121,9 @@ describe('message.send rate per principal', () => {
     await h.agent('chatty');
     const token = await issueToken(h.ctx, 'chatty');
     for (let i = 0; i < 3; i++) {
-      expect((await rpcPost(h.server.url, token, 'message.send', { to: 'owner', body: `ok ${i}` })).result).toBeDefined();
+      expect(
+        (await rpcPost(h.server.url, token, 'message.send', { to: 'owner', body: `ok ${i}` })).result,
+      ).toBeDefined();
     }
     const limited = await rpcPost(h.server.url, token, 'message.send', { to: 'owner', body: 'too many' });
     expect(limited.error?.code).toBe(-32029);
@@ -132,7 +136,11 @@ describe('message.send rate per principal', () => {
     const overWs = await ws.call('message.send', { to: 'owner', body: 'too many' });
     expect(overWs.error?.data.code).toBe('rate_limited');
     ws.close();
-    const rows = await h.ctx.store.db.selectFrom('messages').select('id').where('body', '=', 'too many').execute();
+    const rows = await h.ctx.store.db
+      .selectFrom('messages')
+      .select('id')
+      .where('body', '=', 'too many')
+      .execute();
     expect(rows).toHaveLength(0);
     // Other requests are not counted.
     const hello = await rpcPost(h.server.url, token, 'host.hello', {});
@@ -144,7 +152,9 @@ describe('message.send rate per principal', () => {
     await h.agent('peer');
     const owner = await h.token('owner');
     for (let i = 0; i < 6; i++) {
-      expect((await rpcPost(h.server.url, owner, 'message.send', { to: 'peer', body: `owner ${i}` })).error).toBeUndefined();
+      expect(
+        (await rpcPost(h.server.url, owner, 'message.send', { to: 'peer', body: `owner ${i}` })).error,
+      ).toBeUndefined();
     }
     await h.close();
     h = await openServedHost({ httpLimits: { sendBurst: 2, sendsPerMinute: 1, rateLimitOwner: 1 } });
@@ -152,7 +162,10 @@ describe('message.send rate per principal', () => {
     const owner2 = await h.token('owner');
     const codes: (string | undefined)[] = [];
     for (let i = 0; i < 3; i++)
-      codes.push((await rpcPost(h.server.url, owner2, 'message.send', { to: 'peer', body: `owner ${i}` })).error?.data.code);
+      codes.push(
+        (await rpcPost(h.server.url, owner2, 'message.send', { to: 'peer', body: `owner ${i}` })).error?.data
+          .code,
+      );
     expect(codes).toEqual([undefined, undefined, 'rate_limited']);
   });
 
@@ -178,7 +191,9 @@ describe('message.send rate per principal', () => {
         }),
       });
       const data = /^data: (.*)$/m.exec(await res.text())?.[1] ?? '{}';
-      texts.push((JSON.parse(data) as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '');
+      texts.push(
+        (JSON.parse(data) as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '',
+      );
     }
     expect(texts[0]).toMatch(/message_id/);
     expect(texts[1]).toMatch(/message_id/);

@@ -1,8 +1,8 @@
 import WebSocket from 'ws';
 import { issueToken } from '../../src/host/principals.js';
 import { issueLoginCode, signInWithCode } from '../../src/host/sessions.js';
-import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import type { HttpLimits } from '../../src/surfaces/http/limits.js';
+import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import type { RpcLimits } from '../../src/surfaces/rpc/methods.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
