@@ -11,6 +11,7 @@ export type SluiceErrorCode =
   | 'conflict'
   | 'too_large'
   | 'unavailable'
+  | 'rate_limited'
   | 'internal';
 
 export class SluiceError extends Error {
@@ -57,6 +58,8 @@ export const ERROR_TABLE: Readonly<Record<SluiceErrorCode, ErrorRendering>> = {
   conflict: { rpc: -32009, http: 409, exit: 1, mcp: shown },
   too_large: { rpc: -32013, http: 413, exit: 1, mcp: shown },
   unavailable: { rpc: -32050, http: 503, exit: 1, mcp: shown },
+  // Over a per-principal rate: `data.retryAfterMs` says when one more is accepted (HTTP Retry-After).
+  rate_limited: { rpc: -32029, http: 429, exit: 1, mcp: shown },
   // A bug: its details go to the log, the user gets one generic line.
   internal: { rpc: -32603, http: 500, exit: 70, mcp: { isError: true, message: 'generic' } },
 };

@@ -107,13 +107,22 @@ describe('limits before work (sluice serve on a real port)', () => {
   });
 
   it('accepts no more than the connection cap at once', async () => {
-    const conns = await Promise.all(Array.from({ length: 40 }, () => openRaw(server.url)));
+    // Its own server: the sockets held here send nothing, so the 400 ms header deadline above
+    // would close them while a loaded machine is still opening the rest.
+    const capped = await startHostServer({
+      ctx: h.ctx,
+      port: 0,
+      webRoot: '/nonexistent-web-root',
+      httpLimits: { maxConnections: 40 },
+    });
+    const conns = await Promise.all(Array.from({ length: 40 }, () => openRaw(capped.url)));
     try {
-      const extra = await openRaw(server.url);
-      extra.write(headersOnly(server.url, 'GET', '/healthz'));
+      const extra = await openRaw(capped.url);
+      extra.write(headersOnly(capped.url, 'GET', '/healthz'));
       expect(await extra.closed).toBe('');
     } finally {
       for (const c of conns) c.destroy();
+      await capped.close();
     }
   });
 });

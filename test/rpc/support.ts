@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { issueToken } from '../../src/host/principals.js';
 import { issueLoginCode, signInWithCode } from '../../src/host/sessions.js';
+import type { HttpLimits } from '../../src/surfaces/http/limits.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import type { RpcLimits } from '../../src/surfaces/rpc/methods.js';
 import { openTestHost, type TestHost } from '../support/host.js';
@@ -19,13 +20,14 @@ export interface ServedHost extends TestHost {
 }
 
 export async function openServedHost(
-  options: { limits?: Partial<RpcLimits>; webRoot?: string } = {},
+  options: { limits?: Partial<RpcLimits>; httpLimits?: Partial<HttpLimits>; webRoot?: string } = {},
 ): Promise<ServedHost> {
   const host = await openTestHost();
   const server = await startHostServer({
     ctx: host.ctx,
     port: 0,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.httpLimits ? { httpLimits: options.httpLimits } : {}),
     webRoot: options.webRoot ?? '/nonexistent-web-root',
   });
   const clients: RpcClient[] = [];

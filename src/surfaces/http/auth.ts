@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HostContext } from '../../host/context.js';
 import { authenticateToken, type Principal } from '../../host/principals.js';
 import { authenticateSession } from '../../host/sessions.js';
+import { markSocketAuthenticated } from './socket-deadlines.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -98,6 +99,7 @@ export function requireAuth(ctx: HostContext, options: AuthOptions = {}) {
       if (!principal) return unauthenticated(reply, 'the bearer token is unknown, expired or revoked');
       req.principal = principal;
       req.credentialIsCurrent = async () => (await authenticateToken(ctx, token))?.id === principal.id;
+      markSocketAuthenticated(req.raw.socket);
       return;
     }
     const cookieName = options.cookie === false ? '' : (req.server.sessionCookieName ?? '');
@@ -114,6 +116,7 @@ export function requireAuth(ctx: HostContext, options: AuthOptions = {}) {
     const session = await authenticateSession(ctx, cookie);
     if (!session) return unauthenticated(reply, 'the session has ended; open a new login link');
     req.principal = session.principal;
+    markSocketAuthenticated(req.raw.socket);
     req.credentialIsCurrent = async () =>
       (await authenticateSession(ctx, cookie))?.sessionId === session.sessionId;
   };

@@ -26,6 +26,22 @@ export interface HttpLimits {
   maxUploadsPerPrincipal: number;
   /** Downloads one principal may have in progress at once; more answer 429. */
   maxDownloadsPerPrincipal: number;
+  /** Open WebSockets per principal; one more is closed at once with 4429. */
+  maxWebSocketsPerPrincipal: number;
+  /** A WebSocket with no subscription that sends nothing for this long is closed with 4408, ms. */
+  idleWebSocketMs: number;
+  /** Connections from one address not (yet) carrying an authenticated request; more are closed on accept. */
+  maxUnauthenticatedPerAddress: number;
+  /** A request body must arrive at least this fast, judged over each `bodyRateWindowMs`. */
+  minBodyBytesPerSecond: number;
+  /** The window the body rate is judged over, ms. */
+  bodyRateWindowMs: number;
+  /** Sends (`message.send`, MCP `message_send`/`message_reply`) one principal may make at once. */
+  sendBurst: number;
+  /** Sends a minute one principal regains, up to `sendBurst`. */
+  sendsPerMinute: number;
+  /** 1: the owner's sends are rate-limited too; 0 (default): the owner is exempt. */
+  rateLimitOwner: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
@@ -39,7 +55,21 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   maxUploadsPerPrincipal: 4,
   // A browser opens up to 6 connections per origin; two tabs of images stay under this.
   maxDownloadsPerPrincipal: 16,
+  // 32 × 8 principals still leave the owner room under maxConnections.
+  maxWebSocketsPerPrincipal: 32,
+  idleWebSocketMs: 300_000,
+  // A quarter of maxConnections: one address's half-open connections cannot fill the host.
+  maxUnauthenticatedPerAddress: 64,
+  minBodyBytesPerSecond: 1_024,
+  bodyRateWindowMs: 10_000,
+  // Generous for a person or a working agent, a wall for a flood: 100 at once, then 10 a second.
+  sendBurst: 100,
+  sendsPerMinute: 600,
+  rateLimitOwner: 0,
 };
+
+/** Settings that are switches (0 or 1) rather than positive integers. */
+const SWITCHES: readonly (keyof HttpLimits)[] = ['rateLimitOwner'];
 
 const LIMIT_NAMES = Object.keys(DEFAULT_HTTP_LIMITS) as (keyof HttpLimits)[];
 
@@ -60,7 +90,14 @@ export function parseHttpLimits(text: string | undefined): Partial<HttpLimits> {
         `SLUICE_HTTP_LIMITS: unknown limit "${rawName?.trim()}" (known: ${LIMIT_NAMES.join(', ')})`,
       );
     }
-    if (!Number.isSafeInteger(value) || value <= 0) {
+    if (SWITCHES.includes(name)) {
+      if (value !== 0 && value !== 1) {
+        throw new SluiceError(
+          'invalid_params',
+          `SLUICE_HTTP_LIMITS: ${name} must be 0 or 1, not "${rawValue?.trim()}"`,
+        );
+      }
+    } else if (!Number.isSafeInteger(value) || value <= 0) {
       throw new SluiceError(
         'invalid_params',
         `SLUICE_HTTP_LIMITS: ${name} must be a positive integer, not "${rawValue?.trim()}"`,
@@ -73,10 +110,12 @@ export function parseHttpLimits(text: string | undefined): Partial<HttpLimits> {
 
 /** Node's http.createServer options for these limits (Fastify passes them through as `http`). */
 export function nodeServerOptions(limits: HttpLimits) {
+  // The deadlines are Sluice's own timers per socket (socket-deadlines.ts): Node checks these on a
+  // periodic sweep that did not hold under keep-alive traffic. They stay, 30 s looser, as a backstop.
+  const requestTimeout = limits.requestTimeoutMs + 30_000;
   return {
-    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
-    requestTimeout: limits.requestTimeoutMs,
-    // Node checks the two timeouts above on this interval (30 s by default, far too coarse).
+    headersTimeout: Math.min(limits.headersTimeoutMs + 30_000, requestTimeout),
+    requestTimeout,
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
   };
 }

@@ -21,6 +21,8 @@ export async function registerMcpRoute(
     maxBodyBytes: number;
     /** Requests with a body one principal may have in progress (limits.ts). */
     maxBodiesPerPrincipal?: number;
+    /** The server's per-principal send rate (send-rate.ts), for `message_send` and `message_reply`. */
+    admitSend?: (principal: Principal) => void;
     onInternalError?: (err: unknown) => void;
   },
 ): Promise<void> {
@@ -52,7 +54,12 @@ export async function registerMcpRoute(
         }
         const onInternalError = options.onInternalError ?? (() => {});
         const receipts = new ReceiptLedger(ctx, onInternalError);
-        const server = buildMcpServer(ctx, agent, { onInternalError, receipts });
+        const admitSend = options.admitSend;
+        const server = buildMcpServer(ctx, agent, {
+          onInternalError,
+          receipts,
+          ...(admitSend ? { beforeSend: () => admitSend(agent) } : {}),
+        });
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         reply.hijack();
         reply.raw.once('finish', () => {

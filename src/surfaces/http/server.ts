@@ -23,6 +23,9 @@ import { requestLogOptions } from './log-redaction.js';
 import { registerLoginRoutes } from './login.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
+import { PrincipalGate } from './principal-gate.js';
+import { sendRateGate } from './send-rate.js';
+import { installSocketDeadlines } from './socket-deadlines.js';
 import { registerStaticPage } from './static.js';
 
 /** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
@@ -76,13 +79,16 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
       ? { https: { cert: options.tls.cert, key: options.tls.key, ...nodeServerOptions(httpLimits) } }
       : {}),
     http: nodeServerOptions(httpLimits),
-    requestTimeout: httpLimits.requestTimeoutMs,
+    requestTimeout: nodeServerOptions(httpLimits).requestTimeout,
     keepAliveTimeout: httpLimits.keepAliveTimeoutMs,
     connectionTimeout: httpLimits.socketIdleTimeoutMs,
     bodyLimit: limits.maxFrameBytes,
     forceCloseConnections: true,
   });
   installRequestLimits(app, httpLimits);
+  installSocketDeadlines(app.server, httpLimits, options.tls ? 'secureConnection' : 'connection');
+  const admitSend = sendRateGate(httpLimits);
+  const webSockets = new PrincipalGate(httpLimits.maxWebSocketsPerPrincipal);
   app.decorateRequest('principal', null);
   const bindHost = options.host ?? '127.0.0.1';
   const boundPort = () => {
@@ -144,8 +150,15 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
           error: { code: 'invalid_params', message: 'GET /rpc is a WebSocket: upgrade, or POST a request' },
         }),
       wsHandler: (socket, req) => {
+        const principal = req.principal as Principal;
+        // A fair share: one principal's sockets never take the whole connection cap.
+        const releaseSlot = webSockets.tryEnter(principal.id);
+        if (!releaseSlot) {
+          socket.close(4429, `at most ${webSockets.max} WebSockets per principal are open; close one first`);
+          return;
+        }
         const connection = new RpcConnection({
-          session: { ctx, principal: req.principal as Principal, limits },
+          session: { ctx, principal, limits, admitSend },
           socket,
           hub,
           observer,
@@ -175,7 +188,20 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
           waiting = [];
           admitting = false;
         };
+        // An open socket with no subscription that sends nothing only holds a connection: closed
+        // within a quarter of the idle time after it passes.
+        const idleMs = httpLimits.idleWebSocketMs;
+        let lastFrameAt = Date.now();
+        const idle = setInterval(
+          () => {
+            if (!connection.subscribed && Date.now() - lastFrameAt >= idleMs)
+              socket.close(4408, `idle: no subscription and no request for ${idleMs / 1000} s`);
+          },
+          Math.max(50, Math.floor(idleMs / 4)),
+        );
+        idle.unref();
         socket.on('message', (data, isBinary) => {
+          lastFrameAt = Date.now();
           if (isBinary) {
             socket.send(
               JSON.stringify({
@@ -208,6 +234,8 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
         }, CREDENTIAL_RECHECK_MS);
         recheck.unref();
         socket.on('close', () => {
+          releaseSlot();
+          clearInterval(idle);
           clearInterval(recheck);
           connection.close();
           connections.delete(connection);
@@ -218,7 +246,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     scope.post('/rpc', async (req, reply) => {
       const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const reply_ = await handleRpcBytes(
-        { ctx, principal: req.principal as Principal, limits },
+        { ctx, principal: req.principal as Principal, limits, admitSend },
         bytes,
         observer,
       );
@@ -232,6 +260,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     await registerMcpRoute(app, ctx, {
       maxBodyBytes: limits.maxFrameBytes,
       maxBodiesPerPrincipal: httpLimits.maxRequestBodiesPerPrincipal,
+      admitSend,
       onInternalError: (err) => app.log.error({ err }, 'mcp tool failed'),
     });
   }

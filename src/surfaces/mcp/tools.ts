@@ -31,6 +31,8 @@ export interface McpServerOptions {
    * (DESIGN.md I9). Without one, nothing a read returns ever counts as received.
    */
   receipts?: ReceiptLedger;
+  /** Called before `message_send` and `message_reply` send: throws `rate_limited` over the rate. */
+  beforeSend?: () => void;
 }
 
 /** One tool: its strict argument schema (refuses unknown names) and what it does. */
@@ -170,6 +172,7 @@ export function buildMcpServer(
         idempotency_key: idempotencyKey,
       }),
       run: async (args) => {
+        options.beforeSend?.();
         const sent = await sendMessage(ctx, agent, {
           to: args.to as string,
           body: args.body as string,
@@ -194,6 +197,7 @@ export function buildMcpServer(
         idempotency_key: idempotencyKey,
       }),
       run: async (args) => {
+        options.beforeSend?.();
         const sent = await replyToMessage(ctx, agent, args.message_id as string, {
           body: args.body as string,
           subject: args.subject as string | undefined,

@@ -104,6 +104,11 @@ export class RpcConnection {
     return this.#socket.bufferedAmount;
   }
 
+  /** True while the connection listens for anything (queues, channels or the channel list). */
+  get subscribed(): boolean {
+    return this.#queues.size > 0 || this.#channels.size > 0 || this.#channelList !== null;
+  }
+
   /** Requests received and not yet answered. */
   get pendingRequests(): number {
     return this.#queued;

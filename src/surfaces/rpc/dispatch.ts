@@ -14,6 +14,9 @@ import { isMethodName, parseParams } from './schemas.js';
 
 type RpcId = string | number | null;
 
+/** Methods that send a message, drawing on the sender's rate (`RpcSession.admitSend`). */
+const SEND_METHODS: ReadonlySet<string> = new Set(['message.send']);
+
 /** `{"jsonrpc":"2.0","id":ID,"result":` — the text before a result. */
 function resultHead(idJson: string): string {
   return `{"jsonrpc":"2.0","id":${idJson},"result":`;
@@ -125,6 +128,8 @@ export async function handleRpcText(
       );
     }
     const params = parseParams(method, req.params);
+    // Valid sends only count against the sender's rate; a refused one stores nothing.
+    if (SEND_METHODS.has(method)) session.admitSend?.(session.principal);
     const budget = session.limits.replyBytes - envelopeOverhead(idJson);
     const handler = HANDLERS[method] as unknown as (
       s: RpcSession,

@@ -91,6 +91,8 @@ export interface RpcSession {
   principal: Principal;
   limits: RpcLimits;
   subscriptions?: SubscriptionControl | undefined;
+  /** The server's per-principal send rate: throws `rate_limited` (dispatch.ts calls it). */
+  admitSend?: ((principal: Principal) => void) | undefined;
 }
 
 /** A handler's result: a value to serialize, or exact JSON text already fitted to its budget. */
