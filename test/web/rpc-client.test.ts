@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import WsClient, { type WebSocket, WebSocketServer } from 'ws';
-import { backoffDelay, RpcClient, RpcError, type SocketLike } from '../../web/src/rpc.js';
+import { backoffDelay, RpcClient, RpcError, type SocketLike, WS_REFUSED_AT_CAP } from '../../web/src/rpc.js';
 import { hostileString } from '../core/arbitraries.js';
 
 interface Frame {
@@ -158,6 +158,29 @@ describe('the page’s JSON-RPC client', () => {
     const subscribes = server.frames.filter((f) => f.method === 'subscribe');
     expect(subscribes.map((f) => f.params)).toEqual([{ queues: ['helper'] }, { queues: ['helper'] }]);
     expect(server.sockets).toHaveLength(2);
+  });
+
+  it('keeps backing off while the host refuses each socket at its per-principal cap (close 4429)', async () => {
+    const server = await scriptedServer(() => {});
+    const opened: number[] = [];
+    const wss = server as unknown as { sockets: WebSocket[] };
+    servers.push(server);
+    // Every socket is accepted and closed at once with 4429, as the host does at the cap.
+    const refuseAll = setInterval(() => {
+      for (const socket of wss.sockets.splice(0)) {
+        opened.push(Date.now());
+        socket.close(WS_REFUSED_AT_CAP, 'at most 32 WebSockets per principal are open');
+      }
+    }, 1);
+    try {
+      clientFor(server.url, { initialDelayMs: 20, maxDelayMs: 10_000, random: () => 0.5 });
+      await eventually(() => opened.length >= 6, 'six refused sockets');
+    } finally {
+      clearInterval(refuseAll);
+    }
+    // Delays 10, 20, 40, 80, 160 ms (half of a doubling ceiling): at least 310 ms between the first
+    // and the sixth socket. Resetting the backoff on each refused open would take about 50 ms.
+    expect(opened[5]! - opened[0]!).toBeGreaterThanOrEqual(300);
   });
 
   it('unsubscribes only when the last holder of identical params lets go', async () => {

@@ -51,6 +51,8 @@ interface Queued {
 }
 
 const OPEN = 1;
+/** The close code the host sends when a principal already has its most WebSockets open. */
+export const WS_REFUSED_AT_CAP = 4429;
 
 /** The delay before reconnect attempt `attempt` (0-based): exponential, capped, jittered to [50%, 100%]. */
 export function backoffDelay(
@@ -192,6 +194,7 @@ export class RpcClient {
       return;
     }
     this.socket = socket;
+    const attemptsBefore = this.attempt;
     socket.onopen = () => {
       if (this.socket !== socket) return;
       const reconnected = this.everOpened;
@@ -208,9 +211,12 @@ export class RpcClient {
     socket.onerror = () => {
       // The close event follows and drives the reconnect.
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       if (this.socket !== socket) return;
       this.socket = null;
+      // The host took the socket only to refuse it (too many open for this principal): that open
+      // was no success, so the backoff keeps growing instead of hammering the host at its first delay.
+      if (event.code === WS_REFUSED_AT_CAP) this.attempt = attemptsBefore;
       this.failInFlight();
       if (!this.stopped) this.scheduleReconnect();
     };
