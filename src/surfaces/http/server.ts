@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { HostContext } from '../../host/context.js';
 import { pingStore } from '../../host/home.js';
 import { type LiveHub, startLiveHub } from '../../host/live.js';
+import { sweepUploadTemp } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
 import type { SessionSettings } from '../../host/sessions.js';
 import { RpcConnection } from '../rpc/connection.js';
@@ -24,6 +25,15 @@ import { registerLoginRoutes } from './login.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
 import { registerStaticPage } from './static.js';
+import { UploadsInFlight } from './uploads-in-flight.js';
+
+/**
+ * Age past which a temp upload left in `<home>/tmp` is swept when a host starts: an hour, or twice
+ * the request timeout when that is longer (no live upload's file can be that old).
+ */
+export function uploadTempMaxAgeMs(limits: Pick<HttpLimits, 'requestTimeoutMs'>): number {
+  return Math.max(60 * 60 * 1000, 2 * limits.requestTimeoutMs);
+}
 
 /** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
 const CREDENTIAL_RECHECK_MS = 15_000;
@@ -55,6 +65,8 @@ export interface HostServer {
   app: FastifyInstance;
   hub: LiveHub;
   connections: ReadonlySet<RpcConnection>;
+  /** Uploads being handled now (and how many have settled), for shutdown and status. */
+  uploads: Pick<UploadsInFlight, 'count' | 'settled' | 'idle'>;
   limits: RpcLimits;
   /** `http://host:port` as bound. */
   url: string;
@@ -227,7 +239,11 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     });
   });
 
-  await registerMediaRoutes(app, ctx, httpLimits);
+  // Temp files of uploads a killed process left behind (a live upload's file is written at least
+  // once per idle timeout and lives no longer than the request timeout).
+  await sweepUploadTemp(ctx, uploadTempMaxAgeMs(httpLimits));
+  const uploads = new UploadsInFlight();
+  await registerMediaRoutes(app, ctx, httpLimits, uploads);
   if (options.mcp !== false) {
     await registerMcpRoute(app, ctx, {
       maxBodyBytes: limits.maxFrameBytes,
@@ -243,6 +259,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     app,
     hub,
     connections,
+    uploads,
     limits,
     url: address,
     close() {
