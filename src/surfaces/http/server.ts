@@ -58,6 +58,8 @@ export interface HostServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Login-link and session lifetimes. */
   sessions?: Partial<SessionSettings>;
+  /** Request-log lines dropped so far because writing them failed (a full disk): `/healthz` shows it. */
+  logLinesDropped?: () => number;
 }
 
 /** A running host: the Fastify app, its live hub and open WebSocket connections. */
@@ -129,7 +131,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
 
   app.get('/healthz', async (_req, reply) => {
     await pingStore(ctx);
-    return reply.send({ status: 'ok' });
+    return reply.send({ status: 'ok', logLinesDropped: options.logLinesDropped?.() ?? 0 });
   });
 
   await registerLoginRoutes(app, ctx, {
