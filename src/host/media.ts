@@ -93,7 +93,11 @@ export async function putMedia(
     created_by: actor.id,
   };
   // Bytes first: a metadata row never points at a blob that is not there.
-  await ctx.store.blobs.put(sha256, bytes);
+  try {
+    await ctx.store.blobs.put(sha256, bytes);
+  } catch (err) {
+    throw diskFullAsUnavailable(err, 'the attachment');
+  }
   await insertMedia(ctx.store.db, row);
   return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
 }

@@ -1,4 +1,5 @@
 import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
@@ -7,6 +8,7 @@ import {
   readdirSync,
   rmdirSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,9 +82,15 @@ describe.skipIf(skipReason !== undefined)(
       return r;
     };
     const health = async () => (await (await fetch(`${url}/healthz`)).json()) as { logLinesDropped: number };
+    const attachment = join(mkdtempSync(join(tmpdir(), 'sluice-attach-')), 'noise.bin');
+    const partialBlobs = () =>
+      existsSync(join(home, 'blobs'))
+        ? readdirSync(join(home, 'blobs'), { recursive: true }).filter((n) => String(n).endsWith('.tmp'))
+        : [];
     const tempUploads = () => (existsSync(join(home, 'tmp')) ? readdirSync(join(home, 'tmp')) : []);
 
     beforeAll(async () => {
+      writeFileSync(attachment, randomBytes(2 * 1024 * 1024));
       expect((await runCli(['init'], { home })).code).toBe(0);
       expect((await runCli(['agent', 'add', 'bot'], { home })).code).toBe(0);
       const issued = await runCli(['token', 'owner'], { home });
@@ -110,6 +118,7 @@ describe.skipIf(skipReason !== undefined)(
 
     afterAll(() => {
       serve?.kill('SIGKILL');
+      rmSync(join(attachment, '..'), { recursive: true, force: true });
       try {
         execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
         rmdirSync(mountPoint);
@@ -161,6 +170,13 @@ describe.skipIf(skipReason !== undefined)(
       const cli = await runCli(['message', 'send', 'bot', '-m', '-'], { home, input: big });
       expect(cli.code).toBe(1);
       expect(cli.stderr).toMatch(/^sluice: unavailable: disk full: .*\n$/);
+      // An attachment from the CLI: refused the same way, no partial blob left.
+      const attach = await runCli(['message', 'send', 'bot', '-m', 'see file', '--attach', attachment], {
+        home,
+      });
+      expect(attach.code).toBe(1);
+      expect(attach.stderr).toMatch(/^sluice: unavailable: disk full: the attachment could not be written/);
+      expect(partialBlobs()).toEqual([]);
 
       // Space freed: sends succeed again without a restart, and nothing acknowledged was lost.
       rmSync(filler);
