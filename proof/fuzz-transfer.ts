@@ -39,6 +39,12 @@ const aborts = fc.record({
   how: fc.constantFrom('destroy' as const, 'end' as const),
 });
 
+/** Temp uploads in the host's home now. */
+function tempFiles(ctx: Parameters<typeof uploadTempDir>[0]): string[] {
+  const dir = uploadTempDir(ctx);
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
 /** Sends part of an upload on a raw socket, then drops or half-closes the connection. */
 function abortedUpload(url: string, token: string, declared: number, sent: number, how: 'destroy' | 'end') {
   const { hostname, port, host } = new URL(url);
@@ -110,17 +116,18 @@ export async function fuzzTransfer(runs: number, seed: number): Promise<FuzzRepo
       fc.asyncProperty(aborts, async ({ declared, sentFraction, how }) => {
         inputs++;
         const sent = Math.floor(declared * sentFraction);
+        const settledBefore = host.server.uploads.settled;
         await abortedUpload(host.server.url, token, declared, sent, how);
         // The host notices the closed socket asynchronously (and shares this process, on a busy
-        // machine): wait for its temp files to go; a leak stays past any deadline.
-        const dir = uploadTempDir(host.ctx);
+        // machine): wait until it has finished with this upload (the handler may even start after
+        // the client is gone), then look; a file seen before that may still be on its way out.
+        const settled = () => host.server.uploads.settled > settledBefore && host.server.uploads.count === 0;
         const deadline = Date.now() + 20_000;
-        while (existsSync(dir) && readdirSync(dir).length > 0 && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 5));
-        }
-        const left = existsSync(dir) ? readdirSync(dir) : [];
+        while (!settled() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        const left = tempFiles(host.ctx);
         const blobs = (await host.ctx.store.blobs.list()).length;
         const input = `upload cut at ${sent}/${declared} bytes (${how})`;
+        if (!settled()) failures.push({ input, problem: 'the host did not finish with the upload in 20 s' });
         if (left.length > 0) failures.push({ input, problem: `temp files left: ${left.join(', ')}` });
         if (blobs !== blobsBefore) failures.push({ input, problem: `${blobs - blobsBefore} blob(s) stored` });
       }),

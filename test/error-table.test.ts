@@ -52,6 +52,37 @@ describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP r
     expect(JSON.parse(errorTextFor(new TypeError('boom'), 12_000).text).error.code).toBe('internal');
   });
 
+  // A fault outside the process (full disk, I/O error, database gone) is weather: `unavailable`
+  // with its cause on every surface, never `internal` (issue 22).
+  it.each([
+    [
+      Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),
+      /^disk full: .*SQLITE_FULL/,
+    ],
+    [Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), /^disk full: .*ENOSPC/],
+    [Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), /^disk I\/O error/],
+    [Object.assign(new Error('relation "messages" does not exist'), { code: '42P01' }), /schema is gone/],
+    [Object.assign(new Error('terminating connection'), { code: '57P01' }), /shutting down or restarting/],
+    [new Error('Connection terminated unexpectedly'), /connection was lost/],
+  ])('renders the store fault %s as unavailable everywhere', (err, line) => {
+    const r = ERROR_TABLE.unavailable;
+    const rpc = toRpcError(err);
+    expect([rpc.code, rpc.data.code]).toEqual([r.rpc, 'unavailable']);
+    expect(rpc.message).toMatch(line);
+    expect(httpError(err)).toMatchObject({ status: r.http, body: { error: { code: 'unavailable' } } });
+    expect(httpError(err).body.error.message).toMatch(line);
+    const mcp = JSON.parse(errorTextFor(err, 12_000).text) as { error: { code: string; message: string } };
+    expect(mcp.error.code).toBe('unavailable');
+    expect(mcp.error.message).toMatch(line);
+  });
+
+  it('leaves other driver errors (a constraint, a syntax error) as bugs', () => {
+    for (const code of ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_ERROR', '23505', '42601']) {
+      const err = Object.assign(new Error('x'), { code });
+      expect(toRpcError(err).code).toBe(ERROR_TABLE.internal.rpc);
+    }
+  });
+
   it('folds a message into one line of at most 500 characters', () => {
     expect(oneLine('a\r\nb\nc')).toBe('a b c');
     expect(oneLine('x'.repeat(600))).toHaveLength(500);

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { SluiceError } from '../core/errors.js';
+import { diskFullAsUnavailable } from '../core/store-faults.js';
 import { requireWellFormed, sliceWhole } from '../core/text.js';
 import { isActiveMember } from '../store/ops/channels.js';
 import { channelsReferencingMedia, findMedia, insertMedia, type MediaRow } from '../store/ops/media.js';
@@ -92,7 +93,11 @@ export async function putMedia(
     created_by: actor.id,
   };
   // Bytes first: a metadata row never points at a blob that is not there.
-  await ctx.store.blobs.put(sha256, bytes);
+  try {
+    await ctx.store.blobs.put(sha256, bytes);
+  } catch (err) {
+    throw diskFullAsUnavailable(err, 'the attachment');
+  }
   await insertMedia(ctx.store.db, row);
   return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
 }
@@ -108,8 +113,10 @@ export function uploadTempDir(ctx: HostContext): string {
 /**
  * Stores an upload as it arrives: written to a private temp file in the home while hashed
  * (SHA-256) and counted, refused with `too_large` the moment it passes the limit, MIME sniffed
- * from its first bytes, then moved into the content-addressed store. A refused, failed or aborted
- * upload leaves nothing behind. Memory stays at one chunk whatever the size.
+ * from its first bytes, then moved into the content-addressed store. The temp file is created
+ * only when the first byte has arrived, so an upload dropped before it (or an empty one) never
+ * touches the disk; a refused, failed or aborted upload removes its file before this returns.
+ * A full disk is `unavailable` (disk full). Memory stays at one chunk whatever the size.
  */
 export async function putMediaStream(
   ctx: HostContext,
@@ -119,10 +126,8 @@ export async function putMediaStream(
 ): Promise<{ attachment_id: string; name: string; mime: string; size: number }> {
   const storedName = uploadName(name); // refused before a byte is read
   const cap = ctx.limits.maxUploadBytes;
-  const dir = uploadTempDir(ctx);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = join(dir, `upload-${Buffer.from(ctx.random(12)).toString('hex')}.part`);
-  const file = await open(temp, 'wx', 0o600);
+  let temp: string | undefined;
+  let file: FileHandle | undefined;
   let moved = false;
   try {
     const hash = createHash('sha256');
@@ -130,6 +135,7 @@ export async function putMediaStream(
     let headBytes = 0;
     let size = 0;
     for await (const chunk of source) {
+      if (chunk.byteLength === 0) continue;
       size += chunk.byteLength;
       if (size > cap) throw new SluiceError('too_large', `upload is over the ${cap}-byte limit`);
       hash.update(chunk);
@@ -138,10 +144,16 @@ export async function putMediaStream(
         head.push(part);
         headBytes += part.length;
       }
+      if (!file) {
+        const dir = uploadTempDir(ctx);
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        temp = join(dir, `upload-${Buffer.from(ctx.random(12)).toString('hex')}${UPLOAD_TEMP_SUFFIX}`);
+        file = await open(temp, 'wx', 0o600);
+      }
       await file.write(chunk);
     }
+    if (!file || temp === undefined) throw new SluiceError('invalid_params', 'the upload is empty');
     await file.close();
-    if (size === 0) throw new SluiceError('invalid_params', 'the upload is empty');
     const sha256 = hash.digest('hex');
     const mime = await sniffFileMime(temp, Buffer.concat(head), size);
     const row: Media = {
@@ -158,10 +170,47 @@ export async function putMediaStream(
     await ctx.store.blobs.putFile(sha256, temp);
     await insertMedia(ctx.store.db, row);
     return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
+  } catch (err) {
+    throw diskFullAsUnavailable(err, 'the upload');
   } finally {
-    await file.close().catch(() => {});
-    if (!moved) await rm(temp, { force: true });
+    await file?.close().catch(() => {});
+    if (!moved && temp !== undefined) await rm(temp, { force: true });
   }
+}
+
+/** Temp uploads end in this; nothing else in the temp folder does. */
+export const UPLOAD_TEMP_SUFFIX = '.part';
+
+/**
+ * Removes temp uploads in the home untouched for `olderThanMs` (left by a process killed mid-upload:
+ * a live upload writes its file at least once per socket idle timeout or is dropped). Returns the
+ * names removed. A missing folder is nothing to sweep.
+ */
+export async function sweepUploadTemp(
+  ctx: HostContext,
+  olderThanMs: number,
+  now = Date.now(),
+): Promise<string[]> {
+  const dir = uploadTempDir(ctx);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.endsWith(UPLOAD_TEMP_SUFFIX)) continue;
+    try {
+      const info = await stat(join(dir, name));
+      if (now - info.mtimeMs < olderThanMs) continue;
+      await rm(join(dir, name), { force: true });
+      removed.push(name);
+    } catch {
+      // Gone meanwhile (its upload ended): nothing to do.
+    }
+  }
+  return removed;
 }
 
 /** MIME type of a file from its own bytes: file-type reads what it needs, else text or binary. */

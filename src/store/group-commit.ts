@@ -57,7 +57,9 @@ export function createGroupCommit(
           try {
             outcomes.push({ ok: true, value: await member.fn(trx) });
           } catch (err) {
-            await trx.executeQuery(ROLLBACK_TO);
+            // A failure that undid the whole transaction (SQLite does so on a full disk) leaves no
+            // savepoint: the member's own error, which names the cause, fails the group.
+            await trx.executeQuery(ROLLBACK_TO).catch(() => Promise.reject(err));
             outcomes.push({ ok: false, err });
           }
           await trx.executeQuery(RELEASE);

@@ -2,6 +2,7 @@ import { budgetedSlice } from '../../core/budgeted-slice.js';
 import { ERROR_TABLE, isSluiceError, type SluiceErrorCode } from '../../core/errors.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
+import { asStoreFault } from '../../core/store-faults.js';
 import type { HostContext } from '../context.js';
 
 /** The output budgets of a tool result: UTF-16 units, and UTF-8 bytes when that cap is set. */
@@ -35,7 +36,8 @@ export function errorText(code: SluiceErrorCode | string, message: string, budge
  * Error text for anything a read throws, as core's ERROR_TABLE says an MCP result shows it: user
  * errors keep their code and line, bugs become `internal` with a generic line.
  */
-export function errorTextFor(err: unknown, budget: number): { code: string; text: string } {
+export function errorTextFor(thrown: unknown, budget: number): { code: string; text: string } {
+  const err = asStoreFault(thrown);
   if (isSluiceError(err) && ERROR_TABLE[err.code].mcp.message === 'shown')
     return { code: err.code, text: errorText(err.code, err.message, budget) };
   return {

@@ -33,8 +33,14 @@ export function createFileBlobStore(dir: string): BlobStore {
         // absent: write it
       }
       const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
-      await writeFile(temp, bytes, { flush: true, mode: 0o600 });
-      await rename(temp, target);
+      try {
+        await writeFile(temp, bytes, { flush: true, mode: 0o600 });
+        await rename(temp, target);
+      } catch (err) {
+        // A full disk leaves a partial file: never keep it.
+        await rm(temp, { force: true });
+        throw err;
+      }
     },
     async putFile(sha256, path) {
       try {
@@ -55,8 +61,13 @@ export function createFileBlobStore(dir: string): BlobStore {
           if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
           // The temp folder is on another file system: copy to a temp name beside the target.
           const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
-          await copyFile(path, temp);
-          await rename(temp, target);
+          try {
+            await copyFile(path, temp);
+            await rename(temp, target);
+          } catch (copyErr) {
+            await rm(temp, { force: true });
+            throw copyErr;
+          }
         }
       } finally {
         await rm(path, { force: true });

@@ -1,5 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type Transaction } from 'kysely';
+import { isDiskFull } from '../../core/store-faults.js';
 import { createGroupCommit } from '../group-commit.js';
 import type { Database } from '../schema.js';
 import type { Durability, Store } from '../store.js';
@@ -54,8 +55,10 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     transaction,
     // One fsync per group of concurrent sends instead of one per send.
     // A group whose BEGIN never got the lock fails every member at once (none ran, and alone each
-    // would wait out the deadline again).
-    sendTransaction: createGroupCommit(transaction, { failsEveryMember: isWriteLockTimeout }),
+    // would wait out the deadline again); so does a full disk (alone each would meet it again).
+    sendTransaction: createGroupCommit(transaction, {
+      failsEveryMember: (err) => isWriteLockTimeout(err) || isDiskFull(err),
+    }),
     watchChanges: (onChange) => watchDataVersion(raw, onChange, options.pollMs ?? 50),
     async close() {
       if (closed) return;

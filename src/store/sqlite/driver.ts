@@ -7,6 +7,7 @@ import {
   type SqliteDialectConfig,
   SqliteDriver,
 } from 'kysely';
+import { asStoreFault } from '../../core/store-faults.js';
 import { DEFAULT_LOCK_WAIT, isBusy, type LockWaitPolicy, retryWhileBusy } from './retry.js';
 
 /** The part of a better-sqlite3 statement the driver uses. */
@@ -85,13 +86,13 @@ class LockWaitingConnection implements DatabaseConnection {
     try {
       return Promise.resolve(this.#run<R>(query));
     } catch (err) {
-      if (!isBusy(err) || this.#db.inTransaction) return Promise.reject(err);
+      if (!isBusy(err) || this.#db.inTransaction) return Promise.reject(asStoreFault(err));
       return retryWhileBusy(
         () => this.#run<R>(query),
         () => !this.#db.inTransaction,
         (ms) => this.#mutex.lend(ms, this.#policy.sleep ?? defaultSleep),
         this.#policy,
-      );
+      ).catch((e: unknown) => Promise.reject(asStoreFault(e)));
     }
   }
 
@@ -157,6 +158,14 @@ class LockWaitingSqliteDriver extends SqliteDriver {
   // deadlock on the lock upgrade, so every write transaction takes the write lock up front.
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(BEGIN_IMMEDIATE);
+  }
+
+  // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, …); a
+  // ROLLBACK then fails with "cannot rollback - no transaction is active", which would replace
+  // the error that names the cause.
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.#db.inTransaction) return;
+    await super.rollbackTransaction(connection);
   }
 
   override async releaseConnection(): Promise<void> {

@@ -5,6 +5,7 @@ import { assertHomeExists, OWNER_NAME, openHost } from '../../host/home.js';
 import { type Principal, resolvePrincipal } from '../../host/principals.js';
 import type { Durability } from '../../store/store.js';
 import { type AgentLock, agentLockFrom, enforceAgentLock } from './agent-lock.js';
+import { logErrorsInHome } from './internal-error.js';
 import { reportError } from './io.js';
 
 export interface GlobalOptions {
@@ -96,11 +97,13 @@ export function action<A extends unknown[]>(
       const lock = agentLockFrom();
       const locked = lock ? enforceAgentLock(lock, { command: commandPath(command), ...global }) : undefined;
       const where = { home: locked ? locked.home : global.home, db: locked ? locked.db : global.db };
+      logErrorsInHome(where.home);
       if (!CREATES_HOME.has(commandPath(command))) assertHomeExists(where);
       host = await openHost({
         ...where,
         durability: durabilityOf(global.durability),
       });
+      logErrorsInHome(host.home);
       const name = locked ? locked.as : (global.as ?? (process.env.SLUICE_AS || OWNER_NAME));
       const source = locked
         ? undefined

@@ -8,12 +8,23 @@ export function errorLogPath(home: string): string {
   return join(home, 'logs', 'errors.log');
 }
 
+/** The home this process works in, once a command has chosen it (`--home`, an agent lock's home). */
+let homeInUse: string | undefined;
+
+/**
+ * Makes `home` where this process logs internal errors from now on, including a crash after the
+ * command (an uncaught error in `serve`): the home in use, not `~/.sluice`.
+ */
+export function logErrorsInHome(home: string | undefined): void {
+  if (home !== undefined) homeInUse = home;
+}
+
 /**
  * Records a bug (an error that is not a SluiceError) with its stack in the home's error log and
  * returns the one line a user sees: an error id to quote and where the details are. A user never
  * sees a stack trace; the log keeps it for whoever fixes the bug.
  */
-export function recordInternalError(err: unknown, home?: string): string {
+export function recordInternalError(err: unknown, home = homeInUse): string {
   const id = `E${randomBytes(4).toString('hex')}`;
   const path = errorLogPath(resolveHome(home));
   const detail = {

@@ -1,4 +1,5 @@
 import { ERROR_TABLE, isTransientStoreError, oneLine, renderingOf, SluiceError } from '../../core/errors.js';
+import { asStoreFault } from '../../core/store-faults.js';
 import { recordInternalError } from './internal-error.js';
 
 /** Writes to stdout and resolves once the bytes are handed to the OS (large bodies, pipes). */
@@ -39,7 +40,9 @@ export function exitCodeFor(code: string): number {
  * One clear line on stderr for any failure. A bug gets an error id on that line and its stack in
  * `<home>/logs/errors.log` (never on the terminal).
  */
-export function reportError(err: unknown, home?: string): number {
+export function reportError(thrown: unknown, home?: string): number {
+  // A fault outside the process (full disk, database gone) is `unavailable` with its cause.
+  const err = asStoreFault(thrown);
   if (err instanceof SluiceError) {
     process.stderr.write(`sluice: ${err.code}: ${oneLine(err.message)}\n`);
     return exitCodeFor(err.code);

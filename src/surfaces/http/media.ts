@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SluiceError } from '../../core/errors.js';
 import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext } from '../../host/context.js';
@@ -10,6 +10,7 @@ import { answerBusy, type HttpLimits } from './limits.js';
 import { PrincipalGate } from './principal-gate.js';
 import { resolveRange } from './range.js';
 import { httpError } from './status.js';
+import { UploadsInFlight } from './uploads-in-flight.js';
 
 /**
  * `X-Filename` is percent-encoded UTF-8 (headers are Latin-1); an ASCII value that is not valid
@@ -53,7 +54,11 @@ export async function registerMediaRoutes(
   app: FastifyInstance,
   ctx: HostContext,
   limits: Pick<HttpLimits, 'maxUploadsPerPrincipal' | 'maxDownloadsPerPrincipal'>,
+  inFlight: UploadsInFlight = new UploadsInFlight(),
 ): Promise<void> {
+  // Closing the server drops every connection; each upload then removes its temp file, and the
+  // close waits for that (a host that exits leaves none behind).
+  app.addHook('onClose', () => inFlight.idle());
   const uploads = new PrincipalGate(limits.maxUploadsPerPrincipal);
   const downloads = new PrincipalGate(limits.maxDownloadsPerPrincipal);
   await app.register(async (scope) => {
@@ -64,6 +69,17 @@ export async function registerMediaRoutes(
     scope.addHook('onRequest', requireAuth(ctx));
 
     scope.post('/media', async (req, reply) => {
+      const settled = inFlight.begin();
+      try {
+        // A client gone before the handler runs has nothing to store and nobody to answer.
+        if (req.raw.destroyed) return reply;
+        return await upload(req, reply);
+      } finally {
+        settled();
+      }
+    });
+
+    const upload = async (req: FastifyRequest, reply: FastifyReply) => {
       const principal = req.principal as Principal;
       const cap = ctx.limits.maxUploadBytes;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
@@ -90,7 +106,7 @@ export async function registerMediaRoutes(
       } finally {
         release();
       }
-    });
+    };
 
     scope.get('/media/:id', async (req, reply) => {
       const { id } = req.params as { id: string };

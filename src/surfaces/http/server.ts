@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { HostContext } from '../../host/context.js';
 import { pingStore } from '../../host/home.js';
 import { type LiveHub, startLiveHub } from '../../host/live.js';
+import { sweepUploadTemp } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
 import type { SessionSettings } from '../../host/sessions.js';
 import { RpcConnection } from '../rpc/connection.js';
@@ -27,6 +28,15 @@ import { PrincipalGate } from './principal-gate.js';
 import { sendRateGate } from './send-rate.js';
 import { installSocketDeadlines } from './socket-deadlines.js';
 import { registerStaticPage } from './static.js';
+import { UploadsInFlight } from './uploads-in-flight.js';
+
+/**
+ * Age past which a temp upload left in `<home>/tmp` is swept when a host starts: an hour, or twice
+ * the request timeout when that is longer (no live upload's file can be that old).
+ */
+export function uploadTempMaxAgeMs(limits: Pick<HttpLimits, 'requestTimeoutMs'>): number {
+  return Math.max(60 * 60 * 1000, 2 * limits.requestTimeoutMs);
+}
 
 /** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
 const CREDENTIAL_RECHECK_MS = 15_000;
@@ -51,6 +61,8 @@ export interface HostServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Login-link and session lifetimes. */
   sessions?: Partial<SessionSettings>;
+  /** Request-log lines dropped so far because writing them failed (a full disk): `/healthz` shows it. */
+  logLinesDropped?: () => number;
 }
 
 /** A running host: the Fastify app, its live hub and open WebSocket connections. */
@@ -58,6 +70,8 @@ export interface HostServer {
   app: FastifyInstance;
   hub: LiveHub;
   connections: ReadonlySet<RpcConnection>;
+  /** Uploads being handled now (and how many have settled), for shutdown and status. */
+  uploads: Pick<UploadsInFlight, 'count' | 'settled' | 'idle'>;
   limits: RpcLimits;
   /** `http://host:port` as bound. */
   url: string;
@@ -123,7 +137,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
 
   app.get('/healthz', async (_req, reply) => {
     await pingStore(ctx);
-    return reply.send({ status: 'ok' });
+    return reply.send({ status: 'ok', logLinesDropped: options.logLinesDropped?.() ?? 0 });
   });
 
   await registerLoginRoutes(app, ctx, {
@@ -255,7 +269,11 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     });
   });
 
-  await registerMediaRoutes(app, ctx, httpLimits);
+  // Temp files of uploads a killed process left behind (a live upload's file is written at least
+  // once per idle timeout and lives no longer than the request timeout).
+  await sweepUploadTemp(ctx, uploadTempMaxAgeMs(httpLimits));
+  const uploads = new UploadsInFlight();
+  await registerMediaRoutes(app, ctx, httpLimits, uploads);
   if (options.mcp !== false) {
     await registerMcpRoute(app, ctx, {
       maxBodyBytes: limits.maxFrameBytes,
@@ -272,6 +290,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     app,
     hub,
     connections,
+    uploads,
     limits,
     url: address,
     close() {

@@ -1,10 +1,12 @@
 import { ERROR_TABLE, isSluiceError, oneLine } from '../../core/errors.js';
+import { asStoreFault } from '../../core/store-faults.js';
 
 /** `{status, body}` for an error thrown by a host call; bugs are a bare 500. */
-export function httpError(err: unknown): {
+export function httpError(thrown: unknown): {
   status: number;
   body: { error: { code: string; message: string } };
 } {
+  const err = asStoreFault(thrown);
   if (isSluiceError(err)) {
     return {
       status: ERROR_TABLE[err.code].http,

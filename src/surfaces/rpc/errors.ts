@@ -5,6 +5,7 @@ import {
   oneLine,
   type SluiceErrorCode,
 } from '../../core/errors.js';
+import { asStoreFault } from '../../core/store-faults.js';
 
 /** JSON-RPC 2.0's own codes. */
 export const PARSE_ERROR = -32700;
@@ -38,7 +39,8 @@ export class RpcFailure extends Error {
 }
 
 /** Maps anything thrown by a handler to a wire error; bugs become a generic internal error. */
-export function toRpcError(err: unknown): RpcError {
+export function toRpcError(thrown: unknown): RpcError {
+  const err = asStoreFault(thrown);
   if (err instanceof RpcFailure) return { ...err.rpc, message: oneLine(err.rpc.message) };
   if (isSluiceError(err)) {
     return {

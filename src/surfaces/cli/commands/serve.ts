@@ -7,7 +7,7 @@ import { initHome, OWNER_NAME } from '../../../host/home.js';
 import { DEFAULT_SESSION_SETTINGS, issueLoginCode } from '../../../host/sessions.js';
 import { isLoopbackHost } from '../../http/guard.js';
 import { parseHttpLimits } from '../../http/limits.js';
-import { openServeLog, serveLogPath } from '../../http/log-file.js';
+import { openServeLog, serveLogPath, streamRequestLog } from '../../http/log-file.js';
 import { type HostServer, startHostServer } from '../../http/server.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
@@ -138,7 +138,7 @@ export function registerServeCommand(program: Command): void {
         await initHome(ctx);
         // A person reads stdout (the banner); JSON lines go to a private file unless asked for, and
         // then stdout is theirs alone and the banner moves to stderr.
-        const logStream = logFormat === 'json' ? process.stdout : openServeLog(ctx.home);
+        const requestLog = logFormat === 'json' ? streamRequestLog(process.stdout) : openServeLog(ctx.home);
         const say = logFormat === 'json' ? writeErr : writeOut;
         const server = await listen({
           ctx,
@@ -147,7 +147,8 @@ export function registerServeCommand(program: Command): void {
           ...(tls ? { tls } : {}),
           allowedHosts: opts.allowedHost ?? [],
           httpLimits: parseHttpLimits(process.env.SLUICE_HTTP_LIMITS),
-          logger: { level: process.env.SLUICE_LOG_LEVEL ?? 'info', stream: logStream },
+          logger: { level: process.env.SLUICE_LOG_LEVEL ?? 'info', stream: requestLog },
+          logLinesDropped: requestLog.dropped,
         });
         const url = new URL(server.url);
         const bound = Number(url.port);

@@ -1,0 +1,113 @@
+import { SluiceError } from './errors.js';
+
+/**
+ * Faults outside the process that reach us as a driver's or the file system's error: a full disk,
+ * an I/O error, a database file or schema that went away, a database server that dropped the
+ * connection. Each is weather, not a bug: the request fails with `unavailable` and one line naming
+ * the cause (the caller may retry once the fault clears), never `internal`.
+ */
+
+function codeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(err);
+}
+
+/** Codes that mean no space is left: the file system, a quota, SQLite, PostgreSQL (53100). */
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100']);
+
+/** True when `err` says the disk (or the quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = codeOf(err);
+  if (code !== undefined && DISK_FULL.has(code)) return true;
+  return err instanceof SluiceError && err.data?.reason === 'disk_full';
+}
+
+/** The one line for a full disk: `disk full: <what> could not be written (<code>); …`. */
+export function diskFullError(what: string, code: string): SluiceError {
+  return new SluiceError(
+    'unavailable',
+    `disk full: ${what} could not be written (${code}); free some space and try again`,
+    { reason: 'disk_full' },
+  );
+}
+
+/**
+ * `err` as `unavailable: disk full …` when it is a full disk (naming `what` could not be
+ * written); anything else is returned unchanged.
+ */
+export function diskFullAsUnavailable(err: unknown, what: string): unknown {
+  if (err instanceof SluiceError || !isDiskFull(err)) return err;
+  return diskFullError(what, codeOf(err) ?? 'ENOSPC');
+}
+
+/** PostgreSQL SQLSTATE classes and codes that are the server's or the network's state, not ours. */
+function postgresFault(code: string, message: string): string | undefined {
+  if (code.startsWith('08')) return `the database connection failed (${code}): ${message}`;
+  if (code.startsWith('57P')) return `the database server is shutting down or restarting (${code})`;
+  if (code.startsWith('53')) return `the database server is out of resources (${code}): ${message}`;
+  if (code === '3D000') return `the database is gone (${code}): ${message}`;
+  // Tables and schemas exist once the store is open (migrations made them): missing now, they
+  // were dropped under a running command.
+  if (code === '3F000' || code === '42P01')
+    return `the database schema is gone (${code}): ${message}; was it dropped?`;
+  return undefined;
+}
+
+/** Network errors of a database client whose server went away. */
+const CONNECTION_LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/**
+ * The `unavailable` error for a fault outside the process (see the module comment), or undefined
+ * when `err` is something else (a SluiceError already, or a bug).
+ */
+export function storeFaultOf(err: unknown): SluiceError | undefined {
+  if (err instanceof SluiceError || err === null || typeof err !== 'object') return undefined;
+  const code = codeOf(err);
+  const message = messageOf(err)
+    .replace(/[\r\n]+/g, ' ')
+    .slice(0, 200);
+  if (isDiskFull(err)) return diskFullError('the database', code ?? 'ENOSPC');
+  if (code === undefined) {
+    // node-postgres says so in its message only.
+    if (/^Connection terminated/.test(message))
+      return new SluiceError('unavailable', `the database connection was lost: ${message}`, {
+        reason: 'connection',
+      });
+    return undefined;
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO')
+    return new SluiceError(
+      'unavailable',
+      `disk I/O error (${code}): the database could not be read or written`,
+      {
+        reason: 'io',
+      },
+    );
+  if (code === 'SQLITE_READONLY_DBMOVED')
+    return new SluiceError('unavailable', `the database file was moved or deleted while in use (${code})`, {
+      reason: 'gone',
+    });
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EROFS' || code === 'EACCES')
+    return new SluiceError('unavailable', `the database cannot be opened for writing (${code}): ${message}`, {
+      reason: 'gone',
+    });
+  if (CONNECTION_LOST.has(code))
+    return new SluiceError('unavailable', `the database connection was lost (${code})`, {
+      reason: 'connection',
+    });
+  if (/^[0-9A-Z]{5}$/.test(code)) {
+    const line = postgresFault(code, message);
+    if (line !== undefined) return new SluiceError('unavailable', line, { reason: 'database' });
+  }
+  return undefined;
+}
+
+/** `err` as its `unavailable` store fault when it is one, else `err` unchanged. */
+export function asStoreFault(err: unknown): unknown {
+  return storeFaultOf(err) ?? err;
+}
