@@ -1,5 +1,5 @@
 import type { Db } from '../store/store.js';
-import { principalsSharingWith } from './access.js';
+import { queueReaderIds } from './access.js';
 import { channelIdsOf, channelListRow } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
@@ -22,7 +22,7 @@ export function liveReadsFor(ctx: HostContext) {
     channelListRow: bind(channelListRow),
     currentMemberIds: bind(currentMemberIds),
     unreadCounts: bind(unreadCounts),
-    principalsSharingWith: bind(principalsSharingWith),
+    queueReaderIds: bind(queueReaderIds),
     queueSummaryFacts: bind(loadQueueSummary),
     agentPresence: bind(agentPresence),
     presentReceipts: bind(presentReceipts),

@@ -299,8 +299,8 @@ export class RpcConnection {
     const reads = liveReadsFor(this.#session.ctx);
     // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
     const me = this.#session.principal;
-    const sharing = await this.#hub.shared(`readers:${agentId}`, () => reads.principalsSharingWith(agentId));
-    if (!canWatchQueue(me, agentId, sharing)) {
+    const readers = await this.#hub.shared(`readers:${agentId}`, () => reads.queueReaderIds(agentId));
+    if (!canWatchQueue(me, agentId, readers)) {
       this.#unsubscribe([sub.name], []);
       return notification('subscription.ended', { queue: sub.name, reason: 'denied' });
     }
