@@ -46,7 +46,9 @@ export function canWatchQueue(
   agentId: string,
   readers: ReadonlySet<string>,
 ): boolean {
-  return caller.id === agentId || (caller.kind === 'person' && (readers.has(caller.id) || isHostOwner(caller)));
+  return (
+    caller.id === agentId || (caller.kind === 'person' && (readers.has(caller.id) || isHostOwner(caller)))
+  );
 }
 
 /** Who may read an agent's queue, the owner aside: everyone sharing a channel with it, and its managers. */
@@ -83,7 +85,8 @@ export async function requireQueueAccess(
 export async function checkQueueAccess(db: Db, caller: Principal, agent: Principal): Promise<QueueAccess> {
   const channelIds = await sharedChannelIds(db, caller.id, agent.id);
   // The manager probe only when sharing does not already decide it (one indexed read).
-  const manages = channelIds.length === 0 && caller.kind === 'person' && (await mayManageAgent(db, caller, agent));
+  const manages =
+    channelIds.length === 0 && caller.kind === 'person' && (await mayManageAgent(db, caller, agent));
   if (!canSteerQueue(caller, agent, channelIds, manages)) {
     throw new SluiceError(
       'denied',

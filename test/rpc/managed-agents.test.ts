@@ -4,8 +4,8 @@
 // channel is its counts and state, never a card, a body or a message id (I6). An outsider, a
 // person in other channels and a removed manager are still refused, and nothing changes.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
 import { canWatchQueue, queueReaderIds } from '../../src/host/access.js';
+import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
 import { createChannel } from '../../src/host/channels.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { addPrincipal, type Principal } from '../../src/host/principals.js';

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { loadManagedAgents, sidebarAgents } from './agents.js';
 import { ChannelListLoads, type ListChange } from './channels/list-loads.js';
 import { Timeline } from './channels/timeline.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
@@ -90,6 +91,16 @@ export function App({ client, hello }: AppProps) {
     },
     [loads],
   );
+  // The agents this person manages: listed even when they share no channel with them.
+  const [managed, setManaged] = useState<string[] | null>(null);
+  const loadManaged = useCallback(() => {
+    loadManagedAgents((method, params) => client.call(method, params))
+      .then(setManaged)
+      // An older host without the filter, or a failed read: the channels' agents are still listed.
+      .catch(() => setManaged((list) => list ?? []));
+  }, [client]);
+  useEffect(loadManaged, [loadManaged]);
+  useOnReconnect(client, loadManaged);
   const [starting, setStarting] = useState<'message' | 'channel' | null>(null);
   const [messageTo, setMessageTo] = useState('');
   const startMessage = (to: string) => {
@@ -99,6 +110,7 @@ export function App({ client, hello }: AppProps) {
   /** After a DM or channel was made (or left): show the fresh list, then go there. */
   const goTo = async (channelId: string | null) => {
     setStarting(null);
+    loadManaged();
     await loadChannels();
     window.location.hash = channelId === null ? '#/' : routeHref({ kind: 'channel', channelId });
   };
@@ -140,7 +152,15 @@ export function App({ client, hello }: AppProps) {
     () => new Map((channels ?? []).map((c) => [c.id, channelLabel(c, me)] as const)),
     [channels, me],
   );
-  const agents = useMemo(() => agentsOf(channels ?? [], me), [channels, me]);
+  const agents = useMemo(
+    () => sidebarAgents(managed ?? [], agentsOf(channels ?? [], me)),
+    [managed, channels, me],
+  );
+  // Closing a start dialog may follow "New agent…": read the managed agents again.
+  const closeDialog = () => {
+    setStarting(null);
+    loadManaged();
+  };
   const selectedChannel =
     route.kind === 'channel' ? (channels ?? []).find((c) => c.id === route.channelId) : undefined;
 
@@ -222,7 +242,11 @@ export function App({ client, hello }: AppProps) {
         )}
         <h2 id="agents-heading">Agent queues</h2>
         {agents.length === 0 ? (
-          <p class="muted">No agents yet. Press New message to write to one.</p>
+          <p class="muted">
+            {channels === null || managed === null
+              ? 'Loading agents…'
+              : `You have no agents yet. Press New message to write to one${hello.canAddAgent ? ', or to add one with New agent…' : ''}.`}
+          </p>
         ) : (
           <ul class="nav-list" aria-labelledby="agents-heading">
             {agents.map((agent) => (
@@ -280,7 +304,7 @@ export function App({ client, hello }: AppProps) {
           me={me}
           initialTo={messageTo}
           canAddAgent={hello.canAddAgent === true}
-          onClose={() => setStarting(null)}
+          onClose={closeDialog}
           onDone={(id) => void goTo(id)}
         />
       )}

@@ -43,6 +43,8 @@ export interface QueueSummary {
   generation: string;
   revision: number;
   total: number;
+  /** Messages ever queued for the agent (0: none yet). Absent from an older host. */
+  totalQueued?: number;
   counts: { person: number; agent: number; unknown: number };
   newestPersonMessageId: string | null;
   blockingReturnedMessageId: string | null;
