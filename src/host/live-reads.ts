@@ -1,5 +1,6 @@
 import type { Db } from '../store/store.js';
 import { queueReaderIds } from './access.js';
+import { agentListing } from './agent-managers.js';
 import { channelIdsOf, channelListRow } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
@@ -23,6 +24,7 @@ export function liveReadsFor(ctx: HostContext) {
     currentMemberIds: bind(currentMemberIds),
     unreadCounts: bind(unreadCounts),
     queueReaderIds: bind(queueReaderIds),
+    agentListing: bind(agentListing),
     queueSummaryFacts: bind(loadQueueSummary),
     agentPresence: bind(agentPresence),
     presentReceipts: bind(presentReceipts),

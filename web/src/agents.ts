@@ -27,3 +27,9 @@ export async function loadManagedAgents(call: Call): Promise<string[]> {
 export function sidebarAgents(managed: readonly string[], ofChannels: readonly string[]): string[] {
   return [...new Set([...managed, ...ofChannels])].sort();
 }
+
+/** The managed list after an `agent.managed` push: the name added (in order) or dropped. */
+export function withAgent(list: readonly string[], name: string, managed: boolean): string[] {
+  const rest = list.filter((n) => n !== name);
+  return managed ? [...rest, name].sort() : rest;
+}

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { loadManagedAgents, sidebarAgents } from './agents.js';
+import { loadManagedAgents, sidebarAgents, withAgent } from './agents.js';
 import { ChannelListLoads, type ListChange } from './channels/list-loads.js';
 import { Timeline } from './channels/timeline.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
@@ -8,6 +8,7 @@ import { describeError, type RpcClient } from './rpc.js';
 import { logOut } from './session.js';
 import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
 import type {
+  AgentManagedEvent,
   ChannelListEntryEvent,
   ChannelListPage,
   ChannelSummary,
@@ -99,7 +100,6 @@ export function App({ client, hello }: AppProps) {
       // An older host without the filter, or a failed read: the channels' agents are still listed.
       .catch(() => setManaged((list) => list ?? []));
   }, [client]);
-  useEffect(loadManaged, [loadManaged]);
   useOnReconnect(client, loadManaged);
   const [starting, setStarting] = useState<'message' | 'channel' | null>(null);
   const [messageTo, setMessageTo] = useState('');
@@ -138,6 +138,11 @@ export function App({ client, hello }: AppProps) {
       }),
       // Too many changes while this socket was backed up: the host says to read the list again.
       client.on('channel.list.resync', () => void loadChannels()),
+      // An agent was added (from the CLI too) or its managers changed: is it this person's now?
+      client.on('agent.managed', (params) => {
+        const { agent, managed: mine } = params as AgentManagedEvent;
+        if (agent?.name) setManaged((list) => list && withAgent(list, agent.name, mine === true));
+      }),
     ];
     return () => {
       for (const off of offs) off();
@@ -147,6 +152,8 @@ export function App({ client, hello }: AppProps) {
   useEffect(() => {
     void loadChannels();
   }, [loadChannels]);
+  // After the subscription above, so an agent added meanwhile is pushed or read, never missed.
+  useEffect(loadManaged, [loadManaged]);
 
   const channelLabels = useMemo(
     () => new Map((channels ?? []).map((c) => [c.id, channelLabel(c, me)] as const)),
