@@ -1,6 +1,12 @@
 import { SluiceError } from '../core/errors.js';
-import { isAgentManager } from '../store/ops/agent-managers.js';
-import { type ChannelRow, findChannelById, isActiveMember, sharedChannelIds } from '../store/ops/channels.js';
+import { isAgentManager, listAgentManagerIds } from '../store/ops/agent-managers.js';
+import {
+  type ChannelRow,
+  findChannelById,
+  isActiveMember,
+  principalIdsSharingWith,
+  sharedChannelIds,
+} from '../store/ops/channels.js';
 import { findQueue, type QueueRow } from '../store/ops/queues.js';
 import type { Db } from '../store/store.js';
 import type { HostContext } from './context.js';
@@ -15,27 +21,42 @@ type Caller = Pick<Principal, 'id' | 'kind'>;
 
 /**
  * Queue steering and reading (summary, page, read, resuming one card, withdraw, edit): the agent
- * itself, or a person who currently shares at least one channel with it. Pausing or resuming the
- * whole queue takes more: {@link mayManageAgent}. Pure: the caller gives
- * the channels both currently belong to.
+ * itself, a person who currently shares at least one channel with it, or a person who manages it
+ * (its managers and the host owner, {@link mayManageAgent}): who made an agent sees it without
+ * having to write to it first. What each sees of the cards is limited to the channels both share
+ * ({@link QueueAccess}): a manager in none sees the counts and the state, never a card (I6).
+ * Pausing or resuming the whole queue takes a manager. Pure: the caller gives the channels both
+ * currently belong to and whether the caller manages the agent.
  */
 export function canSteerQueue(
   caller: Caller,
   agent: Pick<Principal, 'id'>,
   shared: readonly string[],
+  manages = false,
 ): boolean {
-  return caller.id === agent.id || (caller.kind === 'person' && shared.length > 0);
+  return caller.id === agent.id || (caller.kind === 'person' && (shared.length > 0 || manages));
 }
 
 /**
- * {@link canSteerQueue} for live pushes, where one query per commit gives everyone who shares a
- * channel with the agent ({@link principalsSharingWith}) and each subscriber is checked against it.
+ * {@link canSteerQueue} for live pushes, where one query per commit gives every person who may read
+ * the queue besides the owner ({@link queueReaderIds}) and each subscriber is checked against it.
  */
-export function canWatchQueue(caller: Caller, agentId: string, sharing: ReadonlySet<string>): boolean {
-  return caller.id === agentId || (caller.kind === 'person' && sharing.has(caller.id));
+export function canWatchQueue(
+  caller: Pick<Principal, 'id' | 'kind' | 'name'>,
+  agentId: string,
+  readers: ReadonlySet<string>,
+): boolean {
+  return (
+    caller.id === agentId || (caller.kind === 'person' && (readers.has(caller.id) || isHostOwner(caller)))
+  );
 }
 
-export { principalIdsSharingWith as principalsSharingWith } from '../store/ops/channels.js';
+/** Who may read an agent's queue, the owner aside: everyone sharing a channel with it, and its managers. */
+export async function queueReaderIds(db: Db, agentId: string): Promise<Set<string>> {
+  const readers = await principalIdsSharingWith(db, agentId);
+  for (const id of await listAgentManagerIds(db, agentId)) readers.add(id);
+  return readers;
+}
 
 /** What a caller who may use an agent's queue sees of it. */
 export interface QueueAccess {
@@ -63,10 +84,13 @@ export async function requireQueueAccess(
  */
 export async function checkQueueAccess(db: Db, caller: Principal, agent: Principal): Promise<QueueAccess> {
   const channelIds = await sharedChannelIds(db, caller.id, agent.id);
-  if (!canSteerQueue(caller, agent, channelIds)) {
+  // The manager probe only when sharing does not already decide it (one indexed read).
+  const manages =
+    channelIds.length === 0 && caller.kind === 'person' && (await mayManageAgent(db, caller, agent));
+  if (!canSteerQueue(caller, agent, channelIds, manages)) {
     throw new SluiceError(
       'denied',
-      `only ${agent.name} or a person who shares a channel with it may see its queue and steer the cards of those channels`,
+      `only ${agent.name}, its managers, the owner or a person who shares a channel with it may see its queue`,
     );
   }
   const queue = await findQueue(db, agent.id);

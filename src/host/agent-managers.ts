@@ -6,6 +6,9 @@ import {
   listAgentManagers,
 } from '../store/ops/agent-managers.js';
 import { sharedChannelIds } from '../store/ops/channels.js';
+import { appendEvent } from '../store/ops/events.js';
+import { findPrincipalById } from '../store/ops/principals.js';
+import type { Db } from '../store/store.js';
 import { isHostOwner, mayManageAgent, requireManagerChange } from './access.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
 import { type Principal, resolveAgent, resolvePrincipal } from './principals.js';
@@ -63,6 +66,7 @@ export async function addAgentManager(
     await requireManagerChange(trx, caller, agent);
     if (await isAgentManager(trx, agent.id, person.id)) return false;
     await insertAgentManager(trx, { agent_id: agent.id, person_id: person.id, created_at: at });
+    await appendEvent(trx, { kind: 'agent.managers', agent_id: agent.id, created_at: at });
     return true;
   });
   announceCommit(ctx);
@@ -82,6 +86,25 @@ export async function removeAgentManager(
     await requireManagerChange(trx, caller, agent);
     if (!(await deleteAgentManager(trx, agent.id, person.id)))
       throw new SluiceError('not_found', `${person.name} does not manage ${agent.name}`);
+    await appendEvent(trx, { kind: 'agent.managers', agent_id: agent.id, created_at: nowIso(ctx) });
   });
   announceCommit(ctx);
+}
+
+/**
+ * The `agent.managed` push for one subscriber after an agent was added or its managers changed:
+ * the agent (name and kind are public, as in `principal.list`) and whether the subscriber manages
+ * it now (access.ts {@link mayManageAgent}), so their page adds or drops it. Null if it is gone.
+ */
+export async function agentListing(
+  db: Db,
+  caller: Principal,
+  agentId: string,
+): Promise<{ agent: { id: string; name: string; kind: 'agent' }; managed: boolean } | null> {
+  const agent = await findPrincipalById(db, agentId);
+  if (!agent || agent.kind !== 'agent') return null;
+  return {
+    agent: { id: agent.id, name: agent.name, kind: 'agent' },
+    managed: await mayManageAgent(db, caller, agent),
+  };
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../store/store.js';
-import { principalsSharingWith } from './access.js';
+import { queueReaderIds } from './access.js';
+import { agentListing } from './agent-managers.js';
 import { channelIdsOf, channelListRow } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
@@ -22,7 +23,8 @@ export function liveReadsFor(ctx: HostContext) {
     channelListRow: bind(channelListRow),
     currentMemberIds: bind(currentMemberIds),
     unreadCounts: bind(unreadCounts),
-    principalsSharingWith: bind(principalsSharingWith),
+    queueReaderIds: bind(queueReaderIds),
+    agentListing: bind(agentListing),
     queueSummaryFacts: bind(loadQueueSummary),
     agentPresence: bind(agentPresence),
     presentReceipts: bind(presentReceipts),

@@ -24,6 +24,9 @@ export interface SidebarEvent {
   principalId?: string;
 }
 
+/** An agent was added or its managers changed: whose page lists it as theirs may change. */
+export type AgentListListener = (agentId: string) => void;
+
 export type QueueListener = (agentId: string) => void;
 export type ChannelListener = (event: ChannelEvent) => void;
 export type SidebarListener = (event: SidebarEvent) => void;
@@ -37,6 +40,8 @@ export interface LiveHub {
    * concerns its principal (and must tell nothing about channels that principal is not in).
    */
   onSidebar(listener: SidebarListener): () => void;
+  /** Every agent added or whose managers changed (names are public: the listener decides the rest). */
+  onAgentList(listener: AgentListListener): () => void;
   /** Reads any events not yet seen; resolves once they are dispatched. */
   pump(): Promise<void>;
   /** The highest event seq dispatched so far. */
@@ -65,6 +70,7 @@ export async function startLiveHub(
   const queues = new Map<string, Set<QueueListener>>();
   const channels = new Map<string, Set<ChannelListener>>();
   const sidebars = new Set<SidebarListener>();
+  const agentLists = new Set<AgentListListener>();
   let seen = await lastEventSeq(ctx.store.db);
   let running: Promise<void> | null = null;
   let again = false;
@@ -101,6 +107,7 @@ export async function startLiveHub(
         };
         for (const l of channels.get(e.channel_id) ?? []) l(event);
       }
+      if (e.kind === 'agent.managers' && e.agent_id) for (const l of agentLists) l(e.agent_id);
       if (sidebars.size === 0 || !e.channel_id) continue;
       if (e.kind === 'channel.created' || e.kind === 'channel.members')
         tellSidebars({ kind: 'members', channelId: e.channel_id });
@@ -164,6 +171,10 @@ export async function startLiveHub(
       sidebars.add(listener);
       return () => sidebars.delete(listener);
     },
+    onAgentList(listener) {
+      agentLists.add(listener);
+      return () => agentLists.delete(listener);
+    },
     pump,
     lastSeq: () => seen,
     shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
@@ -183,6 +194,7 @@ export async function startLiveHub(
       queues.clear();
       channels.clear();
       sidebars.clear();
+      agentLists.clear();
     },
   };
 }
@@ -209,6 +221,8 @@ export interface OutboxOptions {
   renderSidebar?: (channelId: string, kind: SidebarChange) => Promise<string | null>;
   /** The notice that channel-list changes overflowed: the client re-reads `channel.list`. */
   renderSidebarResync?: () => Promise<string>;
+  /** Whether the subscriber manages an agent that was added or whose managers changed, or null. */
+  renderAgentList?: (agentId: string) => Promise<string | null>;
   /** Channels with channel-list changes held while backed up before they collapse into one resync. */
   maxHeldSidebar?: number;
   /** Above this many buffered bytes the socket counts as backed up. */
@@ -227,9 +241,13 @@ export interface OutboxOptions {
  * notice per channel. `close()` releases everything held.
  */
 export class CoalescingOutbox {
-  readonly #o: Required<Omit<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync'>> &
-    Pick<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync'>;
+  readonly #o: Required<
+    Omit<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList'>
+  > &
+    Pick<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList'>;
   readonly #queues = new Set<string>();
+  /** Agents whose listing changed, one entry each: held like queues, however many commits. */
+  readonly #agents = new Set<string>();
   readonly #sidebar = new Map<string, SidebarChange>();
   #sidebarResync = false;
   #events: ChannelEvent[] = [];
@@ -252,6 +270,7 @@ export class CoalescingOutbox {
   pendingSize(): number {
     return (
       this.#queues.size +
+      this.#agents.size +
       this.#events.length +
       this.#resync.size +
       this.#sidebar.size +
@@ -270,6 +289,13 @@ export class CoalescingOutbox {
       this.#sidebar.clear();
       this.#sidebarResync = true;
     }
+    this.#schedule(0);
+  }
+
+  /** An agent was added or its managers changed: the subscriber is told whether it manages it. */
+  agentListChanged(agentId: string): void {
+    if (this.#closed) return;
+    this.#agents.add(agentId);
     this.#schedule(0);
   }
 
@@ -296,6 +322,7 @@ export class CoalescingOutbox {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#queues.clear();
+    this.#agents.clear();
     this.#events = [];
     this.#resync.clear();
     this.#sidebar.clear();
@@ -349,6 +376,13 @@ export class CoalescingOutbox {
           // Removed before the read, like a queue: a change during the read re-adds it.
           this.#sidebar.delete(sidebar[0]);
           const text = await this.#o.renderSidebar?.(sidebar[0], sidebar[1]);
+          if (text != null && !this.#closed) this.#o.sink.send(text);
+          continue;
+        }
+        const [listed] = this.#agents;
+        if (listed !== undefined) {
+          this.#agents.delete(listed);
+          const text = await this.#o.renderAgentList?.(listed);
           if (text != null && !this.#closed) this.#o.sink.send(text);
           continue;
         }

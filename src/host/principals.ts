@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { SluiceError } from '../core/errors.js';
 import { insertAgentManager } from '../store/ops/agent-managers.js';
 import { findChannelByName } from '../store/ops/channels.js';
+import { appendEvent } from '../store/ops/events.js';
 import {
   findPrincipalByName,
   insertPrincipal,
@@ -49,7 +50,11 @@ export async function addPrincipal(
     if (await findPrincipalByName(trx, name))
       throw new SluiceError('conflict', `a principal named ${name} already exists`);
     await insertPrincipal(trx, row);
-    if (input.kind === 'agent') await insertQueue(trx, row.id, newId(ctx, 'g'));
+    if (input.kind === 'agent') {
+      await insertQueue(trx, row.id, newId(ctx, 'g'));
+      // Its owner's and its manager's pages list it at once (host/live.ts).
+      await appendEvent(trx, { kind: 'agent.managers', agent_id: row.id, created_at: row.created_at });
+    }
     // The person who added the agent manages it (host/agent-managers.ts), in the same commit.
     if (input.kind === 'agent' && input.managerId !== undefined)
       await insertAgentManager(trx, {

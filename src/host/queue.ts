@@ -27,6 +27,8 @@ export interface QueueSummary {
   generation: string;
   revision: number;
   total: number;
+  /** Messages ever put in this queue, settled or not: 0 means the agent has had none yet. */
+  totalQueued: number;
   counts: { person: number; agent: number; unknown: number };
   newestPersonMessageId: string | null;
   blockingReturnedMessageId: string | null;
@@ -55,6 +57,7 @@ export async function loadQueueSummary(db: Db, agent: Principal): Promise<QueueS
       generation: queue.generation,
       revision: queue.revision,
       total: queue.waiting + queue.returned,
+      totalQueued: queue.next_position - 1,
       counts: { person: queue.pending_person, agent: queue.pending_agent, unknown: queue.pending_unknown },
       newestPersonMessageId: newestPerson?.message_id ?? null,
       blockingReturnedMessageId: blocking?.message_id ?? null,

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { loadManagedAgents, sidebarAgents, withAgent } from './agents.js';
 import { ChannelListLoads, type ListChange } from './channels/list-loads.js';
 import { Timeline } from './channels/timeline.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
@@ -7,6 +8,7 @@ import { describeError, type RpcClient } from './rpc.js';
 import { logOut } from './session.js';
 import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
 import type {
+  AgentManagedEvent,
   ChannelListEntryEvent,
   ChannelListPage,
   ChannelSummary,
@@ -90,6 +92,15 @@ export function App({ client, hello }: AppProps) {
     },
     [loads],
   );
+  // The agents this person manages: listed even when they share no channel with them.
+  const [managed, setManaged] = useState<string[] | null>(null);
+  const loadManaged = useCallback(() => {
+    loadManagedAgents((method, params) => client.call(method, params))
+      .then(setManaged)
+      // An older host without the filter, or a failed read: the channels' agents are still listed.
+      .catch(() => setManaged((list) => list ?? []));
+  }, [client]);
+  useOnReconnect(client, loadManaged);
   const [starting, setStarting] = useState<'message' | 'channel' | null>(null);
   const [messageTo, setMessageTo] = useState('');
   const startMessage = (to: string) => {
@@ -99,6 +110,7 @@ export function App({ client, hello }: AppProps) {
   /** After a DM or channel was made (or left): show the fresh list, then go there. */
   const goTo = async (channelId: string | null) => {
     setStarting(null);
+    loadManaged();
     await loadChannels();
     window.location.hash = channelId === null ? '#/' : routeHref({ kind: 'channel', channelId });
   };
@@ -126,6 +138,11 @@ export function App({ client, hello }: AppProps) {
       }),
       // Too many changes while this socket was backed up: the host says to read the list again.
       client.on('channel.list.resync', () => void loadChannels()),
+      // An agent was added (from the CLI too) or its managers changed: is it this person's now?
+      client.on('agent.managed', (params) => {
+        const { agent, managed: mine } = params as AgentManagedEvent;
+        if (agent?.name) setManaged((list) => list && withAgent(list, agent.name, mine === true));
+      }),
     ];
     return () => {
       for (const off of offs) off();
@@ -135,12 +152,22 @@ export function App({ client, hello }: AppProps) {
   useEffect(() => {
     void loadChannels();
   }, [loadChannels]);
+  // After the subscription above, so an agent added meanwhile is pushed or read, never missed.
+  useEffect(loadManaged, [loadManaged]);
 
   const channelLabels = useMemo(
     () => new Map((channels ?? []).map((c) => [c.id, channelLabel(c, me)] as const)),
     [channels, me],
   );
-  const agents = useMemo(() => agentsOf(channels ?? [], me), [channels, me]);
+  const agents = useMemo(
+    () => sidebarAgents(managed ?? [], agentsOf(channels ?? [], me)),
+    [managed, channels, me],
+  );
+  // Closing a start dialog may follow "New agent…": read the managed agents again.
+  const closeDialog = () => {
+    setStarting(null);
+    loadManaged();
+  };
   const selectedChannel =
     route.kind === 'channel' ? (channels ?? []).find((c) => c.id === route.channelId) : undefined;
 
@@ -222,7 +249,11 @@ export function App({ client, hello }: AppProps) {
         )}
         <h2 id="agents-heading">Agent queues</h2>
         {agents.length === 0 ? (
-          <p class="muted">No agents yet. Press New message to write to one.</p>
+          <p class="muted">
+            {channels === null || managed === null
+              ? 'Loading agents…'
+              : `You have no agents yet. Press New message to write to one${hello.canAddAgent ? ', or to add one with New agent…' : ''}.`}
+          </p>
         ) : (
           <ul class="nav-list" aria-labelledby="agents-heading">
             {agents.map((agent) => (
@@ -280,7 +311,7 @@ export function App({ client, hello }: AppProps) {
           me={me}
           initialTo={messageTo}
           canAddAgent={hello.canAddAgent === true}
-          onClose={() => setStarting(null)}
+          onClose={closeDialog}
           onDone={(id) => void goTo(id)}
         />
       )}

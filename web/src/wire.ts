@@ -12,6 +12,12 @@ export interface PrincipalRef {
 }
 
 /** `principal.list {after?, limit?}`: names and kinds in name order; follow `nextAfter` until null. */
+/** `agent.managed`: an agent was added or its managers changed; whether the reader manages it now. */
+export interface AgentManagedEvent {
+  agent: PrincipalRef;
+  managed: boolean;
+}
+
 export interface PrincipalListPage {
   principals: PrincipalRef[];
   nextAfter: string | null;
@@ -43,6 +49,8 @@ export interface QueueSummary {
   generation: string;
   revision: number;
   total: number;
+  /** Messages ever queued for the agent (0: none yet). Absent from an older host. */
+  totalQueued?: number;
   counts: { person: number; agent: number; unknown: number };
   newestPersonMessageId: string | null;
   blockingReturnedMessageId: string | null;

@@ -46,3 +46,30 @@ export async function listAgentManagers(
     .orderBy('principals.name')
     .execute();
 }
+
+/** The ids of an agent's managers (for live pushes: who may watch its queue). */
+export async function listAgentManagerIds(db: Db, agentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('agent_managers')
+    .select('person_id')
+    .where('agent_id', '=', agentId)
+    .execute();
+  return rows.map((r) => r.person_id);
+}
+
+/** One page of the agents a person manages, by name, strictly after `after`. */
+export async function listManagedAgents(
+  db: Db,
+  personId: string,
+  options: { after?: string | undefined; limit: number },
+): Promise<{ id: string; name: string; kind: 'agent' }[]> {
+  let q = db
+    .selectFrom('agent_managers')
+    .innerJoin('principals', 'principals.id', 'agent_managers.agent_id')
+    .select(['principals.id as id', 'principals.name as name'])
+    .where('agent_managers.person_id', '=', personId)
+    .orderBy('principals.name')
+    .limit(options.limit);
+  if (options.after !== undefined) q = q.where('principals.name', '>', options.after);
+  return (await q.execute()).map((r) => ({ id: r.id, name: r.name, kind: 'agent' as const }));
+}

@@ -13,7 +13,9 @@ export type EventKind =
   | 'channel.members'
   | 'turn.changed'
   /** A principal's read mark in a channel moved (`agent_id` holds that principal, person or agent). */
-  | 'read.marked';
+  | 'read.marked'
+  /** An agent was added or its managers changed (`agent_id`): who lists it as theirs may change. */
+  | 'agent.managers';
 
 export interface NewEvent {
   kind: EventKind;

@@ -8,12 +8,13 @@ export interface PrincipalEntry {
   kind: PrincipalKind;
 }
 
-/** One page of principals in name order, strictly after `after` (a name), at most `limit`. */
+/** One page of principals (of one kind, if given) in name order, strictly after `after` (a name), at most `limit`. */
 export async function listPrincipalDirectory(
   db: Db,
-  options: { after?: string | undefined; limit: number },
+  options: { after?: string | undefined; limit: number; kind?: PrincipalKind },
 ): Promise<PrincipalEntry[]> {
   let q = db.selectFrom('principals').select(['id', 'name', 'kind']).orderBy('name').limit(options.limit);
   if (options.after !== undefined) q = q.where('name', '>', options.after);
+  if (options.kind !== undefined) q = q.where('kind', '=', options.kind);
   return q.execute();
 }

@@ -7,6 +7,7 @@ import {
   signInWithCode,
 } from '../../host/sessions.js';
 import { clearedSessionCookie, cookieValue, isOwnPageRequest, sessionCookie } from './auth.js';
+import { pageStyleLinks } from './page-styles.js';
 
 const FORM_BODY_LIMIT = 4096;
 
@@ -15,14 +16,21 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>${escapeHtml(title)} · Sluice</title><body>${body}</body></html>`;
+/**
+ * A page the host renders, in the web page's stylesheet (`links`: page-styles.ts) and its card: the
+ * same colours, fonts, buttons and focus ring as the signed-out notice the page itself draws.
+ */
+function page(title: string, body: string, links: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>${escapeHtml(title)} · Sluice</title>${links}</head><body><main class="notice">${body}</main></body></html>`;
 }
 
-const LINK_UNUSABLE = page(
-  'Login link not valid',
-  '<h1>That login link is not valid</h1><p>Login links work once and for 10 minutes. Run <code>sluice login-link</code> for a fresh one.</p>',
-);
+function linkUnusable(links: string): string {
+  return page(
+    'Login link not valid',
+    '<h1>That login link is not valid</h1><p>Login links work once and for 10 minutes. Run <code>sluice login-link</code> for a fresh one.</p>',
+    links,
+  );
+}
 
 function html(reply: FastifyReply, status: number, text: string) {
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(text);
@@ -36,20 +44,22 @@ function html(reply: FastifyReply, status: number, text: string) {
 export async function registerLoginRoutes(
   app: FastifyInstance,
   ctx: HostContext,
-  options: { secureCookie: boolean; settings?: Partial<SessionSettings> },
+  options: { secureCookie: boolean; settings?: Partial<SessionSettings>; webRoot: string },
 ): Promise<void> {
   const settings = options.settings ?? {};
+  const links = () => pageStyleLinks(options.webRoot);
   app.get('/login', async (req, reply) => {
     const code = (req.query as { code?: unknown }).code;
     const person = await findUsableLoginLinkPrincipal(ctx, code);
-    if (!person) return html(reply, 401, LINK_UNUSABLE);
+    if (!person) return html(reply, 401, linkUnusable(await links()));
     return html(
       reply,
       200,
       page(
         'Sign in',
         `<h1>Sign in to Sluice</h1><p>This link signs this browser in as <strong>${escapeHtml(person)}</strong>. If you did not ask for it, close this page.</p>` +
-          `<form method="post" action="/login"><input type="hidden" name="code" value="${escapeHtml(String(code))}"><button type="submit">Sign in as ${escapeHtml(person)}</button></form>`,
+          `<form method="post" action="/login"><input type="hidden" name="code" value="${escapeHtml(String(code))}"><button type="submit" class="button primary">Sign in as ${escapeHtml(person)}</button></form>`,
+        await links(),
       ),
     );
   });
@@ -69,7 +79,7 @@ export async function registerLoginRoutes(
     scope.post('/login', async (req, reply) => {
       const code = req.body instanceof URLSearchParams ? req.body.get('code') : undefined;
       const session = await signInWithCode(ctx, code, settings);
-      if (!session) return html(reply, 401, LINK_UNUSABLE);
+      if (!session) return html(reply, 401, linkUnusable(await links()));
       const maxAgeS = (Date.parse(session.expiresAt) - ctx.now().getTime()) / 1000;
       return reply
         .header(

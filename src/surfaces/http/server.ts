@@ -140,7 +140,9 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     return reply.send({ status: 'ok', logLinesDropped: options.logLinesDropped?.() ?? 0 });
   });
 
+  const webRoot = options.webRoot ?? join(packageRoot(), 'web', 'dist');
   await registerLoginRoutes(app, ctx, {
+    webRoot,
     secureCookie: options.tls !== undefined,
     ...(options.sessions ? { settings: options.sessions } : {}),
   });
@@ -282,7 +284,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
       onInternalError: (err) => app.log.error({ err }, 'mcp tool failed'),
     });
   }
-  registerStaticPage(app, options.webRoot ?? join(packageRoot(), 'web', 'dist'));
+  registerStaticPage(app, webRoot);
 
   const address = await app.listen({ host: bindHost, port: options.port ?? 7777 });
   let closing: Promise<void> | undefined;

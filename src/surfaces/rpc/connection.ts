@@ -91,6 +91,7 @@ export class RpcConnection {
       renderResync: (channelId) => notification('channel.resync', { channelId }),
       renderSidebar: (channelId, change) => this.#renderChannelList(channelId, change),
       renderSidebarResync: () => this.#renderChannelListResync(),
+      renderAgentList: (agentId) => this.#renderAgentList(agentId),
       onError: (err) => this.#observer.onError?.('live', err),
     });
   }
@@ -222,7 +223,13 @@ export class RpcConnection {
     const me = this.#session.principal;
     const known = new Set<string>();
     // Listen first, load second: a change between the two is held, and judged once loaded.
-    const off = this.#hub.onSidebar((event) => this.#onSidebarEvent(event));
+    const offSidebar = this.#hub.onSidebar((event) => this.#onSidebarEvent(event));
+    // The agents the caller manages are part of its list (the page's "Agent queues").
+    const offAgents = this.#hub.onAgentList((agentId) => this.outbox.agentListChanged(agentId));
+    const off = () => {
+      offSidebar();
+      offAgents();
+    };
     const ready = liveReadsFor(this.#session.ctx)
       .channelIdsOf(me.id)
       .then((ids) => {
@@ -298,14 +305,21 @@ export class RpcConnection {
     return notification('channel.list.resync', {});
   }
 
+  /** `agent.managed {agent, managed}`: an agent was added or its managers changed (docs/rpc.md). */
+  async #renderAgentList(agentId: string): Promise<string | null> {
+    if (!this.#channelList) return null;
+    const listing = await liveReadsFor(this.#session.ctx).agentListing(this.#session.principal, agentId);
+    return listing === null ? null : notification('agent.managed', listing);
+  }
+
   async #renderQueue(agentId: string): Promise<string | null> {
     const sub = this.#queues.get(agentId);
     if (!sub) return null;
     const reads = liveReadsFor(this.#session.ctx);
     // Access is rechecked on every push (I6): a reader who lost it stops hearing about the queue.
     const me = this.#session.principal;
-    const sharing = await this.#hub.shared(`readers:${agentId}`, () => reads.principalsSharingWith(agentId));
-    if (!canWatchQueue(me, agentId, sharing)) {
+    const readers = await this.#hub.shared(`readers:${agentId}`, () => reads.queueReaderIds(agentId));
+    if (!canWatchQueue(me, agentId, readers)) {
       this.#unsubscribe([sub.name], []);
       return notification('subscription.ended', { queue: sub.name, reason: 'denied' });
     }

@@ -167,7 +167,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     const edited = await editQueuedMessage(s.ctx, s.principal, p.agent, p.messageId, p.body);
     return value({ messageId: edited.message_id, revision: edited.revision });
   },
-  'principal.list': async (s, p) => value(await principalDirectoryPage(s.ctx, p)),
+  'principal.list': async (s, p) => value(await principalDirectoryPage(s.ctx, s.principal, p)),
   'principal.addAgent': async (s, p) => {
     requireHostOwner(s.principal, 'add an agent');
     const a = await addPrincipal(s.ctx, {

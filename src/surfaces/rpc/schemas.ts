@@ -31,7 +31,11 @@ export const PARAMS = {
     cursor: z.string().max(16384).optional(),
     limit: size.optional(),
   }),
-  'principal.list': z.strictObject({ after: name.optional(), limit: size.optional() }),
+  'principal.list': z.strictObject({
+    after: name.optional(),
+    limit: size.optional(),
+    managed: z.boolean().optional(),
+  }),
   'principal.addAgent': z.strictObject({ name, settlement: z.enum(['explicit', 'turn']).optional() }),
   'channel.create': z.strictObject({ name, members: z.array(name).max(256) }),
   'channel.addMember': z.strictObject({ channelId: id, member: name }),

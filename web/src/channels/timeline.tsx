@@ -63,6 +63,16 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
     const el = scroller.current;
     return !el || el.scrollHeight - el.scrollTop - el.clientHeight < 80;
   };
+  // Whether the view follows the newest message: from the first load (and a send) until the reader
+  // scrolls up, and again once they are back at the bottom. Thumbnails arrive after the scroll was
+  // set and grow the timeline below the view; while pinned, each one that loads scrolls to the
+  // bottom again, so the newest message stays in view (the store keeps no image sizes to reserve).
+  const pinned = useRef(true);
+  const lastScrollTop = useRef(0);
+  const pinIfFollowing = useCallback(() => {
+    const el = scroller.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  }, []);
 
   /** The newest page, merged in (first load, after a send, after a reconnect). */
   const loadNewest = useCallback(
@@ -70,7 +80,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
       client
         .call<HistoryPage>('channel.history', { channelId: channel.id })
         .then((page) => {
-          if (first || nearBottom()) scrollIntent.current = { kind: 'bottom' };
+          if (first || pinned.current || nearBottom()) scrollIntent.current = { kind: 'bottom' };
           setMessages((current) => mergeMessages(current, page.messages));
           if (first) setOlderCursor(page.nextCursor);
           setLoaded(true);
@@ -91,7 +101,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
     const offMessage = client.on('channel.message', (params) => {
       const event = params as ChannelMessageEvent;
       if (event.channelId !== channel.id || !event.message) return;
-      if (nearBottom()) scrollIntent.current = { kind: 'bottom' };
+      if (pinned.current || nearBottom()) scrollIntent.current = { kind: 'bottom' };
       setMessages((current) => mergeMessages(current, [event.message]));
     });
     // Events overflowed while this socket was backed up: the host sends one resync notice instead.
@@ -204,6 +214,17 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
     if (el && loaded && olderCursor && el.scrollHeight <= el.clientHeight + LOAD_OLDER_THRESHOLD) loadOlder();
   }, [loaded, olderCursor, loadOlder]);
 
+  // `load` does not bubble: caught on the way down, for every image in the timeline.
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const onLoad = (event: Event) => {
+      if (event.target instanceof HTMLImageElement) pinIfFollowing();
+    };
+    el.addEventListener('load', onLoad, true);
+    return () => el.removeEventListener('load', onLoad, true);
+  }, [pinIfFollowing]);
+
   // A screenshot pasted while nothing in particular has focus still goes to this channel's composer.
   useEffect(() => {
     const onPaste = (event: ClipboardEvent) => {
@@ -218,7 +239,13 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
 
   const onScroll = () => {
     const el = scroller.current;
-    if (el && el.scrollTop < LOAD_OLDER_THRESHOLD) loadOlder();
+    if (el) {
+      // Growth below the view never moves scrollTop up, so moving up is the reader's doing.
+      if (el.scrollTop < lastScrollTop.current - 1) pinned.current = false;
+      else if (nearBottom()) pinned.current = true;
+      lastScrollTop.current = el.scrollTop;
+      if (el.scrollTop < LOAD_OLDER_THRESHOLD) loadOlder();
+    }
     markNewestRead();
   };
 
@@ -291,7 +318,11 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
         client={client}
         channelId={channel.id}
         channelTitle={title}
-        onSent={() => loadNewest(false)}
+        onSent={() => {
+          // The person's own message (a picture too) is shown whole at the bottom.
+          pinned.current = true;
+          loadNewest(false);
+        }}
         attach={attach}
         replyTo={
           replyingTo && {

@@ -24,6 +24,8 @@ interface CardListProps {
   onOpen: (row: QueueRow) => void;
   /** How the page names each channel the person has (`#team`, `@alice`); others show as "a channel". */
   channelLabels: ReadonlyMap<string, string>;
+  /** The line shown when no card is listed (from the summary: queue/empty-state.ts). */
+  emptyText: string;
 }
 
 /** Every card is this tall, so the list can place only the visible ones (virtualised). */
@@ -45,6 +47,7 @@ export function CardList({
   generation,
   onOpen,
   channelLabels,
+  emptyText,
 }: CardListProps) {
   const [win, setWin] = useState<QueueWindow | null>(null);
   const [loading, setLoading] = useState(false);
@@ -232,9 +235,7 @@ export function CardList({
         </p>
       )}
       <div class="card-list" ref={scroller} onScroll={onScroll}>
-        {win && rows.length === 0 && (
-          <p class="muted pad">Nothing waiting: every message sent to {agent} has been taken.</p>
-        )}
+        {win && rows.length === 0 && <p class="muted pad">{emptyText}</p>}
         {!win && !error && <p class="muted pad">Loading cards…</p>}
         <ul
           class="cards"

@@ -4,6 +4,7 @@ import { describeError, errorCode, isTransient, RETRY_AFTER_MS, type RpcClient }
 import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
 import { CardList } from './card-list.js';
 import { CardReader } from './card-reader.js';
+import { queueEmptyText } from './empty-state.js';
 import { PresenceLine } from './presence.js';
 
 interface QueuePanelProps {
@@ -159,7 +160,8 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
         {unavailable.kind === 'denied' ? (
           <>
             <p role="alert">
-              You can't see {agent}'s queue: only {agent} itself and people who share a channel with it can.
+              You can't see {agent}'s queue: only {agent} itself, its managers (the owner too) and people who
+              share a channel with it can.
             </p>
             <p class="muted">Write to {agent} to start a direct conversation; its queue then opens here.</p>
             <button type="button" class="button primary" onClick={() => onMessage(agent)}>
@@ -277,6 +279,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
       {summary !== null && (
         <CardList
           channelLabels={channelLabels}
+          emptyText={queueEmptyText(agent, summary, source || undefined)}
           client={client}
           agent={agent}
           source={source || undefined}
