@@ -93,7 +93,7 @@ export function isNotApplied(err: unknown): boolean {
  * restart takes about a second (docs/postgres.md), so most requests arriving during one are served
  * when it ends instead of failing.
  */
-export const RECONNECT_POLICY = { budgetMs: 5_000, baseMs: 20, maxMs: 500 };
+export const RECONNECT_POLICY = { budgetMs: 5_000, baseMs: 20, maxMs: 250 };
 
 /**
  * Runs `run` again while it fails with nothing applied, with jittered exponential backoff, for up
