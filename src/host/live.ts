@@ -1,3 +1,4 @@
+import { isSluiceError } from '../core/errors.js';
 import { type EventRow, lastEventSeq, listEventsAfter } from '../store/ops/events.js';
 import type { HostContext } from './context.js';
 
@@ -138,11 +139,34 @@ export async function startLiveHub(
       return running;
     }
     running = drain()
-      .catch((err) => options.onError?.(err))
+      .then(
+        () => {
+          failures = 0;
+        },
+        (err) => {
+          options.onError?.(err);
+          retryLater();
+        },
+      )
       .finally(() => {
         running = null;
       });
     return running;
+  };
+
+  // A read that failed (the database restarting) is tried again by itself, with jittered backoff:
+  // no later commit may come to wake the hub, and its subscribers must still get what was missed.
+  let failures = 0;
+  let retry: NodeJS.Timeout | undefined;
+  const retryLater = () => {
+    if (closed || retry) return;
+    const delay = Math.min(2_000, 50 * 2 ** failures) * (0.5 + Math.random());
+    failures++;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void pump();
+    }, delay);
+    retry.unref();
   };
 
   const wake = () => {
@@ -189,6 +213,7 @@ export async function startLiveHub(
     },
     close() {
       closed = true;
+      if (retry) clearTimeout(retry);
       ctx.localCommitListeners.delete(wake);
       stopWatching();
       queues.clear();
@@ -197,6 +222,11 @@ export async function startLiveHub(
       agentLists.clear();
     },
   };
+}
+
+/** The store could not answer (the database restarting): worth asking again shortly. */
+function isUnavailable(err: unknown): boolean {
+  return isSluiceError(err) && err.code === 'unavailable';
 }
 
 /** What to re-check for a channel in a channel list: membership (and the summary), or only unread. */
@@ -255,6 +285,8 @@ export class CoalescingOutbox {
   #timer: NodeJS.Timeout | null = null;
   #flushing = false;
   #closed = false;
+  /** Flushes in a row that met an unavailable store (the database restarting): the backoff grows. */
+  #unavailable = 0;
 
   constructor(options: OutboxOptions) {
     this.#o = {
@@ -354,7 +386,12 @@ export class CoalescingOutbox {
         // Channel events first and in order, then resyncs, then the latest queue summaries.
         const event = this.#events.shift();
         if (event) {
-          const text = await this.#o.renderChannel(event);
+          const text = await this.#o.renderChannel(event).catch((err: unknown) => {
+            // Kept for the retry while the store is unavailable; otherwise the client re-reads.
+            if (isUnavailable(err)) this.#events.unshift(event);
+            else this.#resync.add(event.channelId);
+            throw err;
+          });
           if (text !== null && !this.#closed) this.#o.sink.send(text);
           continue;
         }
@@ -367,7 +404,10 @@ export class CoalescingOutbox {
         if (this.#sidebarResync) {
           this.#sidebarResync = false;
           this.#sidebar.clear();
-          const text = await this.#o.renderSidebarResync?.();
+          const text = await this.#o.renderSidebarResync?.().catch((err: unknown) => {
+            this.#sidebarResync = isUnavailable(err);
+            throw err;
+          });
           if (text !== undefined && !this.#closed) this.#o.sink.send(text);
           continue;
         }
@@ -375,7 +415,11 @@ export class CoalescingOutbox {
         if (sidebar !== undefined) {
           // Removed before the read, like a queue: a change during the read re-adds it.
           this.#sidebar.delete(sidebar[0]);
-          const text = await this.#o.renderSidebar?.(sidebar[0], sidebar[1]);
+          const text = await this.#o.renderSidebar?.(sidebar[0], sidebar[1]).catch((err: unknown) => {
+            if (isUnavailable(err) && !this.#sidebar.has(sidebar[0]))
+              this.#sidebar.set(sidebar[0], sidebar[1]);
+            throw err;
+          });
           if (text != null && !this.#closed) this.#o.sink.send(text);
           continue;
         }
@@ -390,15 +434,23 @@ export class CoalescingOutbox {
         if (agentId !== undefined) {
           // Removed before the read: a commit during the read re-adds it and is not lost.
           this.#queues.delete(agentId);
-          const text = await this.#o.renderQueue(agentId);
+          const text = await this.#o.renderQueue(agentId).catch((err: unknown) => {
+            if (isUnavailable(err)) this.#queues.add(agentId);
+            throw err;
+          });
           if (text !== null && !this.#closed) this.#o.sink.send(text);
         }
       }
+      this.#unavailable = 0;
     } catch (err) {
       this.#o.onError?.(err);
+      if (isUnavailable(err)) this.#unavailable++;
     } finally {
       this.#flushing = false;
     }
-    if (!this.#closed && this.pendingSize() > 0) this.#schedule(0);
+    // What the store could not read now is read again after a jittered, growing pause.
+    const delay =
+      this.#unavailable === 0 ? 0 : Math.min(2_000, 50 * 2 ** this.#unavailable) * (0.5 + Math.random());
+    if (!this.#closed && this.pendingSize() > 0) this.#schedule(delay);
   }
 }

@@ -11,6 +11,7 @@ import { postgresSearchIndex } from './search.js';
 import { batchingSends } from './send-batch.js';
 import { textSafePool } from './text.js';
 import { createEventListener } from './watch.js';
+import { retryNotApplied, weatherProofPool } from './weather.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:port/db`, optionally with `?pool=N&schema=NAME`. */
@@ -145,10 +146,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 30_000,
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  // No client, idle or checked out, can end the process when the server goes; a lost connection
+  // fails its request with `unavailable` (weather.ts).
   const db = new Kysely<Database>({
-    dialect: new SchemaScopedPostgresDialect({ pool: textSafePool(pool) }),
+    dialect: new SchemaScopedPostgresDialect({
+      pool: textSafePool(weatherProofPool(pool, settings.display)),
+    }),
   });
   let schema: string;
   try {
@@ -180,8 +183,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     sendTransaction<T>(fn: (db: Db) => Promise<T>, options: { oneStatement?: boolean } = {}) {
       // One statement in its own implicit transaction: a deadlock or serialization failure rolled
       // all of it back, so it runs again like any transaction.
+      // A lost connection is run again only where nothing was applied (weather.ts): a
+      // one-statement send whose connection went mid-statement may have committed, so it is not.
       if (options.oneStatement) return retryTransient(() => fn(sendDb));
-      return retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn));
+      return retryNotApplied(() =>
+        retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn)),
+      );
     },
     watchChanges: (onChange) => listener.watchChanges(onChange),
     async close() {
@@ -199,14 +206,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     // Inside, READ COMMITTED with the row locks the ops take (UPDATE queues … RETURNING,
     // findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
     // deadlock or serialization failure the server reports runs the transaction again.
-    return retryTransient(() =>
-      db
-        .transaction()
-        .setIsolationLevel('read committed')
-        .execute(async (trx) => {
-          await sql`select pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, hashtext(${schema}))`.execute(trx);
-          return fn(trx);
-        }),
+    // A transaction whose connection went before its commit applied nothing: it runs again.
+    return retryNotApplied(() =>
+      retryTransient(() =>
+        db
+          .transaction()
+          .setIsolationLevel('read committed')
+          .execute(async (trx) => {
+            await sql`select pg_advisory_xact_lock(${WRITE_LOCK_CLASS}, hashtext(${schema}))`.execute(trx);
+            return fn(trx);
+          }),
+      ),
     );
   }
 }

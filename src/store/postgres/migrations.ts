@@ -9,6 +9,7 @@ import {
   sql,
   type TableMetadata,
 } from 'kysely';
+import { inboxInHistoryOrder } from './send-order.js';
 
 /**
  * Numbered, append-only, with the same names as src/store/sqlite/migrations.ts so both backends
@@ -74,6 +75,12 @@ const migrations: Record<string, Migration> = {
   '011_send_batches': {
     async up(db: Kysely<unknown>) {
       for (const statement of SEND_BATCHES) await sql.raw(statement).execute(db);
+    },
+  },
+  // An agent's inbox order is the channel's history order (send-order.ts).
+  '013_inbox_in_history_order': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of inboxInHistoryOrder(WRITE_LOCK_CLASS)) await sql.raw(statement).execute(db);
     },
   },
 };

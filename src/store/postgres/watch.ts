@@ -7,7 +7,7 @@ export interface ListenerOptions {
   clientConfig: pg.ClientConfig;
   /** Only notifications from this schema count: several stores may share one database. */
   schema: string;
-  /** First reconnect delay; doubles up to `maxBackoffMs`. */
+  /** First reconnect delay (±50 % jitter); doubles up to `maxBackoffMs` (default 2 s). */
   backoffMs?: number;
   maxBackoffMs?: number;
   /** Called when the connection drops (for logs); the listener keeps reconnecting. */
@@ -86,12 +86,16 @@ export function createEventListener(options: ListenerOptions): EventListener {
 
   const scheduleReconnect = () => {
     if (closed || watchers.size === 0 || timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void start(true);
-    }, backoff);
+    // Jittered, so the hosts of one database do not all knock at once when it comes back.
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        void start(true);
+      },
+      backoff * (0.5 + Math.random()),
+    );
     timer.unref();
-    backoff = Math.min(backoff * 2, options.maxBackoffMs ?? 5000);
+    backoff = Math.min(backoff * 2, options.maxBackoffMs ?? 2000);
   };
 
   const start = (afterDrop: boolean): Promise<void> => {

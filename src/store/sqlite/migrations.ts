@@ -61,6 +61,11 @@ const migrations: Record<string, Migration> = {
   '011_send_batches': {
     async up() {},
   },
+  // PostgreSQL's sends take their recipients' queue rows before their seq, so inbox order is
+  // history order (postgres/send-order.ts). SQLite has one writer at a time: it always was.
+  '013_inbox_in_history_order': {
+    async up() {},
+  },
 };
 
 const INITIAL = [

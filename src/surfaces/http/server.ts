@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { isSluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import { pingStore } from '../../host/home.js';
 import { type LiveHub, startLiveHub } from '../../host/live.js';
@@ -37,6 +38,8 @@ import { UploadsInFlight } from './uploads-in-flight.js';
 export function uploadTempMaxAgeMs(limits: Pick<HttpLimits, 'requestTimeoutMs'>): number {
   return Math.max(60 * 60 * 1000, 2 * limits.requestTimeoutMs);
 }
+
+import { httpError } from './status.js';
 
 /** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
 const CREDENTIAL_RECHECK_MS = 15_000;
@@ -103,6 +106,14 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   installSocketDeadlines(app.server, httpLimits, options.tls ? 'secureConnection' : 'connection');
   const admitSend = sendRateGate(httpLimits);
   const webSockets = new PrincipalGate(httpLimits.maxWebSocketsPerPrincipal);
+  // A host error thrown outside a handler (authentication reading the store while PostgreSQL
+  // restarts) answers with its own code and status, as a handler's would, not a bare 500;
+  // Fastify's own errors (a body too large, bad JSON) keep their handling.
+  app.setErrorHandler((err, _req, reply) => {
+    if (!isSluiceError(err)) return reply.send(err);
+    const { status, body } = httpError(err);
+    return reply.code(status).send(body);
+  });
   app.decorateRequest('principal', null);
   const bindHost = options.host ?? '127.0.0.1';
   const boundPort = () => {
