@@ -76,6 +76,12 @@ const migrations: Record<string, Migration> = {
       for (const statement of SEND_BATCHES) await sql.raw(statement).execute(db);
     },
   },
+  // A label a person gives a token (`sluice token create NAME --note TEXT`), shown by `token ls`.
+  '012_token_notes': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw('alter table tokens add column note text').execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,

@@ -61,6 +61,12 @@ const migrations: Record<string, Migration> = {
   '011_send_batches': {
     async up() {},
   },
+  // A label a person gives a token (`sluice token create NAME --note TEXT`), shown by `token ls`.
+  '012_token_notes': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw('alter table tokens add column note text').execute(db);
+    },
+  },
 };
 
 const INITIAL = [

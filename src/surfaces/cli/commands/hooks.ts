@@ -105,6 +105,24 @@ export function registerHooksCommands(program: Command): void {
         await writeOut(`${lines.join('\n')}\n`);
       }),
     );
+  // What the installed hooks run (bin/sluice.js takes a fast path past commander); here for
+  // --help and for global options written before it. Not listed: people do not run it by hand.
+  program
+    .command('hook <client> <event>', { hidden: true })
+    .description(
+      'print the delivery for a client hook (claude|codex, session-start|user-prompt-submit); run by the hooks hooks install writes',
+    )
+    .option('--metadata', 'only the short metadata notice, not bodies')
+    .action(async (client: string, event: string, opts: { metadata?: boolean }, command: Command) => {
+      const global = command.optsWithGlobals() as { as?: string; home?: string; db?: string };
+      const argv = [client, event];
+      if (global.as !== undefined) argv.push('--as', global.as);
+      if (global.home !== undefined) argv.push('--home', global.home);
+      if (global.db !== undefined) argv.push('--db', global.db);
+      if (opts.metadata) argv.push('--metadata');
+      const { runHookCli } = await import('../../hooks/hook-cli.js');
+      await runHookCli(argv);
+    });
   hooks
     .command('uninstall <client>')
     .description('remove what hooks install added (hooks, wake, permission rules, agent lock, MCP server)')
