@@ -46,12 +46,15 @@ export interface TokenListing {
 export async function listTokens(db: Db): Promise<TokenListing[]> {
   const rows = await listCredentials(db, TOKENS);
   const notes = new Map(
-    (await db.selectFrom('tokens').select(['id', 'note']).where('note', 'is not', null).execute()).map((r) => [
-      r.id,
-      r.note,
-    ]),
+    (await db.selectFrom('tokens').select(['id', 'note']).where('note', 'is not', null).execute()).map(
+      (r) => [r.id, r.note],
+    ),
   );
-  return rows.map(({ last_used, ...row }) => ({ ...row, last_used_at: last_used, note: notes.get(row.id) ?? null }));
+  return rows.map(({ last_used, ...row }) => ({
+    ...row,
+    last_used_at: last_used,
+    note: notes.get(row.id) ?? null,
+  }));
 }
 
 /** Removes one token; true when it existed. */
