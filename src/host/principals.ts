@@ -216,7 +216,6 @@ function tokenNote(note: string | undefined): string | null {
   const text = note.trim();
   if (text.length > MAX_TOKEN_NOTE_LENGTH)
     throw new SluiceError('invalid_params', `--note is at most ${MAX_TOKEN_NOTE_LENGTH} characters`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(text))
     throw new SluiceError('invalid_params', '--note is one line of text (no control characters)');
   return text === '' ? null : text;
