@@ -2,7 +2,7 @@
 // and a local-scope MCP entry in the user's `.claude.json`); the REAL Claude Code, started in the
 // project with no --settings or --mcp-config of ours, runs the delivery hook and offers and runs
 // the sluice MCP tools from those files. Then `hooks uninstall claude` leaves the folder empty again.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
@@ -41,6 +41,9 @@ describe.skipIf(!enabled)(
 
     test('the hook delivers and the MCP tools run from settings.local.json and the local MCP entry; the shared files are never written', async () => {
       const claudeHome = makeClaudeHome('sluice-local-install-');
+      // A repository of its own: Claude Code keys the local entry by the repository root, and a
+      // stray `.git` above the temp folder (see test/support/global-setup.ts) must not move the key.
+      mkdirSync(join(claudeHome.cwd, '.git'));
       try {
         const env = { CLAUDE_CONFIG_DIR: claudeHome.configDir, SLUICE_AGENT_LOCK: '' };
         const installed = await runCli(
@@ -105,7 +108,7 @@ describe.skipIf(!enabled)(
           env,
         });
         expect(removed.code, removed.stderr).toBe(0);
-        expect(readdirSync(claudeHome.cwd)).toEqual([]);
+        expect(readdirSync(claudeHome.cwd)).toEqual(['.git']);
         const global = JSON.parse(readFileSync(join(claudeHome.configDir, '.claude.json'), 'utf8'));
         const servers = Object.values(global.projects as Record<string, { mcpServers?: object }>).map(
           (p) => p.mcpServers ?? {},

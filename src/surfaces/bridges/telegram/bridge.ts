@@ -28,13 +28,17 @@ export interface TelegramBridge {
   stop(): Promise<void>;
 }
 
+// The abort listener goes when the sleep ends either way: the bridge sleeps on one signal for
+// its whole life, and listeners left behind pile up (Node warns past ten).
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const done = () => {
       clearTimeout(timer);
+      signal.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 
 /** Jittered exponential backoff: 1 s, 2 s, 4 s … up to 60 s. */
