@@ -28,6 +28,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '010_agent_managers',
   // Nothing on SQLite (a PostgreSQL server function).
   '011_send_batches',
+  // A column on tokens (their note), a table the reader never queries.
+  '012_token_notes',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
