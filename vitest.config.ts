@@ -6,8 +6,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // another path, e.g. a missing one to see that line).
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const browserTests = 'test/web/*.e2e.test.ts';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
+// SLUICE_BROWSER=0 leaves them out on purpose (npm run test:fast), without the line below.
+const browserOff = process.env.SLUICE_BROWSER === '0';
+const hasChromium = !browserOff && existsSync(CHROMIUM);
+if (!hasChromium && !browserOff) {
   process.stderr.write(
     `[sluice tests] ${CHROMIUM} is missing: skipping the browser tests (${browserTests}); apt-get install chromium to run them\n`,
   );
@@ -16,6 +18,8 @@ if (!hasChromium) {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A temporary folder of the run's own, checked empty at its end (no test leaves files behind).
+    globalSetup: ['test/support/global-setup.ts'],
     exclude: [...configDefaults.exclude, ...(hasChromium ? [] : [browserTests])],
     testTimeout: 30_000,
     hookTimeout: 60_000,

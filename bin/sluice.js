@@ -7,11 +7,13 @@ import { statSync } from 'node:fs';
 // project files); the first sluice process in a chain records it.
 const userUmask = process.umask(0o077);
 process.env.SLUICE_USER_UMASK ??= userUmask.toString(8);
-// The hook path runs on every prompt: it skips commander and the rest of the CLI graph.
-if (process.argv[2] === 'hook') {
+// The hook path runs on every prompt: it skips commander and the rest of the CLI graph (but
+// `--help` is commander's, like on every other command).
+const fast = !process.argv.slice(3).some((arg) => arg === '--help' || arg === '-h');
+if (process.argv[2] === 'hook' && fast) {
   const { runHookCli } = await import('../dist/src/surfaces/hooks/hook-cli.js');
   await runHookCli(process.argv.slice(3));
-} else if (process.argv[2] === 'wait') {
+} else if (process.argv[2] === 'wait' && fast) {
   // The wake runs after every Claude Code turn: like the hook, it skips the CLI graph.
   const { runWaitCli } = await import('../dist/src/surfaces/hooks/wait-cli.js');
   await runWaitCli(process.argv.slice(3));

@@ -189,8 +189,9 @@ export interface IssuedToken {
 export async function issueAccessToken(
   ctx: HostContext,
   name: string,
-  options: { expiresInMs?: number | null } = {},
+  options: { expiresInMs?: number | null; note?: string | undefined } = {},
 ): Promise<IssuedToken> {
+  const note = tokenNote(options.note);
   const principal = await resolvePrincipal(ctx, name);
   const ttl = options.expiresInMs === undefined ? DEFAULT_TOKEN_TTL_MS : options.expiresInMs;
   if (ttl !== null && (!Number.isFinite(ttl) || ttl <= 0))
@@ -206,8 +207,23 @@ export async function issueAccessToken(
     created_at: now.toISOString(),
     expires_at: expiresAt,
     last_used_at: null,
+    note,
   });
   return { id, token, principal: principal.name, expiresAt };
+}
+
+/** The longest note a token keeps (it is a label for `token ls`, not a document). */
+export const MAX_TOKEN_NOTE_LENGTH = 200;
+
+/** A token's note, trimmed; refuses one too long or holding control characters (null when none). */
+function tokenNote(note: string | undefined): string | null {
+  if (note === undefined) return null;
+  const text = note.trim();
+  if (text.length > MAX_TOKEN_NOTE_LENGTH)
+    throw new SluiceError('invalid_params', `--note is at most ${MAX_TOKEN_NOTE_LENGTH} characters`);
+  if (/[\u0000-\u001f\u007f]/.test(text))
+    throw new SluiceError('invalid_params', '--note is one line of text (no control characters)');
+  return text === '' ? null : text;
 }
 
 /** Issues a new access token (default expiry) and returns only the secret. */

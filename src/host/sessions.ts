@@ -156,6 +156,8 @@ export interface CredentialListing {
   created: string;
   expires: string | null;
   lastUsed: string | null;
+  /** A token's note (`token create --note`); null for sessions and tokens without one. */
+  note: string | null;
 }
 
 /** Access tokens and current browser sessions, oldest first within each kind. */
@@ -170,6 +172,7 @@ export async function listCredentials(ctx: HostContext): Promise<CredentialListi
       created: t.created_at,
       expires: t.expires_at,
       lastUsed: t.last_used_at,
+      note: t.note,
     })),
     ...sessions.map((s) => ({
       id: s.id,
@@ -178,6 +181,7 @@ export async function listCredentials(ctx: HostContext): Promise<CredentialListi
       created: s.created_at,
       expires: s.expires_at,
       lastUsed: s.last_seen_at,
+      note: null,
     })),
   ];
 }

@@ -32,6 +32,8 @@ export interface TokensTable {
   /** Null: a token without expiry (every token minted before migration 003). */
   expires_at: string | null;
   last_used_at: string | null;
+  /** What the token is for, as its creator wrote it (migration 014); null when none was given. */
+  note: string | null;
 }
 
 /** A single-use sign-in link for a person (migration 003); only the code's hash is kept. */

@@ -113,13 +113,14 @@ describe('sluice hooks install claude', () => {
   const launcher = { node: '/usr/bin/node', bin: '/opt/sluice/bin/sluice.js' };
   const store = { home: '/srv/sluice', db: undefined };
   const settingsOf = (plan: ReturnType<typeof planClaudeInstall>) =>
-    JSON.parse(plan.changes.find((c) => c.path.endsWith('settings.json'))?.after ?? '{}');
+    JSON.parse(plan.changes.find((c) => /settings(\.local)?\.json$/.test(c.path))?.after ?? '{}');
 
   it('puts the agent lock in the settings env: this agent, this store, --attach from the project', () => {
     const project = mkdtempSync(join(tmpdir(), 'sluice-install-lock-'));
     try {
       writeFileSync(join(project, 'keep.txt'), '');
-      const settings = settingsOf(planClaudeInstall({ agent: 'bot', scope: { project }, store, launcher }));
+      const scope = { project, globalConfig: join(project, 'user-claude.json') };
+      const settings = settingsOf(planClaudeInstall({ agent: 'bot', scope, store, launcher }));
       expect(agentLockFrom(settings.env)).toEqual({
         agent: 'bot',
         home: '/srv/sluice',

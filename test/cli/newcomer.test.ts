@@ -28,12 +28,15 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     [['message', 'read', '--help']],
     [['help', 'channel', 'create']],
     [['queue', '--help']],
-  ])('`sluice %j` lists the global options --as, --home and --db', async (args) => {
-    const help = await ok(...args);
-    const global = help.slice(help.indexOf('Global Options:'));
-    expect(help).toContain('Global Options:');
-    for (const option of ['--as <name>', '--home <dir>', '--db <url>']) expect(global).toContain(option);
-  });
+  ])(
+    '`sluice %j` names the global options --as, --home and --db (explained once, in sluice --help)',
+    async (args) => {
+      const help = await ok(...args);
+      const global = help.slice(help.indexOf('Global options (sluice --help explains them):'));
+      expect(help).toContain('Global options (sluice --help explains them):');
+      for (const option of ['--as NAME', '--home DIR', '--db URL']) expect(global).toContain(option);
+    },
+  );
 
   it('creates a channel of just its creator without --members, as the page does', async () => {
     expect(await ok('channel', 'create', 'solo')).toBe('#solo\n');

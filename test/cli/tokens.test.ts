@@ -36,7 +36,9 @@ describe('sluice token and sluice login-link', { timeout: 180_000 }, () => {
 
     const table = await cli('token', 'ls');
     expect(table.stderr).toBe('');
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+KIND\s+PRINCIPAL\s+CREATED\s+EXPIRES\s+LAST USED$/);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^ID\s+KIND\s+PRINCIPAL\s+CREATED\s+EXPIRES\s+LAST USED\s+NOTE$/,
+    );
 
     expect((await cli('token', 'revoke', row?.id as string)).stdout).toBe(`revoked token ${row?.id}\n`);
     expect((await cli('token', 'revoke', session?.id as string)).stdout).toBe(

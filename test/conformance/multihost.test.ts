@@ -200,7 +200,8 @@ async function buildWorld(backend: Backend, cleanups: (() => Promise<void> | voi
   // database). SQLite hosts share a machine, so they share the home its blobs live in.
   const home = (name: string) => {
     const dir = backend === 'postgres' ? join(shared.home, name) : join(shared.home, 'shared-home');
-    mkdirSync(dir, { recursive: true });
+    // Private, as sluice creates a home (else opening it tightens it with a notice on stderr).
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   };
   const admin = await openHost({ home: home('admin'), db, durability: 'normal', pollMs: 10 });

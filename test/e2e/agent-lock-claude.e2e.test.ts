@@ -185,9 +185,7 @@ describe.skipIf(!enabled)('agent tools are that agent (real Claude Code)', () =>
       });
       const installed = await runCli(
         ['hooks', 'install', 'claude', '--project', claudeHome.cwd, '--as', 'bot'],
-        {
-          home: s.h.home,
-        },
+        { home: s.h.home, env: { CLAUDE_CONFIG_DIR: claudeHome.configDir } },
       );
       expect(installed.stderr).toBe('');
       expect(installed.code).toBe(0);
@@ -197,8 +195,10 @@ describe.skipIf(!enabled)('agent tools are that agent (real Claude Code)', () =>
       const before = await s.snapshot();
       // `claude -p` does not let a project's settings grant Bash permissions (an interactive,
       // trusted session does), so the run passes the installed rules as --allowedTools: the very
-      // strings the installer wrote. The lock itself comes from the project's `env`.
-      const settings = JSON.parse(readFileSync(join(claudeHome.cwd, '.claude', 'settings.json'), 'utf8'));
+      // strings the installer wrote. The lock itself comes from the project's local settings `env`.
+      const settings = JSON.parse(
+        readFileSync(join(claudeHome.cwd, '.claude', 'settings.local.json'), 'utf8'),
+      );
       expect(settings.permissions.allow).toContain('Bash(sluice message:*)');
       const run = await runClaude({
         server,

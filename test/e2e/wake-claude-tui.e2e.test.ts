@@ -167,7 +167,7 @@ describe.skipIf(!enabled || tmuxPath === '')(
       preacceptClaudeTui(claudeHome, API_KEY, CLAUDE_CODE_VERSION);
       const install = await runCli(
         ['hooks', 'install', 'claude', '--as', 'bot', '--project', claudeHome.cwd],
-        { home: host.home, env: { SLUICE_AGENT_LOCK: '' } },
+        { home: host.home, env: { SLUICE_AGENT_LOCK: '', CLAUDE_CONFIG_DIR: claudeHome.configDir } },
       );
       expect(install.code, install.stderr).toBe(0);
       tui = new TmuxTui(tmuxPath, join(claudeHome.root, 'tmux.sock'));

@@ -31,7 +31,10 @@ afterAll(async () => {
 // The writing install runs the built CLI in a child process (npm run build); the --dry-run one in
 // this process through the CLI's main (runCliHere): the refusal is the same code either way.
 const install = (args: string[]) =>
-  (args.includes('--dry-run') ? runCliHere : runCli)(['hooks', 'install', ...args], { home: host.home });
+  (args.includes('--dry-run') ? runCliHere : runCli)(['hooks', 'install', ...args], {
+    home: host.home,
+    env: { CLAUDE_CONFIG_DIR: join(scratch, 'user-claude'), CODEX_HOME: join(scratch, 'user-codex') },
+  });
 
 describe('hooks install refuses config folders that lead out of the project', () => {
   test.each([

@@ -1,6 +1,14 @@
 // `sluice hooks install claude` installs the wake (asyncRewake hooks running `sluice wait`) unless
 // --no-wake, and `sluice hooks uninstall claude|codex` removes exactly what install added.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -10,10 +18,14 @@ import { openTestHost, runCli, SLUICE_BIN, type TestHost } from '../support/host
 
 let host: TestHost;
 let scratch: string;
+/** The user's Claude config folder ($CLAUDE_CONFIG_DIR) for every run: local MCP entries land there. */
+let userConfig: string;
 beforeAll(async () => {
   host = await openTestHost();
   await host.agent('bot');
   scratch = mkdtempSync(join(tmpdir(), 'sluice-wake-install-'));
+  userConfig = join(scratch, 'user-claude');
+  mkdirSync(userConfig);
 });
 afterAll(async () => {
   await host.close();
@@ -29,9 +41,16 @@ function freshDir(name: string): string {
 // In this process through the CLI's main (runCliHere): what is tested is the files written, which
 // the real clients read. One install and one uninstall run the built CLI in a child process.
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  runCliHere(['hooks', ...args], { home: host.home, env: { SLUICE_AGENT_LOCK: '', ...env } });
+  runCliHere(['hooks', ...args], {
+    home: host.home,
+    env: { SLUICE_AGENT_LOCK: '', CLAUDE_CONFIG_DIR: userConfig, ...env },
+  });
 const cliProcess = (args: string[]) =>
-  runCli(['hooks', ...args], { home: host.home, env: { SLUICE_AGENT_LOCK: '' } });
+  runCli(['hooks', ...args], {
+    home: host.home,
+    env: { SLUICE_AGENT_LOCK: '', CLAUDE_CONFIG_DIR: userConfig },
+  });
+const localSettings = (project: string) => join(project, '.claude', 'settings.local.json');
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 const USER_SETTINGS = {
@@ -46,10 +65,14 @@ const USER_SETTINGS = {
 };
 const USER_MCP = { mcpServers: { mine: { command: 'x' } } };
 
+const SHARED_SETTINGS = { model: 'opus', permissions: { allow: ['Bash(npm test:*)'] } };
+
+/** A project with the team's shared files and this user's own local settings. */
 function userProject(): string {
   const project = freshDir('claude');
   mkdirSync(join(project, '.claude'));
-  writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify(USER_SETTINGS));
+  writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify(SHARED_SETTINGS));
+  writeFileSync(localSettings(project), JSON.stringify(USER_SETTINGS));
   writeFileSync(join(project, '.mcp.json'), JSON.stringify(USER_MCP));
   return project;
 }
@@ -65,7 +88,7 @@ describe('the wake in sluice hooks install claude', () => {
     const run = await cliProcess(['install', 'claude', '--as', 'bot', '--project', project]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/wake: SessionStart and Stop run sluice wait --as bot --for claude --hook/);
-    const settings = readJson(join(project, '.claude', 'settings.json'));
+    const settings = readJson(localSettings(project));
     const command = `${process.execPath} ${SLUICE_BIN} wait --as bot --for claude --hook --timeout ${WAKE_HOOK_TIMEOUT_S - 60} --home ${host.home}`;
     expect(wakeEntries(settings)).toEqual([
       { event: 'SessionStart', type: 'command', command, asyncRewake: true, timeout: WAKE_HOOK_TIMEOUT_S },
@@ -83,7 +106,7 @@ describe('the wake in sluice hooks install claude', () => {
     const run = await cli(['install', 'claude', '--as', 'bot', '--project', project, '--no-wake']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('wake: not installed (--no-wake)');
-    const settings = readJson(join(project, '.claude', 'settings.json'));
+    const settings = readJson(localSettings(project));
     expect(wakeEntries(settings)).toEqual([]);
     expect(settings.hooks.Stop).toEqual(USER_SETTINGS.hooks.Stop);
     expect(JSON.stringify(settings.hooks.UserPromptSubmit)).toContain('hook claude user-prompt-submit');
@@ -91,20 +114,40 @@ describe('the wake in sluice hooks install claude', () => {
 });
 
 describe('sluice hooks uninstall', () => {
-  test('claude: the project’s files hold exactly the user’s settings again', async () => {
+  test('claude: the project’s files hold exactly the user’s settings again, the user’s .claude.json too', async () => {
     const project = userProject();
-    await cli(['install', 'claude', '--as', 'bot', '--project', project]);
-    const dry = await cli(['uninstall', 'claude', '--project', project, '--dry-run']);
+    const config = freshDir('config');
+    const globalBefore = `${JSON.stringify({ numStartups: 2, projects: { '/elsewhere': { mcpServers: {} } } }, null, 2)}\n`;
+    writeFileSync(join(config, '.claude.json'), globalBefore);
+    const env = { CLAUDE_CONFIG_DIR: config };
+    await cli(['install', 'claude', '--as', 'bot', '--project', project], env);
+    expect(readFileSync(join(config, '.claude.json'), 'utf8')).toContain('"sluice"');
+    const dry = await cli(['uninstall', 'claude', '--project', project, '--dry-run'], env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain('would change (dry run, nothing written)');
-    expect(JSON.stringify(readJson(join(project, '.claude', 'settings.json')))).toContain('sluice');
+    expect(JSON.stringify(readJson(localSettings(project)))).toContain('sluice');
 
-    const run = await cliProcess(['uninstall', 'claude', '--project', project]);
+    const run = await runCli(['hooks', 'uninstall', 'claude', '--project', project], {
+      home: host.home,
+      env: { SLUICE_AGENT_LOCK: '', ...env },
+    });
     expect(run.code).toBe(0);
-    expect(readJson(join(project, '.claude', 'settings.json'))).toEqual(USER_SETTINGS);
+    expect(readJson(localSettings(project))).toEqual(USER_SETTINGS);
+    expect(readJson(join(project, '.claude', 'settings.json'))).toEqual(SHARED_SETTINGS);
     expect(readJson(join(project, '.mcp.json'))).toEqual(USER_MCP);
-    const again = await cli(['uninstall', 'claude', '--project', project]);
+    expect(readFileSync(join(config, '.claude.json'), 'utf8')).toBe(globalBefore);
+    const again = await cli(['uninstall', 'claude', '--project', project], env);
     expect(again.stdout).toContain("nothing of sluice's installed here");
+  });
+
+  test('claude: files and the .claude folder the install created are deleted again', async () => {
+    const project = freshDir('bare');
+    await cli(['install', 'claude', '--as', 'bot', '--project', project]);
+    expect(existsSync(localSettings(project))).toBe(true);
+    const run = await cli(['uninstall', 'claude', '--project', project]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`deleted ${localSettings(project)}`);
+    expect(readdirSync(project)).toEqual([]);
   });
 
   test('claude --user: settings and the global .claude.json lose only Sluice’s entries', async () => {
@@ -115,7 +158,7 @@ describe('sluice hooks uninstall', () => {
     const run = await cli(['uninstall', 'claude', '--user'], { CLAUDE_CONFIG_DIR: config });
     expect(run.code).toBe(0);
     expect(readJson(join(config, '.claude.json'))).toEqual(global);
-    expect(readJson(join(config, 'settings.json'))).toEqual({});
+    expect(existsSync(join(config, 'settings.json'))).toBe(false);
   });
 
   test('codex: config.toml keeps every other line, hooks.json keeps the user’s hooks', async () => {
@@ -139,7 +182,7 @@ describe('sluice hooks uninstall', () => {
     const run = await cli(['uninstall', 'claude', '--project', project], { SLUICE_AGENT_LOCK: lock });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^sluice: denied: hooks uninstall is not available under the agent lock\n$/);
-    expect(JSON.stringify(readJson(join(project, '.claude', 'settings.json')))).toContain('sluice');
+    expect(JSON.stringify(readJson(localSettings(project)))).toContain('sluice');
   });
 
   test('refuses an unknown client with one line', async () => {

@@ -39,12 +39,22 @@ export interface TokenListing {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  note: string | null;
 }
 
-/** Every access token (never its hash), oldest first. */
+/** Every access token (never its hash) with its note, oldest first. */
 export async function listTokens(db: Db): Promise<TokenListing[]> {
   const rows = await listCredentials(db, TOKENS);
-  return rows.map(({ last_used, ...row }) => ({ ...row, last_used_at: last_used }));
+  const notes = new Map(
+    (await db.selectFrom('tokens').select(['id', 'note']).where('note', 'is not', null).execute()).map(
+      (r) => [r.id, r.note],
+    ),
+  );
+  return rows.map(({ last_used, ...row }) => ({
+    ...row,
+    last_used_at: last_used,
+    note: notes.get(row.id) ?? null,
+  }));
 }
 
 /** Removes one token; true when it existed. */

@@ -83,6 +83,12 @@ const migrations: Record<string, Migration> = {
       for (const statement of inboxInHistoryOrder(WRITE_LOCK_CLASS)) await sql.raw(statement).execute(db);
     },
   },
+  // A label a person gives a token (`sluice token create NAME --note TEXT`), shown by `token ls`.
+  '014_token_notes': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw('alter table tokens add column note text').execute(db);
+    },
+  },
 };
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,

@@ -66,6 +66,12 @@ const migrations: Record<string, Migration> = {
   '013_inbox_in_history_order': {
     async up() {},
   },
+  // A label a person gives a token (`sluice token create NAME --note TEXT`), shown by `token ls`.
+  '014_token_notes': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw('alter table tokens add column note text').execute(db);
+    },
+  },
 };
 
 const INITIAL = [

@@ -1,5 +1,18 @@
 import { Command, CommanderError } from 'commander';
+import { addHelpSections, allCommands } from './help.js';
 import { reportError, writeOut } from './io.js';
+
+/** The first steps, under `sluice --help`; each command's own help has its examples. */
+const ROOT_EXAMPLES = `
+Examples:
+  $ sluice start
+  $ sluice agent add helper
+  $ sluice hooks install claude --as helper
+  $ sluice message send helper -m "please review PR 42"
+  $ sluice help message send
+
+Every command takes --help; docs/cli-reference.md lists them all.
+`;
 
 type Register = (program: Command) => void;
 
@@ -36,6 +49,7 @@ const MODULES_OF: Record<string, readonly ModuleName[]> = {
   message: ['messages'],
   delivery: ['delivery'],
   hooks: ['hooks'],
+  hook: ['hooks'],
   turn: ['turns'],
   queue: ['queue'],
   serve: ['serve'],
@@ -85,8 +99,8 @@ export function usageLine(text: string): string {
 
 // `-V` is a plain option, not `.version(…)` (which wants the text up front): only the command
 // that prints the version reads package.json, not every `sluice message …` the model runs.
-// Every subcommand's help lists the global options too (`.command()` copies the help
-// configuration): `sluice message ls --help` must say how to pick `--as`.
+// The global options are explained once, here; every subcommand's help names them in one line
+// (help.ts): `sluice message ls --help` must still say how to pick `--as`.
 function newProgram(): Command {
   return new Command('sluice')
     .description('a durable message host for AI agents and the people who work with them')
@@ -100,7 +114,7 @@ function newProgram(): Command {
     .option('--durability <mode>', 'SQLite durability: full (default) or normal')
     .exitOverride()
     .showSuggestionAfterError(true)
-    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', ROOT_EXAMPLES)
     .configureOutput({
       writeErr: (text) => process.stderr.write(text.startsWith('error:') ? usageLine(text) : text),
     });
@@ -109,6 +123,7 @@ function newProgram(): Command {
 async function registerModules(program: Command, names: readonly ModuleName[]): Promise<Command> {
   const registers = await Promise.all(names.map((name) => MODULES[name]()));
   for (const register of registers) register(program);
+  addHelpSections(program);
   for (const sub of allCommands(program)) {
     sub.exitOverride();
     sub.showHelpAfterError(false);
@@ -149,10 +164,6 @@ export function expandHelp(args: readonly string[]): string[] {
     return [...before, ...rest];
   if (rest.length < 2) return [...args];
   return [...before, ...rest, '--help'];
-}
-
-function allCommands(command: Command): Command[] {
-  return command.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
 
 /** A bug in a callback (a socket handler in `serve`, a timer) is still one line, not a stack. */

@@ -1,15 +1,20 @@
 import { join } from 'node:path';
 import { AGENT_LOCK_ENV, encodeAgentLock } from '../cli/agent-lock.js';
 import {
+  assertNoPasswordInProject,
+  type ClaudeScope,
+  type ClaudeUserPaths,
+  claudeTargets,
+  jsonEdit,
+  removeClaudeSettingsEntries,
+  removeSluiceServer,
+} from './claude-files.js';
+import {
   arrayAt,
-  changeFor,
   type FileChange,
   type InstallPlan,
   type JsonObject,
-  jsonText,
   objectAt,
-  parseJsonObject,
-  readTextIfExists,
   type SluiceLauncher,
   shellCommand,
 } from './install-files.js';
@@ -23,8 +28,7 @@ import {
   WAKE_HOOK_TIMEOUT_S,
 } from './install-hook-entries.js';
 
-/** Where to install for Claude Code: one project, or the user's own settings. */
-export type ClaudeScope = { project: string } | { user: { configDir: string; globalConfig: string } };
+export type { ClaudeScope } from './claude-files.js';
 
 export interface ClaudeInstallOptions extends HookDeliveryMode {
   agent: string;
@@ -36,10 +40,7 @@ export interface ClaudeInstallOptions extends HookDeliveryMode {
 }
 
 /** Claude Code's user config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`; and its global JSON. */
-export function claudeUserPaths(
-  env: NodeJS.ProcessEnv,
-  homeDir: string,
-): { configDir: string; globalConfig: string } {
+export function claudeUserPaths(env: NodeJS.ProcessEnv, homeDir: string): ClaudeUserPaths {
   const configured = env.CLAUDE_CONFIG_DIR;
   return configured
     ? { configDir: configured, globalConfig: join(configured, '.claude.json') }
@@ -81,66 +82,88 @@ function addMissing(list: unknown[], values: readonly string[]): string[] {
   return added;
 }
 
-function jsonChange(path: string, edit: (obj: JsonObject) => void): FileChange | null {
-  const before = readTextIfExists(path);
-  const obj = parseJsonObject(before, path);
-  edit(obj);
-  const after = jsonText(obj);
-  // Unchanged content keeps the user's own formatting: no rewrite at all.
-  if (before !== null && JSON.stringify(parseJsonObject(before, path)) === JSON.stringify(obj)) return null;
-  return changeFor(path, before, after);
-}
-
 /**
- * Plans the Claude Code install: SessionStart + UserPromptSubmit hooks and `permissions.allow`
- * in settings.json, and the `sluice` MCP server (project: `.mcp.json`, approved through
- * `enabledMcpjsonServers`; user: `mcpServers` in the global `.claude.json`).
+ * Plans the Claude Code install: SessionStart + UserPromptSubmit hooks (and the wake), the
+ * permission rules and the agent lock in the settings, and the `sluice` MCP server. A project gets
+ * them in its per-user files (`.claude/settings.local.json`, and the server in local scope in the
+ * user's `.claude.json`), never in the shared `.claude/settings.json` or `.mcp.json`; Sluice entries
+ * an older version wrote there are moved out. The user scope writes `settings.json` in the config
+ * folder and `mcpServers` of the global `.claude.json`.
  */
 export function planClaudeInstall(options: ClaudeInstallOptions): InstallPlan {
   const { agent, scope, store, launcher } = options;
-  const settingsPath =
-    'project' in scope
-      ? join(scope.project, '.claude', 'settings.json')
-      : join(scope.user.configDir, 'settings.json');
-  const mcpPath = 'project' in scope ? join(scope.project, '.mcp.json') : scope.user.globalConfig;
-  const notes: string[] = [];
+  if ('project' in scope) assertNoPasswordInProject(store.db);
+  const targets = claudeTargets(scope);
+  const settingsPath = targets.settings;
   const allowRules = claudeAllowRules(launcher);
   let addedRules: string[] = [];
   const changes: FileChange[] = [];
 
-  const settings = jsonChange(settingsPath, (obj) => {
-    mergeSluiceHooks(obj, launcher, 'claude', agent, store, settingsPath, { timeout: 10 }, options);
-    if (options.wake === false) removeHookEntries(obj, isSluiceWake);
-    else mergeSluiceWake(obj, launcher, agent, store, settingsPath);
-    const permissions = objectAt(obj, 'permissions', settingsPath);
-    addedRules = addMissing(arrayAt(permissions, 'allow', `${settingsPath} permissions`), allowRules);
-    // The allow rules above approve `sluice message …` whatever its flags; the lock in the session's
-    // environment is what keeps it this agent on this store (DESIGN.md §8 I8).
-    objectAt(obj, 'env', settingsPath)[AGENT_LOCK_ENV] = claudeAgentLock(options);
-    if ('project' in scope) addMissing(arrayAt(obj, 'enabledMcpjsonServers', settingsPath), ['sluice']);
-  });
+  const settings = jsonEdit(
+    settingsPath,
+    (obj) => {
+      mergeSluiceHooks(obj, launcher, 'claude', agent, store, settingsPath, { timeout: 10 }, options);
+      if (options.wake === false) removeHookEntries(obj, isSluiceWake);
+      else mergeSluiceWake(obj, launcher, agent, store, settingsPath);
+      const permissions = objectAt(obj, 'permissions', settingsPath);
+      addedRules = addMissing(arrayAt(permissions, 'allow', `${settingsPath} permissions`), allowRules);
+      // The allow rules above approve `sluice message …` whatever its flags; the lock in the session's
+      // environment is what keeps it this agent on this store (DESIGN.md §8 I8).
+      objectAt(obj, 'env', settingsPath)[AGENT_LOCK_ENV] = claudeAgentLock(options);
+    },
+    { createMissing: true },
+  );
   if (settings) changes.push(settings);
 
-  const mcp = jsonChange(mcpPath, (obj) => {
-    const servers = objectAt(obj, 'mcpServers', mcpPath);
-    servers.sluice = mcpServerEntry(launcher, agent, store);
-  });
+  const mcp = jsonEdit(
+    targets.mcpFile,
+    (obj) => {
+      const owner =
+        targets.mcpProject === undefined
+          ? obj
+          : objectAt(objectAt(obj, 'projects', targets.mcpFile), targets.mcpProject, targets.mcpFile);
+      objectAt(owner, 'mcpServers', targets.mcpFile).sluice = mcpServerEntry(launcher, agent, store);
+    },
+    { createMissing: true },
+  );
   if (mcp) changes.push(mcp);
 
-  notes.push(
+  // What an older install put into the shared files goes: they are the team's, not this user's.
+  const legacy = targets.legacy;
+  if (legacy) {
+    const oldSettings = jsonEdit(legacy.settings, removeClaudeSettingsEntries, { deleteWhenEmpty: true });
+    const oldMcp = jsonEdit(legacy.mcp, removeSluiceServer, { deleteWhenEmpty: true });
+    for (const change of [oldSettings, oldMcp]) if (change) changes.push(change);
+  }
+  return {
+    changes,
+    notes: installNotes(options, settingsPath, targets.mcpProject, targets.mcpFile, addedRules),
+  };
+}
+
+function installNotes(
+  options: ClaudeInstallOptions,
+  settingsPath: string,
+  mcpProject: string | undefined,
+  mcpFile: string,
+  addedRules: readonly string[],
+): string[] {
+  const { agent, scope, launcher } = options;
+  const notes = [
     `hooks: SessionStart and UserPromptSubmit run sluice hook claude … --as ${agent} (${settingsPath})`,
-  );
-  notes.push(
     options.wake === false
       ? 'wake: not installed (--no-wake): an idle session hears new mail only at its next prompt'
       : `wake: SessionStart and Stop run sluice wait --as ${agent} --for claude --hook (asyncRewake, timeout ${WAKE_HOOK_TIMEOUT_S} s): an idle interactive session is woken when mail arrives; claude -p runs are not held`,
-  );
-  notes.push(`MCP server "sluice" runs sluice mcp --as ${agent} (${mcpPath})`);
-  notes.push(
-    `permissions.allow ${addedRules.length > 0 ? 'now has' : 'already had'}: ${allowRules.join(', ')} — the model runs sluice message … and the sluice MCP tools without a prompt`,
-  );
-  notes.push(
+    mcpProject === undefined
+      ? `MCP server "sluice" runs sluice mcp --as ${agent} (${mcpFile})`
+      : `MCP server "sluice" runs sluice mcp --as ${agent} (local scope: projects["${mcpProject}"] in ${mcpFile}, as claude mcp add --scope local writes it)`,
+    `permissions.allow ${addedRules.length > 0 ? 'now has' : 'already had'}: ${claudeAllowRules(launcher).join(', ')} — the model runs sluice message … and the sluice MCP tools without a prompt`,
     `env.${AGENT_LOCK_ENV} locks the sluice the model runs to agent ${agent} on this store${'project' in scope ? `; --attach reads only from ${scope.project}` : '; --attach reads only materialised copies'}`,
-  );
-  return { changes, notes };
+  ];
+  if ('project' in scope) {
+    notes.push(
+      'these are per-user files (paths, home and database of this machine): .claude/settings.local.json is not for version control; .claude/settings.json and .mcp.json are left to your team',
+    );
+  }
+  return notes;
 }

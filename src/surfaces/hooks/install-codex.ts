@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
+import { assertNoPasswordInProject } from './claude-files.js';
 import {
   changeFor,
   type FileChange,
@@ -15,6 +16,8 @@ export interface CodexInstallOptions extends HookDeliveryMode {
   agent: string;
   /** The folder holding config.toml and hooks.json: `$CODEX_HOME`, `~/.codex`, or `<project>/.codex`. */
   codexDir: string;
+  /** True when `codexDir` is a project's `.codex` (files others may share: no password there). */
+  inProject?: boolean | undefined;
   store: StoreLocation;
   launcher: SluiceLauncher;
 }
@@ -87,6 +90,8 @@ export function withoutSluiceTables(before: string | null, path: string): string
  */
 export function planCodexInstall(options: CodexInstallOptions): InstallPlan {
   const { agent, codexDir, store, launcher } = options;
+  // Codex reads no per-user file for a project: a project's .codex/ gets paths, never a password.
+  if (options.inProject) assertNoPasswordInProject(store.db);
   const configPath = join(codexDir, 'config.toml');
   const hooksPath = join(codexDir, 'hooks.json');
   const changes: FileChange[] = [];

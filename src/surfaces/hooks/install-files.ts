@@ -6,7 +6,9 @@ import {
   readFileSync,
   realpathSync,
   renameSync,
+  rmdirSync,
   statSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
@@ -14,11 +16,15 @@ import { SluiceError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell-word.js';
 import { sluicePackage } from '../sluice-package.js';
 
-/** One file the installer would write: its old text (null when new) and its new text. */
+/**
+ * One file the installer would write: its old text (null when new) and its new text (null: the
+ * file is deleted, and then `pruneDir` too when that leaves the folder empty).
+ */
 export interface FileChange {
   path: string;
   before: string | null;
-  after: string;
+  after: string | null;
+  pruneDir?: string;
 }
 
 /** What an install would do: the files that change, and lines to tell the user. */
@@ -101,12 +107,17 @@ export function arrayAt(parent: JsonObject, key: string, path: string): unknown[
 }
 
 /** A change for `path` when `after` differs from the current text; null when nothing changes. */
-export function changeFor(path: string, before: string | null, after: string): FileChange | null {
+export function changeFor(path: string, before: string | null, after: string | null): FileChange | null {
   return before === after ? null : { path, before, after };
 }
 
-export function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+/**
+ * The JSON text of `value` (2-space indent, as Claude Code writes its files); ends with a newline
+ * unless the file it replaces did not, so a file that goes in and out unchanged keeps its bytes.
+ */
+export function jsonText(value: unknown, before: string | null = null): string {
+  const text = JSON.stringify(value, null, 2);
+  return before !== null && before !== '' && !before.endsWith('\n') ? text : `${text}\n`;
 }
 
 /** The real path of `path`, or of its deepest existing ancestor joined with the rest. */
@@ -138,9 +149,24 @@ export function assertWritesInsideProject(project: string, changes: readonly Fil
   }
 }
 
+/** Removes `dir` when it is empty; a folder still holding anything stays as it is. */
+function pruneEmptyDir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err;
+  }
+}
+
 /** Writes every change atomically (temp file + rename), keeping an existing file's mode. */
 export function applyChanges(changes: readonly FileChange[]): void {
   for (const change of changes) {
+    if (change.after === null) {
+      unlinkSync(change.path);
+      if (change.pruneDir !== undefined) pruneEmptyDir(change.pruneDir);
+      continue;
+    }
     mkdirSync(dirname(change.path), { recursive: true });
     const mode = change.before === null ? 0o600 : statSync(change.path).mode & 0o777;
     const temp = `${change.path}.sluice-${process.pid}.tmp`;
@@ -154,6 +180,7 @@ export function describeChanges(changes: readonly FileChange[]): string {
   return changes
     .map((c) => {
       const before = c.before === null ? [] : c.before.split('\n');
+      if (c.after === null) return [`--- ${c.path} (deleted)`, ...before.map((l) => `-${l}`)].join('\n');
       const after = c.after.split('\n');
       const kept = new Set(before);
       const now = new Set(after);

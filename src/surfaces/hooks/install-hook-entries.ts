@@ -93,7 +93,7 @@ export function mergeSluiceWake(
 
 /**
  * Removes the hook entries `matches` selects from every event of `settings.hooks`, then the groups
- * and events left empty by that (and `hooks` itself when nothing is left). Everything else stays.
+ * and events this leaves empty (and `hooks` itself when nothing is left). Everything else stays.
  * Returns how many entries were removed.
  */
 export function removeHookEntries(settings: JsonObject, matches: (hook: unknown) => boolean): number {
@@ -102,6 +102,7 @@ export function removeHookEntries(settings: JsonObject, matches: (hook: unknown)
   let removed = 0;
   for (const [event, groups] of Object.entries(hooks as JsonObject)) {
     if (!Array.isArray(groups)) continue;
+    const removedBefore = removed;
     for (let i = groups.length - 1; i >= 0; i--) {
       const group = groups[i] as JsonObject;
       if (group === null || typeof group !== 'object' || !Array.isArray(group.hooks)) continue;
@@ -112,7 +113,8 @@ export function removeHookEntries(settings: JsonObject, matches: (hook: unknown)
       if (kept.length === 0) groups.splice(i, 1);
       else group.hooks = kept;
     }
-    if (groups.length === 0) delete (hooks as JsonObject)[event];
+    // An event's list goes only when this emptied it: one the user left empty stays.
+    if (groups.length === 0 && removed > removedBefore) delete (hooks as JsonObject)[event];
   }
   if (removed > 0 && Object.keys(hooks).length === 0) delete settings.hooks;
   return removed;

@@ -28,6 +28,10 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '010_agent_managers',
   // Nothing on SQLite (a PostgreSQL server function).
   '011_send_batches',
+  // Nothing on SQLite (PostgreSQL's sends lock their recipients' queues before their seq).
+  '013_inbox_in_history_order',
+  // A column on tokens (their note), a table the reader never queries.
+  '014_token_notes',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

@@ -337,13 +337,19 @@ function installHooks(
   client: Client,
   mode: Mode,
   home: string,
-  target: { project?: string; codexHome?: string },
+  target: { project?: string; claudeConfigDir?: string; codexHome?: string },
 ) {
   const args = [SLUICE_BIN, 'hooks', 'install', client, '--as', AGENT];
   if (target.project) args.push('--project', target.project);
   if (mode === 'metadata') args.push('--metadata');
   execFileSync(process.execPath, args, {
-    env: { ...process.env, SLUICE_HOME: home, ...(target.codexHome ? { CODEX_HOME: target.codexHome } : {}) },
+    env: {
+      ...process.env,
+      SLUICE_HOME: home,
+      ...(target.codexHome ? { CODEX_HOME: target.codexHome } : {}),
+      // The project's local MCP entry goes into the user's .claude.json: the client's own, not ours.
+      ...(target.claudeConfigDir ? { CLAUDE_CONFIG_DIR: target.claudeConfigDir } : {}),
+    },
     encoding: 'utf8',
   });
 }
@@ -369,7 +375,8 @@ export async function runDrain(
   const sent = new Map(ids.map((id, i) => [id, bodies[i] as string]));
   const claudeHome = client === 'claude' ? makeClaudeHome('sluice-drain-claude-') : undefined;
   const codexHome = client === 'codex' ? makeCodexHome({ server }, 'sluice-drain-codex-') : undefined;
-  if (claudeHome) installHooks('claude', mode, home, { project: claudeHome.cwd });
+  if (claudeHome)
+    installHooks('claude', mode, home, { project: claudeHome.cwd, claudeConfigDir: claudeHome.configDir });
   if (codexHome) installHooks('codex', mode, home, { codexHome: codexHome.codexHome });
   const env = { PATH: `${binDir}:${process.env.PATH}`, SLUICE_HOME: home, SLUICE_AS: AGENT };
   const trace: DrainTrace = {

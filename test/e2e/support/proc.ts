@@ -1,6 +1,8 @@
 // Bounded child processes for e2e tests: every child runs in its own process group so a
 // timeout (or close()) kills the whole tree (client + MCP servers + hook scripts + shells).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface RunResult {
   code: number | null;
@@ -179,6 +181,10 @@ export function startLineProcess(
 
 /** A minimal environment: never leak the host's credentials or client config into a test run. */
 export function baseEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  // The client's temporary files (Claude Code's claude-<uid>/ and cc-socks/, Codex's sandbox mount
+  // targets) go inside its throwaway home, removed with it, not into the run's shared folder.
+  const tmp = join(home, '.tmp');
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: home,
@@ -186,7 +192,7 @@ export function baseEnv(home: string, extra: Record<string, string | undefined> 
     LANG: 'C.UTF-8',
     TERM: 'dumb',
     NO_COLOR: '1',
-    TMPDIR: process.env.TMPDIR ?? '/tmp',
+    TMPDIR: tmp,
   };
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;

@@ -1,15 +1,16 @@
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { resolveAgent } from '../../../host/principals.js';
-import { claudeUserPaths, planClaudeInstall } from '../../hooks/install-claude.js';
+import { type ClaudeScope, claudeUserPaths, planClaudeInstall } from '../../hooks/install-claude.js';
 import { codexUserDir, planCodexInstall } from '../../hooks/install-codex.js';
 import {
   applyChanges,
   assertWritesInsideProject,
   currentLauncher,
   describeChanges,
+  type FileChange,
   type InstallPlan,
 } from '../../hooks/install-files.js';
 import { planClaudeUninstall, planCodexUninstall } from '../../hooks/uninstall.js';
@@ -25,6 +26,21 @@ interface InstallOptions {
   /** false with --no-wake. */
   wake?: boolean;
 }
+
+/** Claude's scope: the user's settings (--user), else a project with the user's global config for its local MCP entry. */
+function claudeScope(opts: { project?: string; user?: boolean }): ClaudeScope {
+  const user = claudeUserPaths(process.env, homedir());
+  return opts.user ? { user } : { project: resolve(opts.project ?? '.'), globalConfig: user.globalConfig };
+}
+
+/** The changes inside the project folder (the local MCP entry lives in the user's own config). */
+function projectChanges(project: string, plan: InstallPlan): FileChange[] {
+  const root = resolve(project);
+  return plan.changes.filter((c) => c.path.startsWith(`${root}${sep}`));
+}
+
+const changeLine = (c: FileChange): string =>
+  `${c.after === null ? 'deleted' : c.before === null ? 'created' : 'updated'} ${c.path}`;
 
 export function registerHooksCommands(program: Command): void {
   const hooks = program.command('hooks').description('connect Claude Code or Codex to your Sluice inbox');
@@ -62,34 +78,51 @@ export function registerHooksCommands(program: Command): void {
                 launcher,
                 metadata: opts.metadata,
                 wake: opts.wake,
-                scope: opts.user
-                  ? { user: claudeUserPaths(process.env, homedir()) }
-                  : { project: resolve(opts.project ?? '.') },
+                scope: claudeScope(opts),
               })
             : planCodexInstall({
                 agent: agent.name,
                 store,
                 launcher,
                 metadata: opts.metadata,
+                inProject: opts.project !== undefined,
                 codexDir:
                   opts.project !== undefined
                     ? resolve(opts.project, '.codex')
                     : codexUserDir(process.env, homedir()),
               });
         const project = client === 'claude' ? (opts.user ? undefined : (opts.project ?? '.')) : opts.project;
-        if (project !== undefined) assertWritesInsideProject(resolve(project), plan.changes);
+        if (project !== undefined) assertWritesInsideProject(resolve(project), projectChanges(project, plan));
         const lines: string[] = [];
         if (plan.changes.length === 0) lines.push(`${client}: already installed, nothing to change`);
         else if (opts.dryRun)
           lines.push(`${client}: would change (dry run, nothing written):`, describeChanges(plan.changes));
         else {
           applyChanges(plan.changes);
-          lines.push(...plan.changes.map((c) => `${c.before === null ? 'created' : 'updated'} ${c.path}`));
+          lines.push(...plan.changes.map(changeLine));
         }
         lines.push(...plan.notes, ...launcherNotes(launcher, client, agent.name));
         await writeOut(`${lines.join('\n')}\n`);
       }),
     );
+  // What the installed hooks run (bin/sluice.js takes a fast path past commander); here for
+  // --help and for global options written before it. Not listed: people do not run it by hand.
+  program
+    .command('hook <client> <event>', { hidden: true })
+    .description(
+      'print the delivery for a client hook (claude|codex, session-start|user-prompt-submit); run by the hooks hooks install writes',
+    )
+    .option('--metadata', 'only the short metadata notice, not bodies')
+    .action(async (client: string, event: string, opts: { metadata?: boolean }, command: Command) => {
+      const global = command.optsWithGlobals() as { as?: string; home?: string; db?: string };
+      const argv = [client, event];
+      if (global.as !== undefined) argv.push('--as', global.as);
+      if (global.home !== undefined) argv.push('--home', global.home);
+      if (global.db !== undefined) argv.push('--db', global.db);
+      if (opts.metadata) argv.push('--metadata');
+      const { runHookCli } = await import('../../hooks/hook-cli.js');
+      await runHookCli(argv);
+    });
   hooks
     .command('uninstall <client>')
     .description('remove what hooks install added (hooks, wake, permission rules, agent lock, MCP server)')
@@ -118,17 +151,14 @@ async function uninstall(client: string, opts: Omit<InstallOptions, 'metadata' |
   }
   const plan =
     client === 'claude'
-      ? planClaudeUninstall(
-          opts.user
-            ? { user: claudeUserPaths(process.env, homedir()) }
-            : { project: resolve(opts.project ?? '.') },
-        )
+      ? planClaudeUninstall(claudeScope(opts))
       : planCodexUninstall(
           opts.project !== undefined ? resolve(opts.project, '.codex') : codexUserDir(process.env, homedir()),
+          opts.project !== undefined,
         );
   // Like install: a project's symlinked .claude/.codex must not lead the edit out of the project.
   const project = client === 'claude' ? (opts.user ? undefined : (opts.project ?? '.')) : opts.project;
-  if (project !== undefined) assertWritesInsideProject(resolve(project), plan.changes);
+  if (project !== undefined) assertWritesInsideProject(resolve(project), projectChanges(project, plan));
   const lines: string[] = [];
   if (plan.changes.length === 0)
     lines.push(`${client}: nothing of sluice's installed here, nothing to change`);
@@ -136,7 +166,7 @@ async function uninstall(client: string, opts: Omit<InstallOptions, 'metadata' |
     lines.push(`${client}: would change (dry run, nothing written):`, describeChanges(plan.changes));
   else {
     applyChanges(plan.changes);
-    lines.push(...plan.changes.map((c) => `updated ${c.path}`));
+    lines.push(...plan.changes.map(changeLine));
   }
   lines.push(...plan.notes);
   await writeOut(`${lines.join('\n')}\n`);

@@ -76,29 +76,60 @@ export function hostAnswers(origin: string, timeoutMs = HOST_CHECK_MS): Promise<
   });
 }
 
+interface CreateOptions {
+  expires?: string;
+  note?: string;
+}
+
+const definedOnly = (o: CreateOptions): CreateOptions =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as CreateOptions;
+
+/** Issues a token: the secret alone on stdout (for `$(…)`), then one line on how to use it. */
+// The trailing Command is commander's (action() reads the global options from it).
+const createToken = action(async ({ host }, name: string, own: CreateOptions, command: Command) => {
+  // `token create ci --note x`: commander may hand --note/--expires to `token` (it takes them for
+  // the older form); the merged options hold them wherever they landed.
+  const opts = { ...(command.optsWithGlobals() as CreateOptions), ...definedOnly(own) };
+  const issued = await issueAccessToken(host, name, {
+    ...(opts.expires !== undefined ? { expiresInMs: parseExpiry(opts.expires) } : {}),
+    note: opts.note,
+  });
+  await writeOut(`${issued.token}\n`);
+  process.stderr.write(
+    `shown once: send it as "Authorization: Bearer <token>" to the host (JSON-RPC /rpc, MCP /mcp for an agent); ${issued.id}${issued.expiresAt ? ` expires ${issued.expiresAt.slice(0, 10)}` : ' never expires'}; sluice token revoke ${issued.id} ends it\n`,
+  );
+});
+
 /**
- * `sluice token NAME [--expires 30d|never]`, `sluice token ls [--json]`, `sluice token revoke ID`
- * and `sluice login-link [PERSON] [--url ORIGIN]`.
+ * `sluice token create NAME [--note TEXT] [--expires 30d|never]` (and the older `sluice token
+ * NAME`), `sluice token ls [--json]`, `sluice token revoke ID` and `sluice login-link [PERSON] [--url ORIGIN]`.
  */
 export function registerTokenCommands(program: Command): void {
   const token = program
     .command('token')
-    .description('access tokens: `token NAME` prints a new one; `token ls`, `token revoke ID`')
-    .argument('<name>', 'the principal the token acts as')
+    .description('access tokens for programs and agents: create, list, revoke')
+    .argument('[name]', 'the older form of `token create NAME`')
     .option('--expires <age>', 'lifetime: 90m, 12h, 30d, 2w or never (default 90d)')
-    .action(
-      action(async ({ host }, name: string, opts: { expires?: string }) => {
-        const issued = await issueAccessToken(host, name, {
-          ...(opts.expires !== undefined ? { expiresInMs: parseExpiry(opts.expires) } : {}),
-        });
-        await writeOut(`${issued.token}\n`);
-      }),
-    );
+    .option('--note <text>', 'what the token is for, shown by token ls')
+    .action(async (name: string | undefined, opts: CreateOptions, command: Command) => {
+      if (name === undefined) {
+        command.outputHelp();
+        return;
+      }
+      await createToken(name, opts, command);
+    });
+
+  token
+    .command('create <name>')
+    .description('print a new access token acting as NAME (shown once; only its hash is kept)')
+    .option('--note <text>', 'what the token is for, shown by token ls (one line, up to 200 characters)')
+    .option('--expires <age>', 'lifetime: 90m, 12h, 30d, 2w or never (default 90d)')
+    .action(createToken);
 
   token
     .command('ls')
     .description('list access tokens and browser sessions (never their secrets)')
-    .option('--json', 'one JSON array: {id, kind, principal, created, expires, lastUsed}')
+    .option('--json', 'one JSON array: {id, kind, principal, created, expires, lastUsed, note}')
     .action(
       action(async ({ host }, opts: { json?: boolean }) => {
         await writeList(await listCredentials(host), {
@@ -111,6 +142,7 @@ export function registerTokenCommands(program: Command): void {
             { header: 'CREATED', cell: (r) => r.created },
             { header: 'EXPIRES', cell: (r) => r.expires ?? 'never' },
             { header: 'LAST USED', cell: (r) => r.lastUsed ?? '-' },
+            { header: 'NOTE', cell: (r) => r.note ?? '' },
           ],
         });
       }),

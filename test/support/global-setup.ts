@@ -1,0 +1,42 @@
+// The suite's own temporary folder: every test file runs with TMPDIR pointing into a fresh folder
+// of this run, and when the run ends that folder must be empty — a test that leaves a file behind
+// (or a client it started that does) fails the run, naming what was left. The machine's /tmp is
+// checked for the entries a stray tool leaves at its top (`.git`, `.codex`, `.agents`: an empty
+// `/tmp/.git` makes Claude Code treat /tmp as the repository of every folder under it).
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const WATCHED_TMP_ENTRIES = ['.git', '.codex', '.agents'];
+
+export default function setup(): () => void {
+  const systemTmp = tmpdir();
+  const run = mkdtempSync(join(systemTmp, 'sluice-test-run-'));
+  const tmp = join(run, 'tmp');
+  mkdirSync(tmp, { mode: 0o700 });
+  const before = new Set(WATCHED_TMP_ENTRIES.filter((name) => existsSync(join(systemTmp, name))));
+  const previous = process.env.TMPDIR;
+  // Workers are forked after this and inherit it; os.tmpdir() reads TMPDIR.
+  process.env.TMPDIR = tmp;
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    const left = readdirSync(tmp);
+    const strays = WATCHED_TMP_ENTRIES.filter(
+      (name) => !before.has(name) && existsSync(join(systemTmp, name)),
+    );
+    rmSync(run, { recursive: true, force: true });
+    const problems: string[] = [];
+    if (left.length > 0)
+      problems.push(
+        `tests left ${left.length} entr${left.length === 1 ? 'y' : 'ies'} in their temporary folder: ${left.slice(0, 10).join(', ')}${left.length > 10 ? ', …' : ''}`,
+      );
+    if (strays.length > 0)
+      problems.push(`something in this run created ${strays.map((n) => join(systemTmp, n)).join(', ')}`);
+    if (problems.length > 0) {
+      // Vitest reports an error thrown here but still exits 0: the run fails through the exit code.
+      process.stderr.write(`\n[sluice tests] FAIL: ${problems.join('; ')} (test/support/global-setup.ts)\n`);
+      process.exitCode = 1;
+    }
+  };
+}
