@@ -2,12 +2,23 @@
 // of this run, and when the run ends that folder must be empty — a test that leaves a file behind
 // (or a client it started that does) fails the run, naming what was left. The machine's /tmp is
 // checked for the entries a stray tool leaves at its top (`.git`, `.codex`, `.agents`: an empty
-// `/tmp/.git` makes Claude Code treat /tmp as the repository of every folder under it).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+// `/tmp/.git` makes Claude Code treat /tmp as the repository of every folder under it): the empty
+// ones the run caused are removed, anything else fails the run.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const WATCHED_TMP_ENTRIES = ['.git', '.codex', '.agents'];
+
+/** Removes `path` when it is an empty folder; true when it did. */
+function removedIfEmptyDir(path: string): boolean {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export default function setup(): () => void {
   const systemTmp = tmpdir();
@@ -22,8 +33,12 @@ export default function setup(): () => void {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     const left = readdirSync(tmp);
+    // Codex's sandbox (bubblewrap) makes empty `.git`, `.codex` and `.agents` mount targets in
+    // every writable root, /tmp included, to keep them read-only for the model, and never removes
+    // them (docs/drivers.md). The run removes the empty ones it caused; anything else is a stray.
     const strays = WATCHED_TMP_ENTRIES.filter(
-      (name) => !before.has(name) && existsSync(join(systemTmp, name)),
+      (name) =>
+        !before.has(name) && existsSync(join(systemTmp, name)) && !removedIfEmptyDir(join(systemTmp, name)),
     );
     rmSync(run, { recursive: true, force: true });
     const problems: string[] = [];
