@@ -64,7 +64,9 @@ describe('JSON-RPC protocol rules', () => {
     );
     expect((await owner.call('queue.read', { agent: 'helper', messageId: 'nope' })).error?.code).toBe(-32004);
     await h.agent('loner');
-    expect((await owner.call('queue.summary', { agent: 'loner' })).error).toMatchObject({
+    await h.person('stranger');
+    const stranger = await h.client('stranger');
+    expect((await stranger.call('queue.summary', { agent: 'loner' })).error).toMatchObject({
       code: -32001,
       data: { code: 'denied' },
     });

@@ -69,7 +69,9 @@ describe("queue.summary says the agent's presence (from its turns)", () => {
     const outsider = await host.client('mallory');
     const reply = await outsider.call('queue.summary', { agent: 'helper' });
     expect(reply.result).toBeUndefined();
-    expect(reply.error?.message).toMatch(/only helper or a person/);
+    expect(reply.error?.message).toMatch(
+      /only helper, its managers, the owner or a person who shares a channel with it/,
+    );
   });
 });
 

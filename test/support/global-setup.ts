@@ -4,7 +4,7 @@
 // checked for the entries a stray tool leaves at its top (`.git`, `.codex`, `.agents`: an empty
 // `/tmp/.git` makes Claude Code treat /tmp as the repository of every folder under it): the empty
 // ones the run caused are removed, anything else fails the run.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,6 +25,10 @@ export default function setup(): () => void {
   const run = mkdtempSync(join(systemTmp, 'sluice-test-run-'));
   const tmp = join(run, 'tmp');
   mkdirSync(tmp, { mode: 0o700 });
+  // Others may pass through (not list): a test's own PostgreSQL cluster runs as the `postgres`
+  // user when the suite runs as root, in a folder it owns below these (test/support/pg-cluster.ts).
+  chmodSync(run, 0o711);
+  chmodSync(tmp, 0o711);
   const before = new Set(WATCHED_TMP_ENTRIES.filter((name) => existsSync(join(systemTmp, name))));
   const previous = process.env.TMPDIR;
   // Workers are forked after this and inherit it; os.tmpdir() reads TMPDIR.

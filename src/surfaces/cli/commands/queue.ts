@@ -7,6 +7,19 @@ import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
 
+/**
+ * What an empty listing says: never "empty" while cards wait that this reader may not see (the
+ * owner and an agent's managers see its counts, but cards only from channels they share with it).
+ */
+async function emptyQueueLine(
+  host: Parameters<typeof readQueueSummary>[0],
+  access: Parameters<typeof readQueueSummary>[1],
+): Promise<string> {
+  const { total } = await readQueueSummary(host, access);
+  if (total === 0) return 'queue is empty';
+  return `no cards you can see: ${total} waiting in conversations you are not in (message ${access.agent.name} to share one)`;
+}
+
 export function registerQueueCommands(program: Command): void {
   const queue = program.command('queue').description("watch and steer an agent's queue");
   queue
@@ -43,7 +56,7 @@ export function registerQueueCommands(program: Command): void {
         }));
         await writeList(cards, {
           json: opts.json,
-          empty: 'queue is empty',
+          empty: cards.length === 0 ? await emptyQueueLine(host, access) : '',
           columns: [
             { header: 'PLACE', cell: (c) => String(c.place) },
             { header: 'STATE', cell: (c) => c.state },
