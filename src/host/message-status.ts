@@ -131,14 +131,20 @@ export function recipientStatus(entry: RecipientEntryRow, ev: Evidence): Recipie
   const base = { agent: entry.name, reason: null };
   if (entry.state === 'withdrawn') return { ...base, state: 'withdrawn', since: entry.updated_at };
   if (entry.state === 'returned')
-    return { ...base, state: 'returned', since: entry.updated_at, reason: returnedReason(entry, ev.fullReason) };
+    return {
+      ...base,
+      state: 'returned',
+      since: entry.updated_at,
+      reason: returnedReason(entry, ev.fullReason),
+    };
   if (ev.reply) return { ...base, state: 'answered', since: ev.reply.created_at, replyId: ev.reply.id };
   if (entry.state === 'handled' || entry.state === 'archived')
     return { ...base, state: entry.state, since: entry.updated_at };
   const hold = ev.hold;
   if (hold && hold.complete === 1 && hold.sha256 === ev.currentSha)
     return { ...base, state: 'received', since: hold.started_at };
-  if (hold && (hold.offered || hold.complete !== null)) return { ...base, state: 'offered', since: hold.started_at };
+  if (hold && (hold.offered || hold.complete !== null))
+    return { ...base, state: 'offered', since: hold.started_at };
   if (ev.carriedAt !== undefined) return { ...base, state: 'offered', since: ev.carriedAt };
   return { ...base, state: 'stored', since: entry.updated_at };
 }

@@ -124,7 +124,8 @@ export async function findFirstReplies(
     .execute();
   const first = new Map<string, { author_id: string; created_at: string; id: string }>();
   for (const r of rows) {
-    if (!first.has(r.author_id)) first.set(r.author_id, { author_id: r.author_id, created_at: r.created_at, id: r.id });
+    if (!first.has(r.author_id))
+      first.set(r.author_id, { author_id: r.author_id, created_at: r.created_at, id: r.id });
   }
   return [...first.values()];
 }

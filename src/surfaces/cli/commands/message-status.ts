@@ -22,7 +22,11 @@ export function registerMessageStatus(message: Command): void {
         const status = await readMessageStatus(host, await actor(), id);
         const more = status.recipientCount - status.recipients.length;
         if (opts.json || status.recipients.length === 0) {
-          await writeList(status.recipients, { json: opts.json, columns: COLUMNS, empty: 'no recipient agents' });
+          await writeList(status.recipients, {
+            json: opts.json,
+            columns: COLUMNS,
+            empty: 'no recipient agents',
+          });
           return;
         }
         const tail = more > 0 ? `\n+${more} more` : '';
