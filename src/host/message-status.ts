@@ -15,7 +15,7 @@ import { projectionText } from './projection.js';
 
 /**
  * Where one recipient agent's copy of a message stands, read from the records the consumption
- * rule writes (docs/messages.md "Message status"):
+ * rule writes (docs/delivery.md "Message status"):
  * - `stored`: in the agent's inbox, not yet offered to its model;
  * - `offered`: a delivery or a page carried it (or part of it) to the model, not yet received whole;
  * - `received`: the model received it whole in the agent's open turn: it counts when the turn settles;
