@@ -111,6 +111,7 @@ describe.skipIf(!enabled)('claude with sluice mcp', () => {
         'message_archive',
         'message_reply',
         'message_send',
+        'message_status',
       ].map((n) => `mcp__sluice__${n}`),
     );
     expect(findTool(last, 'mcp__sluice__channel_read')!.description).toMatch(/nextCursor/);

@@ -141,6 +141,10 @@ export async function sweepChannel(
     expect(JSON.parse(joined)).toEqual(projection);
   }
   note(await caller.call('inbox_status'));
+  if (stored[0]) note(await caller.call('message_status', { message_id: stored[0] }));
+  note(
+    await caller.call('message_status', { message_id: `${'\u0000'.repeat(10_000)}${'\ud800'.repeat(5)}` }),
+  );
   note(await caller.call('channel_search', { query: 'a 中 é', channel_id: channelId }));
   note(await caller.call('channel_read', { message_id: `${'\u0000'.repeat(10_000)}${'\ud800'.repeat(5)}` }));
   note(

@@ -53,6 +53,7 @@ describe('the MCP tools, through the official client', () => {
       'message_archive',
       'message_reply',
       'message_send',
+      'message_status',
     ]);
     for (const tool of tools) expect(tool.inputSchema.additionalProperties).toBe(false);
     const read = tools.find((tool) => tool.name === 'channel_read')!;

@@ -6,6 +6,7 @@ import { fitJsonPage } from '../../core/fit.js';
 import type { HostContext } from '../../host/context.js';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits, readImageAttachment } from '../../host/images.js';
 import { archiveMessages } from '../../host/inbox.js';
+import { readMessageStatus } from '../../host/message-status.js';
 import { replyToMessage, sendMessage } from '../../host/messages.js';
 import type { Principal } from '../../host/principals.js';
 import {
@@ -234,6 +235,29 @@ export function buildMcpServer(
           items: receipts,
           budgets: toolBudgets(ctx),
           rest: (count) => ({ archived: receipts.length, omitted: receipts.length - count }),
+        });
+        return text(fit.text);
+      },
+    },
+    {
+      name: 'message_status',
+      description:
+        'Where a message stands with each agent it was sent to: stored, offered, received (whole), handled, ' +
+        'answered, archived, withdrawn, or returned with its reason. Any message of a channel you are in.',
+      readOnly: true,
+      schema: z.strictObject({ message_id: id('the id of a message in one of your channels') }),
+      run: async (args) => {
+        const status = await readMessageStatus(ctx, agent, args.message_id as string);
+        // The rows shown are the largest prefix that fits; recipientCount tells how many there are.
+        const fit = fitJsonPage({
+          arrayKey: 'recipients',
+          items: status.recipients,
+          budgets: toolBudgets(ctx),
+          rest: () => ({
+            messageId: status.messageId,
+            channelId: status.channelId,
+            recipientCount: status.recipientCount,
+          }),
         });
         return text(fit.text);
       },

@@ -16,6 +16,7 @@ import {
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
 import { channelMembersPage } from '../../host/member-pages.js';
+import { readMessageStatus } from '../../host/message-status.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
 import { principalDirectoryPage } from '../../host/principal-directory.js';
 import { addPrincipal, type Principal } from '../../host/principals.js';
@@ -241,6 +242,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   },
   'message.read': async (s, p, budget) => readMessageBody(s.ctx, s.principal, p, budget),
   'message.markRead': async (s, p) => value(await markRead(s.ctx, s.principal, p.messageId)),
+  'message.status': async (s, p) => value(await readMessageStatus(s.ctx, s.principal, p.message_id)),
   subscribe: async (s, p) => {
     const control = requireSubscriptions(s);
     const agents: Principal[] = [];

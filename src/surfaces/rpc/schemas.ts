@@ -73,6 +73,7 @@ export const PARAMS = {
   }),
   'message.read': z.strictObject({ messageId: id, cursor: z.string().max(16384).optional() }),
   'message.markRead': z.strictObject({ messageId: id }),
+  'message.status': z.strictObject({ message_id: id }),
   subscribe: z.strictObject({
     queues: z.array(name).max(64).optional(),
     channels: z.array(id).max(256).optional(),

@@ -26,6 +26,7 @@ import {
 import { action, type GlobalOptions } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
+import { registerMessageStatus } from './message-status.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -164,6 +165,7 @@ function firstLine(text: string, max = 80): string {
 
 export function registerMessageCommands(program: Command): void {
   const message = program.command('message').description('send, list, read, reply to and archive messages');
+  registerMessageStatus(message);
 
   message
     .command('send <target>')
