@@ -13,7 +13,9 @@ export type EventKind =
   | 'channel.members'
   | 'turn.changed'
   /** A principal's read mark in a channel moved (`agent_id` holds that principal, person or agent). */
-  | 'read.marked';
+  | 'read.marked'
+  /** An agent's run spec changed or was asked to start, stop or restart (`agent_id`: the agent). */
+  | 'agent.run';
 
 export interface NewEvent {
   kind: EventKind;

@@ -1,5 +1,6 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { shellWord } from '../../core/shell-word.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
 
 /** The first executable `name` on `PATH` (as a shell would find it), or undefined. */
@@ -50,4 +51,15 @@ export function launcherNotes(
     );
   }
   return notes;
+}
+
+/**
+ * How a person runs this installation from a shell here: `sluice` when the `sluice` on PATH is
+ * this installation, else the absolute path of its bin/sluice.js (executable, with a `node`
+ * shebang). Banners and the page print commands with it, so each one works as printed.
+ */
+export function sluiceCommandHere(launcher: SluiceLauncher, env: NodeJS.ProcessEnv = process.env): string {
+  const onPath = findOnPath('sluice', env);
+  if (onPath !== undefined && realpathOrSelf(onPath) === realpathOrSelf(launcher.bin)) return 'sluice';
+  return shellWord(launcher.bin);
 }
