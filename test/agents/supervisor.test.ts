@@ -4,12 +4,17 @@
 // and restarts on a new spec or Restart. The store is a real one (SQLite).
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentRunStatus, controlAgentRun, type HeldRun, registerAgentRun } from '../../src/host/agent-runs.js';
+import {
+  agentRunStatus,
+  controlAgentRun,
+  type HeldRun,
+  registerAgentRun,
+} from '../../src/host/agent-runs.js';
 import {
   type ChildOutput,
   DEFAULT_BACKOFF,
-  restartDelay,
   type RunChild,
+  restartDelay,
   type Supervisor,
   startSupervisor,
 } from '../../src/surfaces/agents/supervisor.js';
@@ -254,13 +259,17 @@ describe('supervisor', { timeout: 60_000 }, () => {
 describe('restartDelay', () => {
   it('stays within [half, all] of min(max, base × 2^(n−1)) and never shrinks as failures grow', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 60 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (n, r) => {
-        const full = Math.min(DEFAULT_BACKOFF.maxMs, DEFAULT_BACKOFF.baseMs * 2 ** Math.min(n - 1, 30));
-        const d = restartDelay(n, r, DEFAULT_BACKOFF);
-        expect(d).toBeGreaterThanOrEqual(Math.floor(full / 2));
-        expect(d).toBeLessThanOrEqual(full);
-        expect(restartDelay(n + 1, r, DEFAULT_BACKOFF)).toBeGreaterThanOrEqual(d);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (n, r) => {
+          const full = Math.min(DEFAULT_BACKOFF.maxMs, DEFAULT_BACKOFF.baseMs * 2 ** Math.min(n - 1, 30));
+          const d = restartDelay(n, r, DEFAULT_BACKOFF);
+          expect(d).toBeGreaterThanOrEqual(Math.floor(full / 2));
+          expect(d).toBeLessThanOrEqual(full);
+          expect(restartDelay(n + 1, r, DEFAULT_BACKOFF)).toBeGreaterThanOrEqual(d);
+        },
+      ),
     );
   });
 });

@@ -123,14 +123,7 @@ export function registerAgentRunCommands(program: Command): void {
           if (settled) lines.push(`${name} now settles by turns: each driven turn settles what it delivered`);
           lines.push(`${name} runs sluice drive ${opts.driver} in ${cwd}, supervised by sluice serve`);
           await writeOut(`${lines.join('\n')}\n`);
-          const view = await waitForState(
-            host,
-            caller,
-            name,
-            since,
-            started,
-            waitMsOf(opts),
-          );
+          const view = await waitForState(host, caller, name, since, started, waitMsOf(opts));
           const fresh = view?.stateAt != null && view.stateAt >= since;
           if (opts.wait !== false) await writeOut(`${outcomeLine(view, name, host.home, fresh)}\n`);
         },

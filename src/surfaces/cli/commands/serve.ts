@@ -5,16 +5,16 @@ import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { initHome, OWNER_NAME } from '../../../host/home.js';
 import { DEFAULT_SESSION_SETTINGS, issueLoginCode } from '../../../host/sessions.js';
+import { processLauncher } from '../../agents/launch.js';
+import { startSupervisor } from '../../agents/supervisor.js';
+import { currentLauncher } from '../../hooks/install-files.js';
 import { isLoopbackHost } from '../../http/guard.js';
 import { parseHttpLimits } from '../../http/limits.js';
 import { openServeLog, serveLogPath } from '../../http/log-file.js';
 import { type HostServer, startHostServer } from '../../http/server.js';
-import { processLauncher } from '../../agents/launch.js';
-import { startSupervisor } from '../../agents/supervisor.js';
-import { currentLauncher } from '../../hooks/install-files.js';
 import { action } from '../context.js';
-import { sluiceCommandHere } from '../on-path.js';
 import { parseLimit, writeOut } from '../io.js';
+import { sluiceCommandHere } from '../on-path.js';
 import { SERVE_ORIGIN_FILE } from './tokens.js';
 
 interface ServeOptions {

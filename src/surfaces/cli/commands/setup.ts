@@ -75,7 +75,8 @@ export function registerSetupCommands(program: Command): void {
         await writeList(await listPrincipalsByName(host, 'agent'), {
           json: opts.json,
           toJson: (p) => ({ ...principalJson(p), run: run(p) ?? null }),
-          empty: 'no agents (add one: sluice agent add NAME, or run one: sluice agent run NAME --driver claude --cwd DIR)',
+          empty:
+            'no agents (add one: sluice agent add NAME, or run one: sluice agent run NAME --driver claude --cwd DIR)',
           columns: [
             { header: 'NAME', cell: (p) => p.name },
             { header: 'SETTLEMENT', cell: (p) => p.settlement },
