@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ConnectPanel } from '../agents/connect-panel.js';
+import { RunPanel } from '../agents/run-panel.js';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, errorCode, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
 import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
@@ -151,6 +153,10 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
   };
 
   const blocking = summary?.blockingReturnedMessageId ?? null;
+  // "Connect" opens by itself while the agent never had a turn (nothing attached it yet).
+  const [connectAsked, setConnectAsked] = useState<boolean | null>(null);
+  const neverRan = presence !== null && presence.lastActivityAt === null;
+  const showConnect = connectAsked ?? neverRan;
 
   if (unavailable)
     return (
@@ -219,6 +225,16 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
             <option value="agent">Agents</option>
             <option value="unknown">Unknown</option>
           </select>
+          {canPause && (
+            <button
+              type="button"
+              class="button"
+              aria-expanded={showConnect}
+              onClick={() => setConnectAsked(!showConnect)}
+            >
+              Connect
+            </button>
+          )}
           {!canPause ? null : summary?.paused ? (
             <button type="button" class="button" disabled={busy} onClick={() => void act('queue.resume', {})}>
               Resume queue
@@ -240,6 +256,8 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
           {error}
         </p>
       )}
+      <RunPanel client={client} agent={agent} />
+      {showConnect && <ConnectPanel client={client} agent={agent} />}
       {blocking && (
         <div class="banner" role="alert" data-testid="blocking-banner">
           <p>
