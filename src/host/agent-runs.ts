@@ -217,6 +217,17 @@ export async function agentRunStatus(
   return row ? runView({ ...row, name: agent.name }, ctx.now()) : null;
 }
 
+/** The agent, when the caller may control its runs (the owner or a manager); `denied` otherwise. */
+export async function requireAgentRunControl(
+  ctx: HostContext,
+  caller: Principal,
+  agentName: string,
+): Promise<Principal> {
+  const agent = await resolveAgent(ctx, agentName);
+  await requireRunControl(ctx.store.db, caller, agent);
+  return agent;
+}
+
 /** Every run by agent name (`sluice agent ls`, which needs the home or the database anyway). */
 export async function agentRunsByName(ctx: HostContext): Promise<Map<string, AgentRunView>> {
   const now = ctx.now();

@@ -1,12 +1,11 @@
-import { requireRunControl } from '../../host/access.js';
 import {
   type AgentRunView,
   agentRunStatus,
   controlAgentRun,
   type RunAction,
+  requireAgentRunControl,
   thisMachine,
 } from '../../host/agent-runs.js';
-import { resolveAgent } from '../../host/principals.js';
 import { connectInfo } from '../agents/connect.js';
 import { runLogPath, runLogTail } from '../agents/run-log.js';
 import { currentLauncher } from '../hooks/install-files.js';
@@ -47,8 +46,7 @@ export async function agentControl(
 }
 
 export async function agentConnect(session: RpcSession, agentName: string) {
-  const agent = await resolveAgent(session.ctx, agentName);
-  await requireRunControl(session.ctx.store.db, session.principal, agent);
+  const agent = await requireAgentRunControl(session.ctx, session.principal, agentName);
   return connectInfo(agent.name, {
     launcher: currentLauncher(),
     home: session.ctx.home,
