@@ -1,7 +1,5 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { shellWord } from '../../core/shell-word.js';
-import { sluiceCommandHere } from '../cli/on-path.js';
+import { sluiceCommandForHome, sluiceCommandHere } from '../cli/on-path.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
 
 // The page's "Connect" panel (docs/agents.md, docs/web.md): the exact commands that attach a client
@@ -66,8 +64,10 @@ function commandsFor(client: 'claude' | 'codex', sluice: string, agent: string):
 export function connectInfo(agent: string, place: ConnectPlace): ConnectInfo {
   const env = place.env ?? process.env;
   const here = sluiceCommandHere(place.launcher, env);
-  const defaultHome = place.defaultHome ?? join(homedir(), '.sluice');
-  const sluice = place.home === defaultHome ? here : `${here} --home ${shellWord(place.home)}`;
+  const sluice = sluiceCommandForHome(place.launcher, place.home, {
+    env,
+    ...(place.defaultHome === undefined ? {} : { defaultHome: place.defaultHome }),
+  });
   return {
     agent,
     sluice,

@@ -1,4 +1,5 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { shellWord } from '../../core/shell-word.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
@@ -62,4 +63,19 @@ export function sluiceCommandHere(launcher: SluiceLauncher, env: NodeJS.ProcessE
   const onPath = findOnPath('sluice', env);
   if (onPath !== undefined && realpathOrSelf(onPath) === realpathOrSelf(launcher.bin)) return 'sluice';
   return shellWord(launcher.bin);
+}
+
+/**
+ * {@link sluiceCommandHere} for a home: with `--home DIR` unless it is the default `~/.sluice` a
+ * new shell would use anyway.
+ */
+export function sluiceCommandForHome(
+  launcher: SluiceLauncher,
+  home: string,
+  options: { env?: NodeJS.ProcessEnv; defaultHome?: string } = {},
+): string {
+  const here = sluiceCommandHere(launcher, options.env);
+  return home === (options.defaultHome ?? join(homedir(), '.sluice'))
+    ? here
+    : `${here} --home ${shellWord(home)}`;
 }

@@ -14,7 +14,7 @@ import { openServeLog, serveLogPath } from '../../http/log-file.js';
 import { type HostServer, startHostServer } from '../../http/server.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
-import { sluiceCommandHere } from '../on-path.js';
+import { sluiceCommandForHome } from '../on-path.js';
 import { SERVE_ORIGIN_FILE } from './tokens.js';
 
 interface ServeOptions {
@@ -165,7 +165,7 @@ export function registerServeCommand(program: Command): void {
           // Only a convenience for `sluice login-link`; it takes --url too.
         }
         const launcher = currentLauncher();
-        const sluice = sluiceCommandHere(launcher);
+        const sluice = sluiceCommandForHome(launcher, ctx.home);
         // Agents registered with `sluice agent run` for this machine and home (docs/agents.md).
         const supervisor =
           opts.agents === false

@@ -1,19 +1,17 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { Command } from 'commander';
-import { shellWord } from '../../../core/shell-word.js';
 import { initHome } from '../../../host/home.js';
 import { currentLauncher } from '../../hooks/install-files.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
-import { sluiceCommandHere } from '../on-path.js';
+import { sluiceCommandForHome, sluiceCommandHere } from '../on-path.js';
 
 /** `sluice …` when this installation is on PATH, else its bin/sluice.js (the command that works here). */
-function sluiceHere(): string {
+function sluiceHere(home: string): { here: string; forHome: string } {
   try {
-    return sluiceCommandHere(currentLauncher());
+    const launcher = currentLauncher();
+    return { here: sluiceCommandHere(launcher), forHome: sluiceCommandForHome(launcher, home) };
   } catch {
-    return 'sluice';
+    return { here: 'sluice', forHome: 'sluice' };
   }
 }
 
@@ -35,9 +33,8 @@ export function registerStartCommand(program: Command): void {
     .action(
       action(async ({ host }) => {
         const { home } = await initHome(host);
-        const here = sluiceHere();
         // Another home than the default one is named in every command, so each works as printed.
-        const s = home === join(homedir(), '.sluice') ? here : `${here} --home ${shellWord(home)}`;
+        const { here, forHome: s } = sluiceHere(home);
         const pathNote =
           here === 'sluice'
             ? []
