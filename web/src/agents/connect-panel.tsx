@@ -63,7 +63,7 @@ export function ConnectPanel({ client, agent }: { client: RpcClient; agent: stri
                 <code>sluice</code> is not on this machine's PATH, so the commands name this installation's{' '}
                 <code>bin/sluice.js</code>. To type <code>sluice</code> instead, once:
               </p>
-              <CopyLine command={info.pathStep} label="put sluice on PATH" />
+              <CopyLine command={info.pathStep} label="PATH step" />
             </div>
           )}
           {info.needsDatabaseUrl && (
@@ -75,7 +75,7 @@ export function ConnectPanel({ client, agent }: { client: RpcClient; agent: stri
             {commands.map((c) => (
               <li key={c.id} class="connect-step" data-command={c.id}>
                 <p class="small">{c.label}</p>
-                <CopyLine command={c.command} label={c.label} />
+                <CopyLine command={c.command} label={`${c.id} command`} />
               </li>
             ))}
           </ol>

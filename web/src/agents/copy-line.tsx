@@ -10,7 +10,11 @@ async function copyText(text: string): Promise<boolean> {
   }
 }
 
-/** One shell command, shown whole (selectable) with a Copy button. */
+/**
+ * One shell command, shown whole (selectable) with a Copy button whose label says which command
+ * ("Copy the run command"); the button's text says when it was copied. No live region: the page's
+ * one `status` role is the connection line.
+ */
 export function CopyLine({ command, label }: { command: string; label: string }) {
   const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
   return (
@@ -21,18 +25,12 @@ export function CopyLine({ command, label }: { command: string; label: string })
       <button
         type="button"
         class="button ghost copy-button"
-        aria-label={`Copy: ${label}`}
+        aria-label={`Copy the ${label}`}
+        title={copied === 'no' ? 'the browser did not allow copying: select the text' : undefined}
         onClick={() => void copyText(command).then((ok) => setCopied(ok ? 'yes' : 'no'))}
       >
-        {copied === 'yes' ? 'Copied' : 'Copy'}
+        {copied === 'yes' ? 'Copied' : copied === 'no' ? 'Select it' : 'Copy'}
       </button>
-      <span class="visually-hidden" role="status">
-        {copied === 'yes'
-          ? 'copied'
-          : copied === 'no'
-            ? 'the browser did not allow copying: select the text'
-            : ''}
-      </span>
     </div>
   );
 }

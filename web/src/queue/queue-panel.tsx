@@ -256,8 +256,17 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
           {error}
         </p>
       )}
-      <RunPanel client={client} agent={agent} />
-      {showConnect && <ConnectPanel client={client} agent={agent} />}
+      {/* The run state and Connect share at most a third of the queue's height with the cards
+          (scrolling, and focusable so the keyboard can scroll it); only those who may control the
+          agent see them (the panels ask the host, and render nothing when refused). */}
+      <section
+        class="agent-panels"
+        tabIndex={canPause ? 0 : undefined}
+        aria-label={`Running and connecting ${agent}`}
+      >
+        <RunPanel client={client} agent={agent} />
+        {showConnect && <ConnectPanel client={client} agent={agent} />}
+      </section>
       {blocking && (
         <div class="banner" role="alert" data-testid="blocking-banner">
           <p>
