@@ -256,7 +256,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
           {error}
         </p>
       )}
-      {/* The run state and Connect share at most a third of the queue's height with the cards
+      {/* The run state and Connect share at most a quarter of the queue's height with the cards
           (scrolling, and focusable so the keyboard can scroll it); only those who may control the
           agent see them (the panels ask the host, and render nothing when refused). */}
       <section
