@@ -210,3 +210,16 @@ export function requireHostOwner(caller: Pick<Principal, 'name' | 'kind'>, what:
   // home.ts OWNER_NAME; not imported, so this module does not pull in the store's openers.
   if (!isHostOwner(caller)) throw new SluiceError('denied', `only the owner may ${what}`);
 }
+
+/**
+ * Starting, stopping or restarting an agent the host runs, and reading its state and log
+ * (host/agent-runs.ts): the host owner or a person who manages the agent. Not the agent itself (it
+ * acts on whatever text it read, so it never controls its own process), and sharing a channel is
+ * not enough. A write passes its transaction.
+ */
+export async function requireRunControl(db: Db, caller: Principal, agent: Principal): Promise<void> {
+  if (isHostOwner(caller)) return;
+  if (caller.kind === 'person' && caller.id !== agent.id && (await isAgentManager(db, agent.id, caller.id)))
+    return;
+  throw new SluiceError('denied', `only the owner or a manager of ${agent.name} may run, start or stop it`);
+}

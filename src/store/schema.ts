@@ -87,6 +87,33 @@ export interface AgentManagersTable {
   created_at: string;
 }
 
+/**
+ * An agent the host runs (docs/agents.md): what to run (`driver`, `cwd`, `args` as a JSON array),
+ * where (`machine`, `home`: only a `sluice serve` of that machine and home supervises it), what
+ * its managers asked for (`desired`, `restart_seq`), and what the supervisor holding the lease
+ * (`holder` until `held_until`) last reported.
+ */
+export interface AgentRunsTable {
+  agent_id: string;
+  driver: 'claude' | 'codex';
+  cwd: string;
+  args: string;
+  machine: string;
+  home: string;
+  desired: 'running' | 'stopped';
+  restart_seq: Generated<number>;
+  state: Generated<'starting' | 'running' | 'stopped' | 'crashed'>;
+  pid: number | null;
+  last_error: string | null;
+  restarts: Generated<number>;
+  state_at: string | null;
+  holder: string | null;
+  held_until: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface MessagesTable {
   seq: Generated<number>;
   id: string;
@@ -287,6 +314,7 @@ export interface Database {
   memberships: MembershipsTable;
   invitations: InvitationsTable;
   agent_managers: AgentManagersTable;
+  agent_runs: AgentRunsTable;
   messages: MessagesTable;
   message_revisions: MessageRevisionsTable;
   message_media: MessageMediaTable;

@@ -50,7 +50,7 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
 
   it('lists agents and people in the shared list style, and as JSON', async () => {
     const agents = (await ok('agent', 'ls')).trimEnd().split('\n');
-    expect(agents[0]).toMatch(/^NAME\s+SETTLEMENT\s+CREATED$/);
+    expect(agents[0]).toMatch(/^NAME\s+SETTLEMENT\s+RUN\s+CREATED$/);
     expect(agents.slice(1).map((l) => l.split(/\s+/).slice(0, 2))).toEqual([
       ['bot', 'explicit'],
       ['builder', 'turn'],

@@ -63,6 +63,11 @@ describe('the command tree loads only the command that runs', () => {
       'managers',
       'manage',
       'unmanage',
+      'run',
+      'start',
+      'stop',
+      'restart',
+      'forget',
     ]);
   });
 

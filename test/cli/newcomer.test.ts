@@ -74,10 +74,14 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
   it('`sluice start` says how to run the host and open the web page', async () => {
     const out = await ok('start');
     expect(out).toContain('This started no host.');
-    expect(out).toMatch(/^ {2}sluice serve +# \(or npm start\) serves the page/m);
+    // Spelled as it works here: `sluice` on PATH, else this clone's bin/sluice.js.
+    expect(out).toMatch(/^ {2}\S*sluice(\.js)?( --home \S+)? serve +# \(or npm start\) serves the page/m);
+    expect(out).toMatch(
+      /^ {2}\S*sluice(\.js)?( --home \S+)? agent run helper --driver claude --cwd \. +# in a project folder/m,
+    );
     expect(out).toContain('http://127.0.0.1:7777');
     expect(out).toMatch(/login link for owner: open it in a browser/);
-    expect(out).toMatch(/^ {2}sluice login-link /m);
+    expect(out).toMatch(/^ {2}\S*sluice(\.js)?( --home \S+)? login-link /m);
   });
 
   it('`not_member` names the next step: a member adds you', async () => {

@@ -5,6 +5,7 @@
 // docs/security.md, "Who may do what", states the rules this table checks.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
+import { controlAgentRun, registerAgentRun } from '../../src/host/agent-runs.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
@@ -68,6 +69,11 @@ const RPC_TABLE: RpcRow[] = [
   ['channel.list', 'list your own channels', () => ({}), 'open'],
   ['principal.list', 'list names and kinds of principals', () => ({}), 'open'],
   ['principal.addAgent', 'add an agent (owner only)', () => ({ name: 'sneaky' }), 'refused'],
+  ['agent.status', "helper's run state and log", () => ({ agent: 'helper' }), 'refused'],
+  ['agent.start', 'start helper', () => ({ agent: 'helper' }), 'refused'],
+  ['agent.stop', 'stop helper', () => ({ agent: 'helper' }), 'refused'],
+  ['agent.restart', 'restart helper', () => ({ agent: 'helper' }), 'refused'],
+  ['agent.connect', "helper's connect commands", () => ({ agent: 'helper' }), 'refused'],
   ['channel.create', 'create a channel naming helper', () => ({ name: 'mine', members: ['helper'] }), 'open'],
   [
     'channel.addMember',
@@ -138,6 +144,26 @@ const PAUSE_CLI: string[][] = [
   ['queue', 'resume', 'helper'],
 ];
 
+/**
+ * A host-run agent (docs/agents.md) is controlled by the owner and its managers only: not by
+ * members who share a channel with it, a removed manager, nor the agent itself.
+ */
+const RUN_CALLERS: Record<string, string> = { ...PAUSE_CALLERS, 'the agent itself': 'helper' };
+const RUN_RPC: [method: string, params: unknown][] = [
+  ['agent.status', { agent: 'helper' }],
+  ['agent.start', { agent: 'helper' }],
+  ['agent.stop', { agent: 'helper' }],
+  ['agent.restart', { agent: 'helper' }],
+  ['agent.connect', { agent: 'helper' }],
+];
+const RUN_CLI: string[][] = [
+  ['agent', 'run', 'helper', '--driver', 'codex', '--cwd', '.', '--no-wait'],
+  ['agent', 'start', 'helper', '--no-wait'],
+  ['agent', 'stop', 'helper', '--no-wait'],
+  ['agent', 'restart', 'helper', '--no-wait'],
+  ['agent', 'forget', 'helper'],
+];
+
 describe('every RPC method has a row in the authorization table', () => {
   it('names each method of src/surfaces/rpc/schemas.ts', () => {
     const covered = new Set(RPC_TABLE.map(([method]) => method));
@@ -183,6 +209,9 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     });
     await removeMember(h.ctx, alice, team.id, 'rem');
     f = { team: team.id, waiting: waiting.message_id, returned: returned.message_id };
+    // helper is run by the host (stopped, so no supervisor would start it anyway).
+    await registerAgentRun(h.ctx, h.owner, { name: 'helper', driver: 'claude', cwd: h.home, args: [] });
+    await controlAgentRun(h.ctx, h.owner, 'helper', 'stop');
     await h.person('oscar');
     for (const name of [
       ...Object.values(CALLERS),
@@ -190,6 +219,7 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
       'oscar',
       'bob',
       'owner',
+      'helper',
     ]) {
       principals.set(name, await resolvePrincipal(h.ctx, name));
     }
@@ -296,6 +326,46 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
       });
     }
   }
+
+  for (const [method, params] of RUN_RPC) {
+    for (const [who, name] of Object.entries(RUN_CALLERS)) {
+      it(`rpc ${method} (host-run agent): the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        const reply = await rpc(name, method, params);
+        expect(reply.result, JSON.stringify(reply.result)).toBeUndefined();
+        expect(reply.error?.data?.code).toBe('denied');
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+  for (const args of RUN_CLI) {
+    for (const [who, name] of Object.entries(RUN_CALLERS)) {
+      it(`cli ${args.slice(0, 2).join(' ')}: the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        expect(await cli(name, args)).toBeGreaterThan(0);
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+
+  it('the owner and a manager may read, start and stop a host-run agent', async () => {
+    principals.set('meg', await resolvePrincipal(h.ctx, 'meg'));
+    for (const who of ['owner', 'meg']) {
+      const started = await rpc(who, 'agent.start', { agent: 'helper' });
+      expect(started.result?.run, JSON.stringify(started)).toMatchObject({
+        desired: 'running',
+        driver: 'claude',
+      });
+      const stopped = await rpc(who, 'agent.stop', { agent: 'helper' });
+      expect(stopped.result?.run.desired).toBe('stopped');
+      const status = await rpc(who, 'agent.status', { agent: 'helper' });
+      expect(status.result).toMatchObject({ agent: 'helper', run: { state: 'stopped' } });
+      const connect = await rpc(who, 'agent.connect', { agent: 'helper' });
+      expect(connect.result.claude.map((c: { id: string }) => c.id)).toEqual(['run', 'hooks', 'mcp']);
+    }
+    expect(await cli('meg', ['agent', 'start', 'helper', '--no-wait'])).toBe(0);
+    expect(await cli('meg', ['agent', 'stop', 'helper', '--no-wait'])).toBe(0);
+  });
 
   it('the agent itself, the owner and a manager may pause and resume the whole queue', async () => {
     principals.set('helper', await resolvePrincipal(h.ctx, 'helper'));

@@ -228,3 +228,44 @@ export interface ChannelUnreadEvent {
   channelId: string;
   unread: number;
 }
+
+/** A host-run agent's state (`agent.status`, `agent.start|stop|restart`; docs/agents.md). */
+export type RunState = 'starting' | 'running' | 'stopping' | 'stopped' | 'crashed' | 'no-host';
+
+export interface AgentRun {
+  agent: string;
+  driver: 'claude' | 'codex';
+  cwd: string;
+  args: string[];
+  desired: 'running' | 'stopped';
+  state: RunState;
+  pid: number | null;
+  lastError: string | null;
+  restarts: number;
+  stateAt: string | null;
+}
+
+/** `agent.status {agent}`: for the owner and the agent's managers; `denied` for anyone else. */
+export interface AgentStatus {
+  agent: string;
+  /** Null when the host does not run this agent. */
+  run: AgentRun | null;
+  /** The end of its log (whole lines, at most 8 KiB), when the log is on this host. */
+  logTail: string | null;
+}
+
+export interface ConnectCommand {
+  id: 'run' | 'hooks' | 'mcp';
+  label: string;
+  command: string;
+}
+
+/** `agent.connect {agent}`: the commands that attach a client to the agent on this host. */
+export interface ConnectInfo {
+  agent: string;
+  sluice: string;
+  pathStep: string | null;
+  needsDatabaseUrl: boolean;
+  claude: ConnectCommand[];
+  codex: ConnectCommand[];
+}

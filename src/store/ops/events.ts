@@ -15,7 +15,9 @@ export type EventKind =
   /** A principal's read mark in a channel moved (`agent_id` holds that principal, person or agent). */
   | 'read.marked'
   /** An agent was added or its managers changed (`agent_id`): who lists it as theirs may change. */
-  | 'agent.managers';
+  | 'agent.managers'
+  /** An agent's run spec changed or was asked to start, stop or restart (`agent_id`: the agent). */
+  | 'agent.run';
 
 export interface NewEvent {
   kind: EventKind;

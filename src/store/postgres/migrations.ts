@@ -77,6 +77,13 @@ const migrations: Record<string, Migration> = {
       for (const statement of SEND_BATCHES) await sql.raw(statement).execute(db);
     },
   },
+  // Agents the host runs (docs/agents.md): a run spec per agent, registered by `sluice agent run`,
+  // supervised by the `sluice serve` of the same machine and home, which holds a lease on it.
+  '012_agent_runs': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of AGENT_RUNS) await sql.raw(statement).execute(db);
+    },
+  },
   // An agent's inbox order is the channel's history order (send-order.ts).
   '013_inbox_in_history_order': {
     async up(db: Kysely<unknown>) {
@@ -402,4 +409,16 @@ const SEND_BATCHES = [
        return next;
      end loop;
    end $$`,
+];
+
+const AGENT_RUNS = [
+  `create table agent_runs (agent_id text primary key references principals(id),
+     driver text not null check (driver in ('claude','codex')), cwd text not null, args text not null,
+     machine text not null, home text not null,
+     desired text not null check (desired in ('running','stopped')), restart_seq integer not null default 0,
+     state text not null default 'stopped' check (state in ('starting','running','stopped','crashed')),
+     pid integer, last_error text, restarts integer not null default 0, state_at text,
+     holder text, held_until text, created_by text not null references principals(id),
+     created_at text not null, updated_at text not null)`,
+  `create index agent_runs_by_place on agent_runs (machine, home)`,
 ];

@@ -12,6 +12,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   init: ['sluice init'],
   agent: [
     'sluice agent add helper',
+    'sluice agent run helper --driver claude --cwd ~/src/app   # the running serve starts it',
+    'sluice agent stop helper',
     'sluice agent ls',
     'sluice agent settle helper turn',
     'sluice agent manage helper alice',
@@ -28,6 +30,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'sluice message send "#ops" -m "deploy done" --attach report.pdf',
     'sluice --as helper message ls --include-body',
     'sluice --as helper message reply msg_01J… -m "on it" --archive',
+    'sluice message status msg_01J…                     # where it stands with each agent',
   ],
   delivery: ['sluice --as helper delivery --for claude', 'sluice --as helper delivery --metadata'],
   hooks: [

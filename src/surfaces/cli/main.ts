@@ -22,6 +22,7 @@ type Register = (program: Command) => void;
 const MODULES = {
   start: async () => (await import('./commands/start.js')).registerStartCommand,
   setup: async () => (await import('./commands/setup.js')).registerSetupCommands,
+  agentRuns: async () => (await import('./commands/agent-runs.js')).registerAgentRunCommands,
   channels: async () => (await import('./commands/channels.js')).registerChannelCommands,
   messages: async () => (await import('./commands/messages.js')).registerMessageCommands,
   delivery: async () => (await import('./commands/delivery.js')).registerDeliveryCommands,
@@ -43,7 +44,7 @@ type ModuleName = keyof typeof MODULES;
 const MODULES_OF: Record<string, readonly ModuleName[]> = {
   start: ['start'],
   init: ['setup'],
-  agent: ['setup'],
+  agent: ['setup', 'agentRuns'],
   person: ['setup'],
   channel: ['channels'],
   message: ['messages'],

@@ -1,5 +1,7 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { shellWord } from '../../core/shell-word.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
 
 /** The first executable `name` on `PATH` (as a shell would find it), or undefined. */
@@ -50,4 +52,30 @@ export function launcherNotes(
     );
   }
   return notes;
+}
+
+/**
+ * How a person runs this installation from a shell here: `sluice` when the `sluice` on PATH is
+ * this installation, else the absolute path of its bin/sluice.js (executable, with a `node`
+ * shebang). Banners and the page print commands with it, so each one works as printed.
+ */
+export function sluiceCommandHere(launcher: SluiceLauncher, env: NodeJS.ProcessEnv = process.env): string {
+  const onPath = findOnPath('sluice', env);
+  if (onPath !== undefined && realpathOrSelf(onPath) === realpathOrSelf(launcher.bin)) return 'sluice';
+  return shellWord(launcher.bin);
+}
+
+/**
+ * {@link sluiceCommandHere} for a home: with `--home DIR` unless it is the default `~/.sluice` a
+ * new shell would use anyway.
+ */
+export function sluiceCommandForHome(
+  launcher: SluiceLauncher,
+  home: string,
+  options: { env?: NodeJS.ProcessEnv; defaultHome?: string } = {},
+): string {
+  const here = sluiceCommandHere(launcher, options.env);
+  return home === (options.defaultHome ?? join(homedir(), '.sluice'))
+    ? here
+    : `${here} --home ${shellWord(home)}`;
 }

@@ -28,6 +28,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '010_agent_managers',
   // Nothing on SQLite (a PostgreSQL server function).
   '011_send_batches',
+  // A new table (agent run specs) the reader never queries.
+  '012_agent_runs',
   // Nothing on SQLite (PostgreSQL's sends lock their recipients' queues before their seq).
   '013_inbox_in_history_order',
   // A column on tokens (their note), a table the reader never queries.

@@ -31,6 +31,7 @@ import {
 } from '../../host/queue.js';
 import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
 import { markRead } from '../../host/read-marks.js';
+import { agentConnect, agentControl, agentStatus } from './agent-runs.js';
 import type { MethodName, ParamsOf } from './schemas.js';
 
 /** The `principal.list` reply (host/principal-directory.ts). */
@@ -74,6 +75,7 @@ export const CAPABILITIES = [
   'sluice.channel-history.v1',
   'sluice.live.v1',
   'sluice.media.v1',
+  'sluice.agent-runs.v1',
 ] as const;
 
 /** Live subscriptions of one connection (WebSocket only). */
@@ -178,6 +180,11 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     });
     return value({ id: a.id, name: a.name, kind: a.kind, settlement: a.settlement });
   },
+  'agent.status': async (s, p) => value(await agentStatus(s, p.agent)),
+  'agent.start': async (s, p) => value(await agentControl(s, p.agent, 'start')),
+  'agent.stop': async (s, p) => value(await agentControl(s, p.agent, 'stop')),
+  'agent.restart': async (s, p) => value(await agentControl(s, p.agent, 'restart')),
+  'agent.connect': async (s, p) => value(await agentConnect(s, p.agent)),
   'channel.list': async (s, p, budget) => {
     // Room for `,"unread":N` on each row listed, added once the page is fitted.
     const page = await listChannelsPage(s.ctx, s.principal, p, {

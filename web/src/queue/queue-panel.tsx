@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ConnectPanel } from '../agents/connect-panel.js';
+import { RunPanel } from '../agents/run-panel.js';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, errorCode, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
 import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
@@ -152,6 +154,10 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
   };
 
   const blocking = summary?.blockingReturnedMessageId ?? null;
+  // "Connect" opens by itself while the agent never had a turn (nothing attached it yet).
+  const [connectAsked, setConnectAsked] = useState<boolean | null>(null);
+  const neverRan = presence !== null && presence.lastActivityAt === null;
+  const showConnect = connectAsked ?? neverRan;
 
   if (unavailable)
     return (
@@ -221,6 +227,16 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
             <option value="agent">Agents</option>
             <option value="unknown">Unknown</option>
           </select>
+          {canPause && (
+            <button
+              type="button"
+              class="button"
+              aria-expanded={showConnect}
+              onClick={() => setConnectAsked(!showConnect)}
+            >
+              Connect
+            </button>
+          )}
           {!canPause ? null : summary?.paused ? (
             <button type="button" class="button" disabled={busy} onClick={() => void act('queue.resume', {})}>
               Resume queue
@@ -242,6 +258,17 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
           {error}
         </p>
       )}
+      {/* The run state and Connect share at most a quarter of the queue's height with the cards
+          (scrolling, and focusable so the keyboard can scroll it); only those who may control the
+          agent see them (the panels ask the host, and render nothing when refused). */}
+      <section
+        class="agent-panels"
+        tabIndex={canPause ? 0 : undefined}
+        aria-label={`Running and connecting ${agent}`}
+      >
+        <RunPanel client={client} agent={agent} />
+        {showConnect && <ConnectPanel client={client} agent={agent} />}
+      </section>
       {blocking && (
         <div class="banner" role="alert" data-testid="blocking-banner">
           <p>

@@ -4,6 +4,7 @@
 
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ConnectPanel } from '../agents/connect-panel.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import type { ChannelCreated, PrincipalListPage, PrincipalRef, SentReply } from '../wire.js';
 
@@ -63,9 +64,12 @@ function NewAgentForm({ client, onAdded }: { client: RpcClient; onAdded: (name: 
   }, [open]);
   // Always in the page, so a screen reader announces the line when it fills in.
   const status = (
-    <p class="muted small new-agent-status" role="status">
-      {added && `Added agent ${added}; it is selected in To.`}
-    </p>
+    <>
+      <p class="muted small new-agent-status" role="status">
+        {added && `Added agent ${added}; it is selected in To.`}
+      </p>
+      {added && <ConnectPanel client={client} agent={added} />}
+    </>
   );
   if (!open)
     return (

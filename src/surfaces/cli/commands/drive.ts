@@ -30,6 +30,34 @@ function sessionCwd(flags: DriveFlags): string {
   return cwd;
 }
 
+/**
+ * A driver the host supervises (SLUICE_SUPERVISED, surfaces/agents/launch.ts) reads nothing from
+ * stdin, which is a pipe from the host: when it closes, the host is gone (even by SIGKILL), and the
+ * driver stops as on SIGTERM rather than run on unsupervised. Returns the cleanup.
+ */
+function stopWithSupervisor(): () => void {
+  if (process.env.SLUICE_SUPERVISED !== '1') return () => {};
+  const gone = () => process.kill(process.pid, 'SIGTERM');
+  process.stdin.on('end', gone);
+  process.stdin.on('error', gone);
+  process.stdin.resume();
+  return () => {
+    process.stdin.off('end', gone);
+    process.stdin.off('error', gone);
+    process.stdin.destroy();
+  };
+}
+
+/** Runs a drive with the supervisor guard around it. */
+async function guarded(run: () => Promise<void>): Promise<void> {
+  const release = stopWithSupervisor();
+  try {
+    await run();
+  } finally {
+    release();
+  }
+}
+
 function limitsFrom(flags: DriveFlags) {
   return {
     maxMessages: parseLimit(flags.maxMessages, '--max-messages', 1000, 16),
@@ -62,14 +90,16 @@ export function registerDriveCommands(program: Command): void {
     action(async ({ host, actor, global }, claudeArgs: string[], flags: DriveFlags) => {
       const agent = await actor();
       requireAgent(agent);
-      await drive(host, agent, {
-        client: 'claude',
-        cwd: sessionCwd(flags),
-        db: global.db,
-        limits: limitsFrom(flags),
-        extraArgs: claudeArgs,
-        status: (line) => process.stdout.write(`${line}\n`),
-      });
+      await guarded(() =>
+        drive(host, agent, {
+          client: 'claude',
+          cwd: sessionCwd(flags),
+          db: global.db,
+          limits: limitsFrom(flags),
+          extraArgs: claudeArgs,
+          status: (line) => process.stdout.write(`${line}\n`),
+        }),
+      );
     }),
   );
   withDriveOptions(
@@ -83,19 +113,22 @@ export function registerDriveCommands(program: Command): void {
       ),
   ).action(
     action(async ({ host, actor, global }, flags: DriveFlags) => {
-      if (flags.sandbox !== 'workspace-write' && flags.sandbox !== 'danger-full-access') {
+      const sandbox = flags.sandbox;
+      if (sandbox !== 'workspace-write' && sandbox !== 'danger-full-access') {
         throw new SluiceError('invalid_params', '--sandbox must be workspace-write or danger-full-access');
       }
       const agent = await actor();
       requireAgent(agent);
-      await drive(host, agent, {
-        client: 'codex',
-        cwd: sessionCwd(flags),
-        db: global.db,
-        limits: limitsFrom(flags),
-        sandbox: flags.sandbox,
-        status: (line) => process.stdout.write(`${line}\n`),
-      });
+      await guarded(() =>
+        drive(host, agent, {
+          client: 'codex',
+          cwd: sessionCwd(flags),
+          db: global.db,
+          limits: limitsFrom(flags),
+          sandbox,
+          status: (line) => process.stdout.write(`${line}\n`),
+        }),
+      );
     }),
   );
 }

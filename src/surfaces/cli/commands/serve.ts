@@ -5,12 +5,16 @@ import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { initHome, OWNER_NAME } from '../../../host/home.js';
 import { DEFAULT_SESSION_SETTINGS, issueLoginCode } from '../../../host/sessions.js';
+import { processLauncher } from '../../agents/launch.js';
+import { startSupervisor } from '../../agents/supervisor.js';
+import { currentLauncher } from '../../hooks/install-files.js';
 import { isLoopbackHost } from '../../http/guard.js';
 import { parseHttpLimits } from '../../http/limits.js';
 import { openServeLog, serveLogPath, streamRequestLog } from '../../http/log-file.js';
 import { type HostServer, startHostServer } from '../../http/server.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
+import { sluiceCommandForHome } from '../on-path.js';
 import { SERVE_ORIGIN_FILE } from './tokens.js';
 
 interface ServeOptions {
@@ -21,6 +25,7 @@ interface ServeOptions {
   tlsKey?: string;
   insecureRemote?: boolean;
   logFormat?: string;
+  agents?: boolean;
 }
 
 function writeErr(text: string): Promise<void> {
@@ -116,8 +121,9 @@ export function registerServeCommand(program: Command): void {
       '--log-format <format>',
       'file: JSON request logs to <home>/logs/serve.log (default); json: to stdout, the banner to stderr',
     )
+    .option('--no-agents', 'do not run the agents registered with sluice agent run (another host runs them)')
     .action(
-      action(async ({ host: ctx }, opts: ServeOptions) => {
+      action(async ({ host: ctx, global }, opts: ServeOptions) => {
         const port = opts.port === '0' ? 0 : parseLimit(opts.port, '--port', 65535, 7777);
         const bindHost = opts.host ?? '127.0.0.1';
         if (!/^[A-Za-z0-9.:[\]-]+$/.test(bindHost))
@@ -159,6 +165,16 @@ export function registerServeCommand(program: Command): void {
         } catch {
           // Only a convenience for `sluice login-link`; it takes --url too.
         }
+        const launcher = currentLauncher();
+        const sluice = sluiceCommandForHome(launcher, ctx.home);
+        // Agents registered with `sluice agent run` for this machine and home (docs/agents.md).
+        const supervisor =
+          opts.agents === false
+            ? undefined
+            : startSupervisor(ctx, {
+                launch: processLauncher({ launcher, home: ctx.home, db: global.db }),
+                warn: (line) => server.app.log.warn({ event: 'agents' }, line),
+              });
         const { code } = await issueLoginCode(ctx, OWNER_NAME);
         const lines = [`Sluice is serving ${origin}  (home ${ctx.home})`];
         if (WILDCARD.has(bindHost)) {
@@ -167,8 +183,11 @@ export function registerServeCommand(program: Command): void {
         }
         lines.push(
           `Login link: ${origin}/login?code=${code}`,
-          `  (it works once, for ${DEFAULT_SESSION_SETTINGS.loginLinkTtlMs / 60_000} minutes; \`sluice login-link\` prints another)`,
+          `  (it works once, for ${DEFAULT_SESSION_SETTINGS.loginLinkTtlMs / 60_000} minutes; \`${sluice} login-link\` prints another)`,
           logFormat === 'json' ? 'Logs: JSON lines on stdout' : `Logs: ${serveLogPath(ctx.home)}`,
+          opts.agents === false
+            ? 'Agents: not run here (--no-agents)'
+            : `Agents: runs those registered with ${sluice} agent run NAME --driver claude|codex --cwd DIR (${sluice} agent ls)`,
           'Stop: press Ctrl+C (or send SIGTERM)',
         );
         await say(`${lines.join('\n')}\n`);
@@ -177,7 +196,10 @@ export function registerServeCommand(program: Command): void {
             server.app.log.info({ signal }, 'shutting down');
             process.off('SIGTERM', onTerm);
             process.off('SIGINT', onInt);
-            server.close().then(resolve, resolve);
+            // The agents stop first (each driver abandons a turn in flight), then the server.
+            void (supervisor?.shutdown() ?? Promise.resolve())
+              .then(() => server.close())
+              .then(resolve, resolve);
           };
           const onTerm = () => stop('SIGTERM');
           const onInt = () => stop('SIGINT');

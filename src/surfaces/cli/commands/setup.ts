@@ -6,6 +6,7 @@ import {
   managerOnAdd,
   removeAgentManager,
 } from '../../../host/agent-managers.js';
+import { type AgentRunView, agentRunsByName, runStateLabel } from '../../../host/agent-runs.js';
 import { initHome, OWNER_NAME } from '../../../host/home.js';
 import {
   addPrincipal,
@@ -16,6 +17,13 @@ import {
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
+
+/** The RUN cell of `agent ls`: `-` for an agent the host does not run. */
+function runCell(view: AgentRunView | undefined): string {
+  if (view === undefined) return '-';
+  const label = runStateLabel(view);
+  return `${view.driver}: ${label.length > 120 ? `${label.slice(0, 119)}…` : label}`;
+}
 
 const principalJson = (p: Principal) => ({
   name: p.name,
@@ -58,17 +66,21 @@ export function registerSetupCommands(program: Command): void {
     );
   agent
     .command('ls')
-    .description('list agents and how each settles')
-    .option('--json', 'print [{name, kind, settlement, createdAt}]')
+    .description('list agents, how each settles, and the state of those the host runs')
+    .option('--json', 'print [{name, kind, settlement, createdAt, run}] (run: null unless the host runs it)')
     .action(
       action(async ({ host }, opts: { json?: boolean }) => {
+        const runs = await agentRunsByName(host);
+        const run = (p: Principal) => runs.get(p.name);
         await writeList(await listPrincipalsByName(host, 'agent'), {
           json: opts.json,
-          toJson: principalJson,
-          empty: 'no agents (add one: sluice agent add NAME)',
+          toJson: (p) => ({ ...principalJson(p), run: run(p) ?? null }),
+          empty:
+            'no agents (add one: sluice agent add NAME, or run one: sluice agent run NAME --driver claude --cwd DIR)',
           columns: [
             { header: 'NAME', cell: (p) => p.name },
             { header: 'SETTLEMENT', cell: (p) => p.settlement },
+            { header: 'RUN', cell: (p) => runCell(run(p)) },
             { header: 'CREATED', cell: (p) => p.created_at },
           ],
         });

@@ -1,0 +1,182 @@
+import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { SluiceError } from '../../../core/errors.js';
+import {
+  type AgentRunView,
+  agentRunStatus,
+  controlAgentRun,
+  forgetAgentRun,
+  type RunAction,
+  registerAgentRun,
+  runStateLabel,
+} from '../../../host/agent-runs.js';
+import type { HostContext } from '../../../host/context.js';
+import type { Principal } from '../../../host/principals.js';
+import { runLogPath } from '../../agents/run-log.js';
+import { action } from '../context.js';
+import { writeOut } from '../io.js';
+
+// `sluice agent run|start|stop|restart|forget` (docs/agents.md): host-run agents from the CLI. The
+// spec (what runs, in which folder) is registered here only, by someone on the machine.
+
+/** The folder a run works in: it must exist and be a folder; stored as its real path. */
+function runFolder(dir: string): string {
+  const path = resolve(dir);
+  try {
+    if (!statSync(path).isDirectory()) throw new Error('not a folder');
+    return realpathSync(path);
+  } catch {
+    throw new SluiceError('invalid_params', `--cwd ${dir} is not a folder`);
+  }
+}
+
+/** How long `agent run|start|stop|restart` waits for the host to act before it says what it saw. */
+const WAIT_MS = 5000;
+
+/**
+ * Waits (polling the store: the supervisor lives in another process) until the run reaches a state
+ * `done` accepts, or the deadline; returns the last view.
+ */
+async function waitForState(
+  host: HostContext,
+  caller: Principal,
+  agent: string,
+  since: string,
+  done: (view: AgentRunView, fresh: boolean) => boolean,
+  waitMs: number,
+): Promise<AgentRunView | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const view = await agentRunStatus(host, caller, agent);
+    const fresh = view !== null && view.stateAt !== null && view.stateAt >= since;
+    if (view === null || done(view, fresh) || Date.now() >= deadline) return view;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** One line saying where the run stands after a request, with the next step. */
+function outcomeLine(view: AgentRunView | null, agent: string, home: string, fresh: boolean): string {
+  const log = runLogPath(home, agent);
+  if (view === null) return `${agent} has no run spec any more`;
+  if (view.state === 'no-host' || !fresh)
+    return `no sluice serve runs for this home yet: start it (npm start, or sluice serve) and it starts ${agent}`;
+  if (view.state === 'running') return `${agent} is running (pid ${view.pid}); log: ${log}`;
+  if (view.state === 'starting') return `${agent} is starting (pid ${view.pid}); log: ${log}`;
+  if (view.state === 'crashed')
+    return `${agent} ${runStateLabel(view)}; the host restarts it with a growing delay (log: ${log}; sluice agent stop ${agent} stops it)`;
+  return `${agent} is ${runStateLabel(view)}`;
+}
+
+/** Done waiting for a start: the host reported it since the request (running, starting or crashed). */
+const started = (view: AgentRunView, fresh: boolean) =>
+  fresh && (view.state === 'running' || view.state === 'starting' || view.state === 'crashed');
+
+function waitMsOf(opts: { wait?: boolean }): number {
+  return opts.wait === false ? 0 : WAIT_MS;
+}
+
+/** Registers run, start, stop, restart and forget under the existing `agent` command. */
+export function registerAgentRunCommands(program: Command): void {
+  const agent = program.commands.find((c) => c.name() === 'agent');
+  if (!agent) throw new Error('the agent command is registered first (commands/setup.ts)');
+
+  agent
+    .command('run <name>')
+    .description(
+      'run an agent from this machine: the running sluice serve starts sluice drive for it, restarts it when it exits, and stops it with the host',
+    )
+    .requiredOption('--driver <client>', 'claude (Claude Code) or codex')
+    .requiredOption('--cwd <dir>', 'the project folder the client works in')
+    .option('--no-wait', 'do not wait for the host to start it')
+    .argument('[clientArgs...]', 'extra arguments for claude (after --)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  sluice agent run helper --driver claude --cwd ~/src/app\n  sluice agent run reviewer --driver codex --cwd ~/src/app\n  sluice agent run helper --driver claude --cwd ~/src/app -- --model claude-sonnet-4-5',
+    )
+    .action(
+      action(
+        async (
+          { host, actor },
+          name: string,
+          clientArgs: string[],
+          opts: { driver: string; cwd: string; wait?: boolean },
+        ) => {
+          if (opts.driver !== 'claude' && opts.driver !== 'codex')
+            throw new SluiceError('invalid_params', `--driver must be claude or codex, not ${opts.driver}`);
+          if (opts.driver === 'codex' && clientArgs.length > 0)
+            throw new SluiceError(
+              'invalid_params',
+              'extra client arguments (after --) are for claude only: sluice drive codex takes none',
+            );
+          const cwd = runFolder(opts.cwd);
+          const caller = await actor();
+          const since = host.now().toISOString();
+          const { created, settled } = await registerAgentRun(host, caller, {
+            name,
+            driver: opts.driver,
+            cwd,
+            args: clientArgs,
+          });
+          const lines: string[] = [];
+          if (created) lines.push(`added agent ${name} (settles by turns)`);
+          if (settled) lines.push(`${name} now settles by turns: each driven turn settles what it delivered`);
+          lines.push(`${name} runs sluice drive ${opts.driver} in ${cwd}, supervised by sluice serve`);
+          await writeOut(`${lines.join('\n')}\n`);
+          const view = await waitForState(host, caller, name, since, started, waitMsOf(opts));
+          const fresh = view?.stateAt != null && view.stateAt >= since;
+          if (opts.wait !== false) await writeOut(`${outcomeLine(view, name, host.home, fresh)}\n`);
+        },
+      ),
+    );
+
+  const control = (act: RunAction, description: string) =>
+    agent
+      .command(`${act} <name>`)
+      .description(description)
+      .option('--no-wait', 'do not wait for the host to act')
+      .action(
+        action(async ({ host, actor }, name: string, opts: { wait?: boolean }) => {
+          const caller = await actor();
+          const before = await agentRunStatus(host, caller, name);
+          if (act === 'start' && (before?.state === 'running' || before?.state === 'starting')) {
+            await writeOut(`${name} is already ${before.state} (pid ${before.pid})\n`);
+            return;
+          }
+          const since = host.now().toISOString();
+          await controlAgentRun(host, caller, name, act);
+          const stopping = act === 'stop';
+          const view = await waitForState(
+            host,
+            caller,
+            name,
+            since,
+            stopping ? (v) => v.state === 'stopped' : started,
+            waitMsOf(opts),
+          );
+          if (opts.wait === false) {
+            await writeOut(`asked ${name} to ${act}\n`);
+            return;
+          }
+          if (stopping && (view?.state === 'stopped' || view?.state === 'no-host')) {
+            await writeOut(`${name} is stopped (sluice agent start ${name} starts it again)\n`);
+            return;
+          }
+          const fresh = view?.stateAt != null && view.stateAt >= since;
+          await writeOut(`${outcomeLine(view, name, host.home, fresh)}\n`);
+        }),
+      );
+  control('start', 'start a host-run agent again (sluice agent run registered it)');
+  control('stop', 'stop a host-run agent (it stays registered; start starts it again)');
+  control('restart', 'restart a host-run agent now');
+
+  agent
+    .command('forget <name>')
+    .description('stop running an agent from the host and remove its run spec (the agent and its inbox stay)')
+    .action(
+      action(async ({ host, actor }, name: string) => {
+        await forgetAgentRun(host, await actor(), name);
+        await writeOut(`${name} is no longer run by the host\n`);
+      }),
+    );
+}
