@@ -17,6 +17,9 @@ afterAll(async () => h.close());
 
 function connect(headers: Record<string, string>): Promise<WebSocket> {
   const ws = new WebSocket(`${h.server.url.replace('http', 'ws')}/rpc`, { headers });
+  // A burst test has 20 requests in flight on one socket, each waiting with its own message and
+  // close listener until its reply: more than Node's default of 10, and no leak.
+  ws.setMaxListeners(64);
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(ws));
     ws.once('close', (code) => closeCodes.set(ws, code));
