@@ -21,10 +21,16 @@ describe.each(backendsUnderTest())('token notes on %s', (backend) => {
         expect((err as SluiceError).code).toBe('invalid_params');
       }
       const tokens = (await listCredentials(h.ctx)).filter((c) => c.kind === 'token');
-      expect(tokens.map((t) => [t.id, t.note])).toEqual([
-        [noted.id, 'GitHub Actions deploy'],
-        [plain.id, null],
-      ]);
+      // Two tokens made in the same millisecond may list in either order: compare by id.
+      const byId = (a: [string, string | null], b: [string, string | null]) => a[0].localeCompare(b[0]);
+      expect(tokens.map((t): [string, string | null] => [t.id, t.note ?? null]).sort(byId)).toEqual(
+        (
+          [
+            [noted.id, 'GitHub Actions deploy'],
+            [plain.id, null],
+          ] as [string, string | null][]
+        ).sort(byId),
+      );
     } finally {
       await h.close();
     }
