@@ -4,6 +4,8 @@ import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/h
 import type { MemberPage } from '../../src/host/member-pages.js';
 import type { QueueSummary } from '../../src/host/queue.js';
 import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
+import type { ConnectInfo } from '../../src/surfaces/agents/connect.js';
+import type { AgentStatusReply } from '../../src/surfaces/rpc/agent-runs.js';
 import type { PrincipalListPage } from '../../src/surfaces/rpc/methods.js';
 import type * as Wire from '../../web/src/wire.js';
 
@@ -22,6 +24,8 @@ const checks = {
   channelList: true satisfies Assignable<ChannelPage, Wire.ChannelListPage>,
   principals: true satisfies Assignable<PrincipalListPage, Wire.PrincipalListPage>,
   members: true satisfies Assignable<MemberPage, Wire.ChannelMembersPage>,
+  agentStatus: true satisfies Assignable<AgentStatusReply, Wire.AgentStatus>,
+  connect: true satisfies Assignable<ConnectInfo, Wire.ConnectInfo>,
 };
 
 describe('the web page wire types', () => {
