@@ -11,6 +11,7 @@ import { channelRead, channelSearch, type PageResult } from '../../src/host/read
 import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { listPrincipals } from '../../src/store/ops/principals.js';
+import { dialectOf } from '../../src/store/store.js';
 import { hostileId, hostileString } from '../core/arbitraries.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
@@ -109,6 +110,14 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
       });
       expect(await h.ctx.store.db.selectFrom('messages').select('seq').execute()).toEqual(before);
     });
+  });
+
+  it('carries its dialect on every handle the ops get: the root, a transaction and a send', async () => {
+    const dialect = dialectOf(h.ctx.store.db);
+    expect(await h.ctx.store.transaction(async (trx) => dialectOf(trx))).toBe(dialect);
+    for (const oneStatement of [false, true])
+      expect(await h.ctx.store.sendTransaction(async (db) => dialectOf(db), { oneStatement })).toBe(dialect);
+    expect(dialect.locksRowsRead).toBe(backend === 'postgres');
   });
 
   it('lists names in byte order, whatever the database collation', async () => {
