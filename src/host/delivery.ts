@@ -49,7 +49,7 @@ export async function deliveryFor(
   const channelIds = await listActiveChannelIds(db, agent.id);
   const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
   const listings = await withProjections(db, entries);
-  const candidates = await toCandidates(listings, await relationsFor(db, agent), options.attachmentPath);
+  const candidates = await toCandidates(listings, await relationsFor(ctx, agent), options.attachmentPath);
   const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
   return renderDelivery({
     agent: agent.name,
@@ -116,7 +116,7 @@ export async function candidatesBehind(
   if (behind.length === 0 || behind.some((e) => carriedIds.has(e.message_id))) return undefined;
   const candidates = await toCandidates(
     await withProjections(db, behind),
-    await relationsFor(db, agent),
+    await relationsFor(ctx, agent),
     attachmentPath,
   );
   return {
@@ -138,7 +138,7 @@ export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Pro
       ? {
           id: oldest.projection.message_id,
           from: oldest.projection.author.name,
-          sender: (await relationsFor(db, agent))(oldest.projection.author),
+          sender: (await relationsFor(ctx, agent))(oldest.projection.author),
           createdAt: oldest.projection.created_at,
         }
       : null,

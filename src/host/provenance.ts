@@ -1,6 +1,6 @@
 import { type SenderFacts, type SenderRelation, senderRelation } from '../core/provenance.js';
 import { listAgentManagerIds } from '../store/ops/agent-managers.js';
-import type { Db } from '../store/store.js';
+import type { HostContext } from './context.js';
 import type { Principal } from './principals.js';
 import type { MessageProjection } from './projection.js';
 
@@ -11,8 +11,11 @@ export type RelationOf = (author: SenderFacts) => SenderRelation;
  * The relation function for `reader`: its managers are read once, so a page of any size costs one
  * query. Only an agent has managers; for a person every other person is `person` (or `owner`).
  */
-export async function relationsFor(db: Db, reader: Pick<Principal, 'id' | 'kind'>): Promise<RelationOf> {
-  const managers = new Set(reader.kind === 'agent' ? await listAgentManagerIds(db, reader.id) : []);
+export async function relationsFor(
+  ctx: HostContext,
+  reader: Pick<Principal, 'id' | 'kind'>,
+): Promise<RelationOf> {
+  const managers = new Set(reader.kind === 'agent' ? await listAgentManagerIds(ctx.store.db, reader.id) : []);
   return (author) => senderRelation(author, reader.id, managers);
 }
 

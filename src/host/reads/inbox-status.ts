@@ -47,7 +47,7 @@ export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<R
       message_id: head.row.id,
       channel_id: head.row.channel_id,
       from: author.name,
-      sender: (await relationsFor(db, agent))(author),
+      sender: (await relationsFor(ctx, agent))(author),
       created_at: head.row.created_at,
     };
   }

@@ -30,7 +30,7 @@ export async function readMessage(
   }
   const [projection] = (await loadProjections(ctx.store.db, [row])) as [MessageProjection];
   const text = projectionText(projection);
-  const sender = (await relationsFor(ctx.store.db, agent))(projection.author);
+  const sender = (await relationsFor(ctx, agent))(projection.author);
   const sha256 = sha256Hex(text);
   const seq = Number(row.seq);
   const binding: CursorBinding = {

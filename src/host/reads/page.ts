@@ -52,7 +52,7 @@ export async function assemblePage(
     ctx.store.db,
     fetched.map((c) => c.row),
   );
-  const relationOf = await relationsFor(ctx.store.db, agent);
+  const relationOf = await relationsFor(ctx, agent);
   const cursorAfter = (index: number): string | null =>
     index + 1 < fetched.length || more
       ? issueCursor(ctx, READ_PAGE_CURSOR, binding, { k: (fetched[index] as KeyedMessage).key })

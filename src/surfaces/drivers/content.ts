@@ -38,7 +38,7 @@ async function sourcesOf(
   agent: Principal,
   delivered: readonly DeliveredMessage[],
 ): Promise<AttachmentSource[]> {
-  const relationOf = await relationsFor(ctx.store.db, agent);
+  const relationOf = await relationsFor(ctx, agent);
   return delivered.map((m) => ({
     messageId: m.id,
     by: senderLabel(m.projection.author.name, relationOf(m.projection.author)),

@@ -196,7 +196,7 @@ export function registerChannelCommands(program: Command): void {
         const ch = await channelToRead(host, me, target);
         const projections = ch ? await recentProjections(host, me, ch.id, limit) : [];
         // Provenance: what each author is to the reader (an agent may run this too).
-        const relationOf = await relationsFor(host.store.db, me);
+        const relationOf = await relationsFor(host, me);
         if (opts.json) {
           await writeOut(`${JSON.stringify(projections.map((p) => withSender(p, relationOf)))}\n`);
           return;

@@ -231,7 +231,7 @@ export function registerMessageCommands(program: Command): void {
           const limit = parseLimit(opts.limit, '--limit', 10_000, 100);
           const budget = readBudget(opts.maxChars);
           const me = await actor();
-          const relationOf = await relationsFor(host.store.db, me);
+          const relationOf = await relationsFor(host, me);
           // One more than shown tells whether the listing continues.
           const fetched = await listInbox(host, me, {
             archive: opts.archive === true,
@@ -305,7 +305,7 @@ export function registerMessageCommands(program: Command): void {
           const me = await actor();
           const p = await readProjection(host, me, id);
           const { channelName, state } = await messagePlace(host, me, p);
-          const sender = (await relationsFor(host.store.db, me))(p.author);
+          const sender = (await relationsFor(host, me))(p.author);
           if (opts.json) {
             const budget = readBudget(opts.maxChars);
             const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
