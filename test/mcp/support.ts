@@ -68,7 +68,7 @@ export function callerFor(client: Client, close: () => Promise<void>): ToolCalle
 export async function connectInMemory(
   ctx: HostContext,
   agent: Principal,
-  options: McpServerOptions = {},
+  options: Omit<McpServerOptions, 'receipts'> & { receipts?: ReceiptLedger } = {},
 ): Promise<ToolCaller> {
   const receipts = options.receipts ?? new ReceiptLedger(ctx);
   const server = buildMcpServer(ctx, agent, {

@@ -1,18 +1,24 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import { ReceiptLedger } from '../mcp/receipts.js';
-import { buildMcpServer } from '../mcp/tools.js';
+import { buildMcpServer, type McpServerOptions } from '../mcp/tools.js';
 import { requireAuth } from './auth.js';
 import { capBodiesPerPrincipal } from './limits.js';
+import { internalErrorReply, routableRequest, sseReply } from './mcp-fast-path.js';
+import { AgentToolServers } from './mcp-servers.js';
 
 /**
- * MCP over Streamable HTTP at `/mcp`, stateless: each POST builds the agent's tool server for the
- * bearer token's principal (which must be an agent) and answers that one request. A read in the
- * agent's open turn counts only once the whole HTTP response was written ('finish'); a connection
- * closed before that (client gone, host killed) leaves everything it carried pending (DESIGN.md I9).
+ * MCP over Streamable HTTP at `/mcp`, stateless: each request is authenticated by its bearer token
+ * (whose principal must be an agent). A single JSON-RPC request POSTed the usual way goes to the
+ * agent's tool server kept across requests (mcp-servers.ts) and is answered as the SDK's transport
+ * would answer it; anything else (batches, initialize, GET, DELETE, odd headers) gets a fresh
+ * server and the SDK's transport for that one request. A read in the agent's open turn counts only
+ * once the whole HTTP response was written ('finish'); a connection closed before that (client
+ * gone, host killed) leaves everything it carried pending (DESIGN.md I9).
  */
 export async function registerMcpRoute(
   app: FastifyInstance,
@@ -26,6 +32,16 @@ export async function registerMcpRoute(
     onInternalError?: (err: unknown) => void;
   },
 ): Promise<void> {
+  const onInternalError = options.onInternalError ?? (() => {});
+  const admitSend = options.admitSend;
+  const serverOptions = (agent: Principal): McpServerOptions => ({
+    onInternalError,
+    ...(admitSend ? { beforeSend: () => admitSend(agent) } : {}),
+  });
+  const kept = new AgentToolServers((agent, receipts) =>
+    buildMcpServer(ctx, agent, { ...serverOptions(agent), receipts, callerMustBeAgent: true }),
+  );
+  app.addHook('onClose', async () => kept.closeAll());
   await app.register(async (scope) => {
     scope.addHook('onRequest', requireAuth(ctx, { cookie: false }));
     scope.addHook('onRequest', capBodiesPerPrincipal(options.maxBodiesPerPrincipal ?? 8));
@@ -52,29 +68,23 @@ export async function registerMcpRoute(
             .code(403)
             .send({ error: { code: 'denied', message: 'MCP tools act for an agent: use an agent token' } });
         }
-        const onInternalError = options.onInternalError ?? (() => {});
         const receipts = new ReceiptLedger(ctx, onInternalError);
-        const admitSend = options.admitSend;
-        const server = buildMcpServer(ctx, agent, {
-          onInternalError,
-          receipts,
-          ...(admitSend ? { beforeSend: () => admitSend(agent) } : {}),
-        });
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        const request = routableRequest(req.raw, req.body);
         reply.hijack();
-        reply.raw.once('finish', () => {
-          // A client that closed its side right after its request (the FIN queued behind it)
-          // never reads the reply, even one Node wrote out before it saw that FIN: look once more
-          // after the socket's pending events have run.
-          setImmediate(() => {
-            const socket = req.raw.socket;
-            if (socket.readableEnded || socket.errored) receipts.close();
-            else void receipts.confirmAll();
-          });
-        });
+        settleReceiptsWithResponse(req.raw, reply.raw, receipts);
+        if (request) {
+          try {
+            const { router } = await kept.serverFor(agent);
+            sseReply(reply.raw, await router.dispatch(request, { principalId: agent.id, receipts }));
+          } catch (err) {
+            onInternalError(err);
+            internalErrorReply(reply.raw, request.id);
+          }
+          return;
+        }
+        const server = buildMcpServer(ctx, agent, { ...serverOptions(agent), receipts });
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         reply.raw.on('close', () => {
-          // A response closes after 'finish' too; closed before it, the reply was lost.
-          if (!reply.raw.writableFinished) receipts.close();
           void transport.close();
           void server.close();
         });
@@ -82,5 +92,29 @@ export async function registerMcpRoute(
         await transport.handleRequest(req.raw, reply.raw, req.body);
       },
     });
+  });
+}
+
+/**
+ * A read's receipts count once the whole response was written ('finish'), and are dropped when
+ * the response closed before that or the client had already gone.
+ */
+function settleReceiptsWithResponse(req: IncomingMessage, res: ServerResponse, receipts: ReceiptLedger) {
+  res.once('finish', () => {
+    // A client that closed its side right after its request (the FIN queued behind it)
+    // never reads the reply, even one Node wrote out before it saw that FIN: look once more
+    // after the socket's pending events have run: a poll phase must pass first, since a reply
+    // answered from memory can finish in the same turn of the loop that read its request.
+    setImmediate(() =>
+      setImmediate(() => {
+        const socket = req.socket;
+        if (socket.readableEnded || socket.errored) receipts.close();
+        else void receipts.confirmAll();
+      }),
+    );
+  });
+  res.on('close', () => {
+    // A response closes after 'finish' too; closed before it, the reply was lost.
+    if (!res.writableFinished) receipts.close();
   });
 }

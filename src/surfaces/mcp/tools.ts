@@ -1,5 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SluiceError } from '../../core/errors.js';
 import { fitJsonPage } from '../../core/fit.js';
@@ -19,8 +23,9 @@ import {
   type ReadOutcome,
   toolBudgets,
 } from '../../host/reads.js';
+import type { PendingReceipt } from '../../host/receipts.js';
 import { packageVersion } from '../sluice-package.js';
-import type { ReceiptLedger } from './receipts.js';
+import { describeIssues } from './argument-issues.js';
 
 /** Options for {@link buildMcpServer}. */
 export interface McpServerOptions {
@@ -31,9 +36,19 @@ export interface McpServerOptions {
    * Where the receipts of reads wait until the transport confirms their reply was handed over
    * (DESIGN.md I9). Without one, nothing a read returns ever counts as received.
    */
-  receipts?: ReceiptLedger;
+  receipts?: ReceiptHolder;
+  /**
+   * A server kept across requests of many connections (HTTP): each call must say, in its
+   * `authInfo.clientId`, that it comes from this agent; any other is refused, never served.
+   */
+  callerMustBeAgent?: boolean;
   /** Called before `message_send` and `message_reply` send: throws `rate_limited` over the rate. */
   beforeSend?: () => void;
+}
+
+/** Where a read's receipt waits until its reply is known handed over (a `ReceiptLedger`). */
+export interface ReceiptHolder {
+  hold(requestId: RequestId, receipt: PendingReceipt): void;
 }
 
 /** One tool: its strict argument schema (refuses unknown names) and what it does. */
@@ -304,6 +319,10 @@ export function buildMcpServer(
   // length; our contract is a JSON error within the budget, so calls go through this dispatcher,
   // which validates with the same strict schemas the tool list advertises.
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    if (options.callerMustBeAgent && extra.authInfo?.clientId !== agent.id) {
+      options.onInternalError?.(new Error(`a tool call for another principal reached ${agent.id}'s server`));
+      return fail('denied', 'this tool server acts for another agent');
+    }
     const tool = byName.get(request.params.name);
     if (!tool) return fail('not_found', `no tool named ${JSON.stringify(request.params.name.slice(0, 80))}`);
     const parsed = tool.schema.safeParse(request.params.arguments ?? {});
@@ -330,18 +349,4 @@ export function buildMcpServer(
 function withinBudget(ctx: HostContext, result: CallToolResult): boolean {
   const units = ctx.limits.toolOutputUnits;
   return result.content.every((block) => block.type !== 'text' || block.text.length <= units);
-}
-
-/** One line naming what is wrong with the arguments; hostile names are cut, never echoed whole. */
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  const short = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
-  const parts = issues.slice(0, 5).map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys.slice(0, 5).map(short).join(', ');
-      return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${keys}${issue.keys.length > 5 ? ', …' : ''}`;
-    }
-    const path = issue.path.map((p) => short(String(p))).join('.');
-    return `${path === '' ? 'arguments' : path}: ${issue.message.slice(0, 200)}`;
-  });
-  return parts.join('; ');
 }
