@@ -43,6 +43,8 @@ export interface LiveHub {
   onSidebar(listener: SidebarListener): () => void;
   /** Every agent added or whose managers changed (names are public: the listener decides the rest). */
   onAgentList(listener: AgentListListener): () => void;
+  /** Every principal whose pending invitations changed: the listener tells only that principal. */
+  onInvitations(listener: (principalId: string) => void): () => void;
   /** Reads any events not yet seen; resolves once they are dispatched. */
   pump(): Promise<void>;
   /** The highest event seq dispatched so far. */
@@ -72,6 +74,7 @@ export async function startLiveHub(
   const channels = new Map<string, Set<ChannelListener>>();
   const sidebars = new Set<SidebarListener>();
   const agentLists = new Set<AgentListListener>();
+  const invitationLists = new Set<(principalId: string) => void>();
   let seen = await lastEventSeq(ctx.store.db);
   let running: Promise<void> | null = null;
   let again = false;
@@ -109,6 +112,7 @@ export async function startLiveHub(
         for (const l of channels.get(e.channel_id) ?? []) l(event);
       }
       if (e.kind === 'agent.managers' && e.agent_id) for (const l of agentLists) l(e.agent_id);
+      if (e.kind === 'invitation.changed' && e.agent_id) for (const l of invitationLists) l(e.agent_id);
       if (sidebars.size === 0 || !e.channel_id) continue;
       if (e.kind === 'channel.created' || e.kind === 'channel.members')
         tellSidebars({ kind: 'members', channelId: e.channel_id });
@@ -199,6 +203,10 @@ export async function startLiveHub(
       agentLists.add(listener);
       return () => agentLists.delete(listener);
     },
+    onInvitations(listener) {
+      invitationLists.add(listener);
+      return () => invitationLists.delete(listener);
+    },
     pump,
     lastSeq: () => seen,
     shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
@@ -220,6 +228,7 @@ export async function startLiveHub(
       channels.clear();
       sidebars.clear();
       agentLists.clear();
+      invitationLists.clear();
     },
   };
 }
@@ -253,6 +262,8 @@ export interface OutboxOptions {
   renderSidebarResync?: () => Promise<string>;
   /** Whether the subscriber manages an agent that was added or whose managers changed, or null. */
   renderAgentList?: (agentId: string) => Promise<string | null>;
+  /** The notice that the subscriber's own invitations changed: the client re-reads them. */
+  renderInvitations?: () => string;
   /** Channels with channel-list changes held while backed up before they collapse into one resync. */
   maxHeldSidebar?: number;
   /** Above this many buffered bytes the socket counts as backed up. */
@@ -272,14 +283,22 @@ export interface OutboxOptions {
  */
 export class CoalescingOutbox {
   readonly #o: Required<
-    Omit<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList'>
+    Omit<
+      OutboxOptions,
+      'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList' | 'renderInvitations'
+    >
   > &
-    Pick<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList'>;
+    Pick<
+      OutboxOptions,
+      'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList' | 'renderInvitations'
+    >;
   readonly #queues = new Set<string>();
   /** Agents whose listing changed, one entry each: held like queues, however many commits. */
   readonly #agents = new Set<string>();
   readonly #sidebar = new Map<string, SidebarChange>();
   #sidebarResync = false;
+  /** The subscriber's invitations changed: one notice however many commits. */
+  #invitations = false;
   #events: ChannelEvent[] = [];
   readonly #resync = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
@@ -306,7 +325,8 @@ export class CoalescingOutbox {
       this.#events.length +
       this.#resync.size +
       this.#sidebar.size +
-      (this.#sidebarResync ? 1 : 0)
+      (this.#sidebarResync ? 1 : 0) +
+      (this.#invitations ? 1 : 0)
     );
   }
 
@@ -328,6 +348,13 @@ export class CoalescingOutbox {
   agentListChanged(agentId: string): void {
     if (this.#closed) return;
     this.#agents.add(agentId);
+    this.#schedule(0);
+  }
+
+  /** The subscriber's own pending invitations changed. */
+  invitationsChanged(): void {
+    if (this.#closed) return;
+    this.#invitations = true;
     this.#schedule(0);
   }
 
@@ -359,6 +386,7 @@ export class CoalescingOutbox {
     this.#resync.clear();
     this.#sidebar.clear();
     this.#sidebarResync = false;
+    this.#invitations = false;
   }
 
   #schedule(delay: number): void {
@@ -421,6 +449,12 @@ export class CoalescingOutbox {
             throw err;
           });
           if (text != null && !this.#closed) this.#o.sink.send(text);
+          continue;
+        }
+        if (this.#invitations) {
+          this.#invitations = false;
+          const text = this.#o.renderInvitations?.();
+          if (text !== undefined && !this.#closed) this.#o.sink.send(text);
           continue;
         }
         const [listed] = this.#agents;
