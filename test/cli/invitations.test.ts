@@ -40,7 +40,7 @@ describe('sluice channel invitations, accept, decline, block', () => {
     expect(await ok('bob', 'channel', 'invitations')).toBe('no invitations\n');
     expect(
       JSON.parse(await ok('bob', 'channel', 'ls', '--json')).map((c: { name: string }) => c.name),
-    ).toEqual(['ops']);
+    ).toEqual(['#ops']);
   });
 
   it("refuses answering someone else's invitation in one line, and nothing changes", async () => {
