@@ -4,9 +4,9 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addAgentManager } from '../../src/host/agent-managers.js';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
-import { acceptInvitation } from '../../src/host/invitations.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
+import { acceptInvitation } from '../../src/host/invitations.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue } from '../../src/host/queue.js';

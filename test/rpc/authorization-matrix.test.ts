@@ -8,8 +8,8 @@ import { addAgentManager, removeAgentManager } from '../../src/host/agent-manage
 import { controlAgentRun, registerAgentRun } from '../../src/host/agent-runs.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
-import { acceptInvitation } from '../../src/host/invitations.js';
 import { transitionEntry } from '../../src/host/inbox.js';
+import { acceptInvitation } from '../../src/host/invitations.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { type Principal, resolvePrincipal } from '../../src/host/principals.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';

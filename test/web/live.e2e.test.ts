@@ -160,7 +160,9 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     expect(await navLink(`#maybe-${view.name}`).count()).toBe(0);
     await page.getByRole('button', { name: `Accept #brief-${view.name}` }).click();
     // Accepting opens the channel; the list has it, and no invitation is left.
-    await page.waitForFunction(`window.location.hash.includes(${JSON.stringify(encodeURIComponent(gone.id))})`);
+    await page.waitForFunction(
+      `window.location.hash.includes(${JSON.stringify(encodeURIComponent(gone.id))})`,
+    );
     await toList();
     await navLink(`#brief-${view.name}`).waitFor();
     await invitations.waitFor({ state: 'detached' });

@@ -41,11 +41,12 @@ export function Invitations({ client, onJoined }: InvitationsProps) {
     setBusy(invitation.channel.id);
     try {
       await client.call(method, { channel_id: invitation.channel.id });
-      setPage((current) =>
-        current && {
-          ...current,
-          invitations: current.invitations.filter((i) => i.channel.id !== invitation.channel.id),
-        },
+      setPage(
+        (current) =>
+          current && {
+            ...current,
+            invitations: current.invitations.filter((i) => i.channel.id !== invitation.channel.id),
+          },
       );
       setError(null);
       if (method === 'channel.accept') onJoined(invitation.channel.id);

@@ -190,8 +190,8 @@ function MembersDialog({ client, channel, me, onClose }: MembersProps & { onClos
           </p>
         )}
         <p class="muted small">
-          Any member may add; only the channel's creator may remove others. A person is invited and joins
-          when they accept (the owner's additions join at once).
+          Any member may add; only the channel's creator may remove others. A person is invited and joins when
+          they accept (the owner's additions join at once).
         </p>
         <form
           class="member-add"
