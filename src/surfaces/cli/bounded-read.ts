@@ -3,6 +3,7 @@ import { SluiceError } from '../../core/errors.js';
 import { fitJsonPage } from '../../core/fit.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
+import type { SenderRelation } from '../../core/provenance.js';
 
 /**
  * A model's command chains a bounded read after the receipts of the batch it handled (the delivery
@@ -62,6 +63,8 @@ export interface MessageRow {
   id: string;
   channel: string;
   from: string;
+  /** What the sender is to the reader (core/provenance.ts). */
+  sender: SenderRelation;
   createdAt: string;
   subject: string | null;
   replyTo: string | null;
