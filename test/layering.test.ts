@@ -74,6 +74,8 @@ const CURSOR_EXCEPTIONS: Record<string, string> = {
   // On every CLI command's import path (`message ls` resolves targets here): host/cursors.ts loads
   // zod, which the fast CLI start (test/cli/cli-start.test.ts) keeps out of the message commands.
   'src/host/channels.ts': 'fast CLI start',
+  // Imported by host/channels.ts (a create or add invites), so on the same fast path.
+  'src/host/invitations.ts': 'fast CLI start',
 };
 
 /**

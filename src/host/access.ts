@@ -122,13 +122,30 @@ export async function requireMemberChannel(db: Db, caller: Caller, channelId: st
 }
 
 /**
- * Adding someone to a group (any current member may add): the caller, an agent, or — when a
- * person adds — another person joins now. An agent can only invite a person, who joins when they
- * accept: an agent acts on whatever text it read, so it never puts a person into a conversation.
- * (Persons vouch for persons on a host the owner set up; each can leave, and lists are paged.)
+ * Adding someone to a group (any current member may add): the caller and agents join now; a
+ * person joins only by accepting an invitation (consent, docs/security.md), unless the owner adds
+ * them: the owner administers the host and may act as anyone from the CLI, so an invitation from
+ * the owner would be a ritual, not a protection (the person can still leave).
  */
-export function joinsDirectly(caller: Caller, member: Caller): boolean {
-  return member.id === caller.id || member.kind === 'agent' || caller.kind === 'person';
+export function joinsDirectly(caller: Pick<Principal, 'id' | 'kind' | 'name'>, member: Caller): boolean {
+  return member.id === caller.id || member.kind === 'agent' || isHostOwner(caller);
+}
+
+/**
+ * Blocking a principal's invitations: anyone but themself and the owner (whose adds are not
+ * invitations, {@link joinsDirectly}: blocking them would promise what it cannot keep).
+ */
+export function requireBlockable(
+  caller: Pick<Principal, 'id'>,
+  target: Pick<Principal, 'id' | 'kind' | 'name'>,
+): void {
+  if (target.id === caller.id) throw new SluiceError('invalid_params', 'you cannot block yourself');
+  if (isHostOwner(target)) {
+    throw new SluiceError(
+      'invalid_params',
+      'the owner adds people directly, not by invitation; leave a channel you do not want instead',
+    );
+  }
 }
 
 /**

@@ -7,48 +7,33 @@ import {
   findChannelById,
   findChannelByName,
   insertChannel,
-  isActiveMember,
   listActiveMembersBounded,
   listChannelsPageOf,
   markMembershipLeft,
   upsertMembership,
 } from '../store/ops/channels.js';
 import { appendEvent } from '../store/ops/events.js';
-import {
-  countPendingInvitations,
-  deleteInvitation,
-  findInvitation,
-  insertInvitation,
-  listInvitationsPageOf,
-} from '../store/ops/invitations.js';
-import type { Db } from '../store/store.js';
-import { canRemoveMember, joinsDirectly, requireMember, requireMemberChannel } from './access.js';
+import { deleteInvitation } from '../store/ops/invitations.js';
+import { canRemoveMember, requireMember, requireMemberChannel } from './access.js';
+import { channelNotFound, describeChannel as describe, findChannelRef } from './channel-refs.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
-import { closestNames, type Principal, resolvePrincipal, validateName } from './principals.js';
+import { admitOrInvite, invitationsChanged, type MembershipChange } from './invitations.js';
+import { type Principal, resolvePrincipal, validateName } from './principals.js';
 
 export type Channel = ChannelRow;
 
 export { requireMember } from './access.js';
-
-/** Pending invitations one inviter may hold for one person: enough to work, too few to flood. */
-export const MAX_PENDING_INVITATIONS_PER_INVITER = 20;
 
 /** Members shown per channel in a list (the rest are counted in `memberCount`). */
 export const LIST_MEMBERS_SHOWN = 50;
 export const DEFAULT_CHANNEL_PAGE = 50;
 export const MAX_CHANNEL_PAGE = 200;
 
-/** What a create or add did for each named principal. */
-export interface MembershipChange {
-  /** Joined now (the caller, agents). */
-  joined: string[];
-  /** Persons invited: they join when they accept (`channel.accept`). */
-  invited: string[];
-}
+export type { MembershipChange } from './invitations.js';
 
 /**
  * Creates a group channel. The creator and any agents named join now; other persons are invited
- * and join only when they accept (docs/security.md, "Who may do what").
+ * and join only when they accept, unless the owner creates it (docs/security.md, "Consent").
  */
 export async function createChannel(
   ctx: HostContext,
@@ -74,7 +59,7 @@ export async function createChannel(
     await upsertMembership(trx, channel.id, actor.id, at);
     const done: MembershipChange = { joined: [actor.name], invited: [] };
     for (const member of uniqueOthers(actor, members)) {
-      await admitOrInvite(trx, channel, actor, member, at, done);
+      await admitOrInvite(trx, ctx.limits, channel, actor, member, at, done);
     }
     await appendEvent(trx, { kind: 'channel.created', channel_id: channel.id, created_at: at });
     return done;
@@ -86,41 +71,6 @@ export async function createChannel(
 function uniqueOthers(actor: Principal, members: readonly Principal[]): Principal[] {
   const seen = new Set([actor.id]);
   return members.filter((m) => !seen.has(m.id) && seen.add(m.id));
-}
-
-/** Inside a write: a member joins directly or is invited (see `joinsDirectly`). */
-async function admitOrInvite(
-  trx: Db,
-  channel: Channel,
-  actor: Principal,
-  member: Principal,
-  at: string,
-  done: MembershipChange,
-): Promise<void> {
-  if (joinsDirectly(actor, member)) {
-    await upsertMembership(trx, channel.id, member.id, at);
-    await deleteInvitation(trx, channel.id, member.id); // joined: an earlier invitation is moot
-    done.joined.push(member.name);
-    return;
-  }
-  if (await isActiveMember(trx, channel.id, member.id)) return;
-  if (await findInvitation(trx, channel.id, member.id)) {
-    done.invited.push(member.name);
-    return;
-  }
-  if ((await countPendingInvitations(trx, member.id, actor.id)) >= MAX_PENDING_INVITATIONS_PER_INVITER) {
-    throw new SluiceError(
-      'denied',
-      `${member.name} has ${MAX_PENDING_INVITATIONS_PER_INVITER} invitations from you still unanswered`,
-    );
-  }
-  await insertInvitation(trx, {
-    channel_id: channel.id,
-    principal_id: member.id,
-    invited_by: actor.id,
-    created_at: at,
-  });
-  done.invited.push(member.name);
 }
 
 /** The two principals of a DM in their stable order, and the channel's unique key. */
@@ -317,131 +267,12 @@ export async function addMember(
     if (channel.kind === 'dm')
       throw new SluiceError('invalid_params', 'members cannot be added to a DM channel');
     const done: MembershipChange = { joined: [], invited: [] };
-    await admitOrInvite(trx, channel, actor, member, at, done);
+    await admitOrInvite(trx, ctx.limits, channel, actor, member, at, done);
     await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
     return done;
   });
   announceCommit(ctx);
   return change;
-}
-
-export interface InvitationSummary {
-  channel: { id: string; name: string; kind: 'dm' | 'group' };
-  invitedBy: { id: string; name: string; kind: 'person' | 'agent' };
-  createdAt: string;
-}
-
-export interface InvitationPage {
-  invitations: InvitationSummary[];
-  nextCursor: string | null;
-}
-
-const invitationBinding = (actor: Principal) => ({
-  caller: actor.id,
-  filter: 'channel.invitations',
-  target: 'invitations',
-});
-
-/** One page of the caller's pending invitations, in channel-name order. */
-export async function listInvitationsPage(
-  ctx: HostContext,
-  actor: Principal,
-  params: { cursor?: string | undefined; limit?: number | undefined } = {},
-): Promise<InvitationPage> {
-  const limit = pageSize(params.limit);
-  let afterName: string | undefined;
-  if (params.cursor !== undefined) {
-    const payload = decodeCursor(ctx.cursorSecret, invitationBinding(actor), params.cursor);
-    if (typeof payload.after !== 'string')
-      throw new SluiceError('invalid_cursor', 'invalid cursor: unexpected payload');
-    afterName = payload.after;
-  }
-  const rows = await listInvitationsPageOf(ctx.store.db, actor.id, { afterName, limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    invitations: page.map((r) => ({
-      channel: { id: r.channel.id, name: r.channel.name, kind: r.channel.kind },
-      invitedBy: r.invitedBy,
-      createdAt: r.createdAt,
-    })),
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor(ctx.cursorSecret, invitationBinding(actor), { after: last.channel.name })
-        : null,
-  };
-}
-
-/**
- * Resolves `#name` or a channel id to a channel row, without any access check (a miss suggests
- * only the actor's own channels).
- */
-async function findChannelRef(db: Db, actor: Principal, ref: string): Promise<Channel> {
-  const channel =
-    typeof ref !== 'string'
-      ? undefined
-      : ref.startsWith('#')
-        ? await findChannelByName(db, ref.slice(1))
-        : await findChannelById(db, ref);
-  if (!channel) throw await channelNotFound(db, actor, String(ref));
-  return channel;
-}
-
-/** Channels scanned for a did-you-mean: enough for anyone's own list, bounded for the odd giant. */
-const SUGGESTION_SCAN = 1000;
-
-/**
- * `not_found` for a channel reference, suggesting the closest names among the group channels the
- * actor is a member of now: never another channel's name (docs/security.md, I6).
- */
-async function channelNotFound(db: Db, actor: Principal, ref: string): Promise<SluiceError> {
-  const quoted = JSON.stringify(ref).slice(0, 80);
-  const names = ref.startsWith('#')
-    ? (await listChannelsPageOf(db, actor.id, { limit: SUGGESTION_SCAN }))
-        .filter((c) => c.kind === 'group')
-        .map((c) => c.name)
-    : [];
-  const suggestions = closestNames(ref.slice(1), names).map((name) => `#${name}`);
-  const hint = suggestions.length > 0 ? ` (did you mean ${suggestions.join(' or ')}?)` : '';
-  return new SluiceError('not_found', `no channel ${quoted}${hint}`, { name: ref.slice(0, 80), suggestions });
-}
-
-/** Accepts an invitation: the caller joins the channel now. */
-export async function acceptInvitation(
-  ctx: HostContext,
-  actor: Principal,
-  channelRef: string,
-): Promise<Channel> {
-  const at = nowIso(ctx);
-  const channel = await ctx.store.transaction(async (trx) => {
-    const channel = await findChannelRef(trx, actor, channelRef);
-    if (!(await deleteInvitation(trx, channel.id, actor.id))) {
-      throw new SluiceError('not_found', `you have no invitation to ${describe(channel)}`);
-    }
-    await upsertMembership(trx, channel.id, actor.id, at);
-    await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
-    return channel;
-  });
-  announceCommit(ctx);
-  return channel;
-}
-
-/** Declines an invitation: it is gone, and nothing else changes. */
-export async function declineInvitation(
-  ctx: HostContext,
-  actor: Principal,
-  channelRef: string,
-): Promise<void> {
-  await ctx.store.transaction(async (trx) => {
-    const channel = await findChannelRef(trx, actor, channelRef);
-    if (!(await deleteInvitation(trx, channel.id, actor.id))) {
-      throw new SluiceError('not_found', `you have no invitation to ${describe(channel)}`);
-    }
-  });
-}
-
-function describe(channel: Channel): string {
-  return channel.kind === 'dm' ? 'that DM' : `#${channel.name}`;
 }
 
 /**
@@ -487,10 +318,11 @@ export async function removeMember(
           : `only the creator of ${describe(channel)} may remove others`,
       );
     }
-    const removed =
-      (await markMembershipLeft(trx, channel.id, member.id, at)) ||
-      (await deleteInvitation(trx, channel.id, member.id));
-    if (!removed) throw new SluiceError('not_found', `${memberName} is not a member of ${describe(channel)}`);
+    const left = await markMembershipLeft(trx, channel.id, member.id, at);
+    const withdrawn = !left && (await deleteInvitation(trx, channel.id, member.id));
+    if (withdrawn) await invitationsChanged(trx, member, at);
+    if (!left && !withdrawn)
+      throw new SluiceError('not_found', `${memberName} is not a member of ${describe(channel)}`);
     await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
   });
   announceCommit(ctx);

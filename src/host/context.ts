@@ -18,6 +18,10 @@ export interface HostLimits {
    * can still arrive cut there; every result also stays within this many bytes.
    */
   toolOutputBytes: number;
+  /** Unanswered invitations one inviter may hold for one person (docs/security.md, "Consent"). */
+  maxInvitationsPerInvitee: number;
+  /** Unanswered invitations one inviter may hold in all, whoever they invite. */
+  maxPendingInvitationsPerInviter: number;
 }
 
 export const DEFAULT_LIMITS: HostLimits = {
@@ -25,6 +29,9 @@ export const DEFAULT_LIMITS: HostLimits = {
   maxUploadBytes: 64 * 1024 * 1024,
   toolOutputUnits: 12_000,
   toolOutputBytes: 11_900,
+  // Enough to work (a new team, a few groups a day), too few to flood anyone's list.
+  maxInvitationsPerInvitee: 20,
+  maxPendingInvitationsPerInviter: 100,
 };
 
 /** Everything a host service needs: the store, the clock, randomness and local change listeners. */

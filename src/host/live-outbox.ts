@@ -30,6 +30,8 @@ export interface OutboxOptions {
   renderSidebarResync?: () => Promise<string>;
   /** Whether the subscriber manages an agent that was added or whose managers changed, or null. */
   renderAgentList?: (agentId: string) => Promise<string | null>;
+  /** The notice that the subscriber's own invitations changed: the client re-reads them. */
+  renderInvitations?: () => string;
   /** Channels with channel-list changes held while backed up before they collapse into one resync. */
   maxHeldSidebar?: number;
   /** Above this many buffered bytes the socket counts as backed up. */
@@ -49,14 +51,22 @@ export interface OutboxOptions {
  */
 export class CoalescingOutbox {
   readonly #o: Required<
-    Omit<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList'>
+    Omit<
+      OutboxOptions,
+      'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList' | 'renderInvitations'
+    >
   > &
-    Pick<OutboxOptions, 'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList'>;
+    Pick<
+      OutboxOptions,
+      'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList' | 'renderInvitations'
+    >;
   readonly #queues = new Set<string>();
   /** Agents whose listing changed, one entry each: held like queues, however many commits. */
   readonly #agents = new Set<string>();
   readonly #sidebar = new Map<string, SidebarChange>();
   #sidebarResync = false;
+  /** The subscriber's invitations changed: one notice however many commits. */
+  #invitations = false;
   #events: ChannelEvent[] = [];
   readonly #resync = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
@@ -83,7 +93,8 @@ export class CoalescingOutbox {
       this.#events.length +
       this.#resync.size +
       this.#sidebar.size +
-      (this.#sidebarResync ? 1 : 0)
+      (this.#sidebarResync ? 1 : 0) +
+      (this.#invitations ? 1 : 0)
     );
   }
 
@@ -105,6 +116,13 @@ export class CoalescingOutbox {
   agentListChanged(agentId: string): void {
     if (this.#closed) return;
     this.#agents.add(agentId);
+    this.#schedule(0);
+  }
+
+  /** The subscriber's own pending invitations changed. */
+  invitationsChanged(): void {
+    if (this.#closed) return;
+    this.#invitations = true;
     this.#schedule(0);
   }
 
@@ -136,6 +154,7 @@ export class CoalescingOutbox {
     this.#resync.clear();
     this.#sidebar.clear();
     this.#sidebarResync = false;
+    this.#invitations = false;
   }
 
   #schedule(delay: number): void {
@@ -198,6 +217,12 @@ export class CoalescingOutbox {
             throw err;
           });
           if (text != null && !this.#closed) this.#o.sink.send(text);
+          continue;
+        }
+        if (this.#invitations) {
+          this.#invitations = false;
+          const text = this.#o.renderInvitations?.();
+          if (text !== undefined && !this.#closed) this.#o.sink.send(text);
           continue;
         }
         const [listed] = this.#agents;

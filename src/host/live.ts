@@ -42,6 +42,8 @@ export interface LiveHub {
   onSidebar(listener: SidebarListener): () => void;
   /** Every agent added or whose managers changed (names are public: the listener decides the rest). */
   onAgentList(listener: AgentListListener): () => void;
+  /** Every principal whose pending invitations changed: the listener tells only that principal. */
+  onInvitations(listener: (principalId: string) => void): () => void;
   /** Reads any events not yet seen; resolves once they are dispatched. */
   pump(): Promise<void>;
   /** The highest event seq dispatched so far. */
@@ -71,6 +73,7 @@ export async function startLiveHub(
   const channels = new Map<string, Set<ChannelListener>>();
   const sidebars = new Set<SidebarListener>();
   const agentLists = new Set<AgentListListener>();
+  const invitationLists = new Set<(principalId: string) => void>();
   let seen = await lastEventSeq(ctx.store.db);
   let running: Promise<void> | null = null;
   let again = false;
@@ -108,6 +111,7 @@ export async function startLiveHub(
         for (const l of channels.get(e.channel_id) ?? []) l(event);
       }
       if (e.kind === 'agent.managers' && e.agent_id) for (const l of agentLists) l(e.agent_id);
+      if (e.kind === 'invitation.changed' && e.agent_id) for (const l of invitationLists) l(e.agent_id);
       if (sidebars.size === 0 || !e.channel_id) continue;
       if (e.kind === 'channel.created' || e.kind === 'channel.members')
         tellSidebars({ kind: 'members', channelId: e.channel_id });
@@ -198,6 +202,10 @@ export async function startLiveHub(
       agentLists.add(listener);
       return () => agentLists.delete(listener);
     },
+    onInvitations(listener) {
+      invitationLists.add(listener);
+      return () => invitationLists.delete(listener);
+    },
     pump,
     lastSeq: () => seen,
     shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
@@ -219,6 +227,7 @@ export async function startLiveHub(
       channels.clear();
       sidebars.clear();
       agentLists.clear();
+      invitationLists.clear();
     },
   };
 }

@@ -80,6 +80,13 @@ export interface InvitationsTable {
   created_at: string;
 }
 
+/** A principal whose invitations a person refuses: they are dropped silently (migration 016). */
+export interface InvitationBlocksTable {
+  principal_id: string;
+  blocked_id: string;
+  created_at: string;
+}
+
 /** A person who manages an agent (may pause or resume its whole queue, change its managers). */
 export interface AgentManagersTable {
   agent_id: string;
@@ -313,6 +320,7 @@ export interface Database {
   channels: ChannelsTable;
   memberships: MembershipsTable;
   invitations: InvitationsTable;
+  invitation_blocks: InvitationBlocksTable;
   agent_managers: AgentManagersTable;
   agent_runs: AgentRunsTable;
   messages: MessagesTable;

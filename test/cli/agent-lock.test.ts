@@ -58,6 +58,9 @@ describe('under an agent lock the CLI', () => {
   it.each([
     ['channel create'],
     ['channel ls'],
+    ['channel accept'],
+    ['channel block'],
+    ['channel unblock'],
     ['token'],
     ['agent add'],
     ['agent settle'],
@@ -305,6 +308,7 @@ describe('the driver shim', () => {
       () => ['message', 'send', 'owner', '--attach', secret],
     ],
     ['creating a channel', () => ['channel', 'create', 'evil', '--members', 'bot']],
+    ['blocking an inviter', () => ['channel', 'block', 'owner']],
     ['minting a token', () => ['token', 'owner']],
     ['adding an agent', () => ['agent', 'add', 'evil']],
   ])(

@@ -6,6 +6,7 @@ import { addAgentManager } from '../../src/host/agent-managers.js';
 import { createChannel, listAllChannels } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
+import { acceptInvitation } from '../../src/host/invitations.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue } from '../../src/host/queue.js';
@@ -225,7 +226,8 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     const bob = await h.person('bob');
     await h.agent('helper');
     const team = await createChannel(h.ctx, alice, { name: 'team', members: ['helper', 'bob'] });
-    expect(team.joined).toEqual(['alice', 'helper', 'bob']);
+    expect(team).toMatchObject({ joined: ['alice', 'helper'], invited: ['bob'] });
+    await acceptInvitation(h.ctx, bob, team.id);
     const before = await snapshotStore(h.ctx);
     const refused = await rpc(bob, 'channel.removeMember', { channelId: team.id, member: 'helper' });
     expect(refused.error?.data.code).toBe('denied');
@@ -264,14 +266,18 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     expect(await snapshotStore(h.ctx)).toEqual(before);
   });
 
-  it('a person a member adds directly joins at once, and an invitation from an agent is then gone', async () => {
+  it('a person another person adds is invited too (one invitation), and the owner adding them makes it moot', async () => {
     const bot = await h.agent('bot');
     const bob = await h.person('bob');
     const carol = await h.person('carol');
-    const team = await createChannel(h.ctx, bot, { name: 'team', members: ['bob', 'carol'] });
+    const team = await createChannel(h.ctx, bot, { name: 'team', members: ['bob', 'carol', 'owner'] });
     await rpc(bob, 'channel.accept', { channel_id: team.id });
     const added = await rpc(bob, 'channel.addMember', { channelId: team.id, member: 'carol' });
-    expect(added.result).toMatchObject({ joined: ['carol'], invited: [] });
+    expect(added.result).toMatchObject({ joined: [], invited: ['carol'] });
+    expect((await rpc(carol, 'channel.invitations', {})).result.invitations).toHaveLength(1);
+    await rpc(h.owner, 'channel.accept', { channel_id: team.id });
+    const byOwner = await rpc(h.owner, 'channel.addMember', { channelId: team.id, member: 'carol' });
+    expect(byOwner.result).toMatchObject({ joined: ['carol'], invited: [] });
     expect((await rpc(carol, 'channel.invitations', {})).result.invitations).toEqual([]);
     expect((await rpc(carol, 'channel.history', { channelId: team.id })).result.status).toBe('page');
     // An agent adding a person who already left only invites them again.

@@ -9,6 +9,7 @@ import { controlAgentRun, registerAgentRun } from '../../src/host/agent-runs.js'
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
+import { acceptInvitation } from '../../src/host/invitations.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { type Principal, resolvePrincipal } from '../../src/host/principals.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';
@@ -86,6 +87,9 @@ const RPC_TABLE: RpcRow[] = [
   ['channel.invitations', 'list your own invitations', () => ({}), 'open'],
   ['channel.accept', 'join #team uninvited', (f) => ({ channel_id: f.team }), 'refused'],
   ['channel.decline', 'decline #team uninvited', (f) => ({ channel_id: f.team }), 'refused'],
+  ['channel.block', "refuse alice's invitations", () => ({ name: 'alice' }), 'open'],
+  ['channel.unblock', 'lift a block you never made', () => ({ name: 'alice' }), 'open'],
+  ['channel.blocked', 'list whom you block', () => ({}), 'open'],
   ['channel.history', "read #team's history", (f) => ({ channelId: f.team }), 'refused'],
   ['channel.members', "list #team's members", (f) => ({ channelId: f.team }), 'refused'],
   ['message.send', 'post into #team by id', (f) => ({ to: f.team, body: 'hi' }), 'refused'],
@@ -196,7 +200,11 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
       name: 'team',
       members: ['bob', 'helper', 'rem', 'rita'],
     });
-    await createChannel(h.ctx, alice, { name: 'elsewhere', members: ['nina'] });
+    // People a person names are invited (consent): they accept, so they are members.
+    for (const name of ['bob', 'rem', 'rita'])
+      await acceptInvitation(h.ctx, await resolvePrincipal(h.ctx, name), team.id);
+    const elsewhere = await createChannel(h.ctx, alice, { name: 'elsewhere', members: ['nina'] });
+    await acceptInvitation(h.ctx, await resolvePrincipal(h.ctx, 'nina'), elsewhere.id);
     // The oldest card: alice's DM with helper, which nobody else may see.
     await sendMessage(h.ctx, alice, { to: 'helper', body: 'alice only, in the DM' });
     const returned = await sendMessage(h.ctx, alice, { to: '#team', body: 'first, failed' });
@@ -258,7 +266,7 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
           expect(await snapshotStore(h.ctx)).toEqual(before);
           expect(subscribed).toEqual([]);
         });
-      } else if (method !== 'channel.create') {
+      } else if (method !== 'channel.create' && method !== 'channel.block') {
         it(`rpc ${method} (${label}): open to the ${who}, showing nothing of #team and changing nothing`, async () => {
           const before = await snapshotStore(h.ctx);
           const reply = await rpc(name, method, params(f));
@@ -279,6 +287,19 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     for (const table of ['inbox', 'messages', 'queues', 'invitations', 'principals']) {
       expect(after[table], table).toEqual(before[table]);
     }
+  });
+
+  it('rpc channel.block is open to anyone and touches only their own blocks (nobody else is told)', async () => {
+    const before = await snapshotStore(h.ctx);
+    const reply = await rpc('oscar', 'channel.block', { name: 'alice' });
+    expect(reply.result).toEqual({ name: 'alice', blocked: true, dropped: 0 });
+    const after = await snapshotStore(h.ctx);
+    for (const [table, rows] of Object.entries(after)) {
+      if (table !== 'invitation_blocks') expect(rows, table).toEqual(before[table]);
+    }
+    expect(after.invitation_blocks).toHaveLength((before.invitation_blocks?.length ?? 0) + 1);
+    expect((await rpc('oscar', 'channel.unblock', { name: 'alice' })).result.unblocked).toBe(true);
+    expect(await snapshotStore(h.ctx)).toEqual(before);
   });
 
   async function cli(caller: string, args: string[]): Promise<number> {

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
 import { excerptLine, REPLY_EXCERPT_UNITS } from '../../src/host/history.js';
 import { archiveMessages } from '../../src/host/inbox.js';
+import { acceptInvitation } from '../../src/host/invitations.js';
 import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { type Principal, resolvePrincipal } from '../../src/host/principals.js';
 import { MAX_UNREAD, markRead, unreadCounts } from '../../src/host/read-marks.js';
 import { runCli } from '../support/host.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
@@ -42,11 +43,18 @@ afterAll(async () => {
 describe('the channel list, live', () => {
   let team = '';
 
-  it('a channel another person makes with you in it arrives as channel.joined, with its row', async () => {
+  it('a channel another person makes naming you arrives as invitations.changed, then channel.joined once you accept', async () => {
     const made = await createChannel(h.ctx, bob, { name: 'team', members: ['owner', 'helper'] });
     team = made.id;
+    await owner.waitFor((n) => n.method === 'invitations.changed');
+    const invited = await owner.ok('channel.invitations', {});
+    expect(invited.invitations.map((i: Json) => i.channel.name)).toEqual(['team']);
+    expect(channelNotes(owner).filter((n) => JSON.stringify(n).includes(team))).toEqual([]);
+    // Nobody else hears of someone else's invitation.
+    expect(outsider.notifications.filter((n) => n.method === 'invitations.changed')).toEqual([]);
+    await owner.ok('channel.accept', { channel_id: team });
     const joined = await owner.waitFor((n) => n.method === 'channel.joined' && n.params.channel.id === team);
-    expect(joined.params.channel).toMatchObject({ name: 'team', kind: 'group', memberCount: 3, unread: 0 });
+    expect(joined.params.channel).toMatchObject({ name: 'team', kind: 'group', memberCount: 3 });
     expect(joined.params.channel.members.map((m: Json) => m.name)).toEqual(['bob', 'helper', 'owner']);
   });
 
@@ -90,6 +98,7 @@ describe('the channel list, live', () => {
     for (let i = 0; i < MAX_UNREAD + 5; i++) await sendMessage(h.ctx, helper, { to: many.id, body: `m${i}` });
     await h.server.hub.pump();
     await addMember(h.ctx, bob, many.id, 'owner');
+    await acceptInvitation(h.ctx, await resolvePrincipal(h.ctx, 'owner'), many.id);
     const joined = await owner.waitFor(
       (n) => n.method === 'channel.joined' && n.params.channel.id === many.id,
     );
@@ -106,6 +115,7 @@ describe('the channel list, live', () => {
 
   it('members joining show as channel.updated; being removed arrives as channel.left', async () => {
     await addMember(h.ctx, bob, team, 'eve');
+    await acceptInvitation(h.ctx, await resolvePrincipal(h.ctx, 'eve'), team);
     const updated = await owner.waitFor(
       (n) =>
         n.method === 'channel.updated' && n.params.channel.id === team && n.params.channel.memberCount === 4,

@@ -105,6 +105,8 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
       '--as',
       bob,
     ]);
+    // The owner is only invited (consent); accepting from the CLI, another process, joins.
+    await cli(stage.home, ['channel', 'accept', `#team-${view.name}`]);
     await toList();
     await navLink(`#team-${view.name}`).waitFor();
     team = (await navLink(`#team-${view.name}`).getAttribute('data-channel-id')) ?? '';
@@ -140,12 +142,40 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     expect(listRequests).toBe(before);
   });
 
-  it('being removed from a channel takes it off the list, without reload', async () => {
+  it('an invitation shows at once with Accept and Decline; the channel is listed only once accepted', {
+    timeout: 90_000,
+  }, async () => {
     const bobP = await resolvePrincipal(stage.hostCtx, bob);
+    await createChannel(stage.hostCtx, bobP, { name: `maybe-${view.name}`, members: ['owner'] });
     const gone = await createChannel(stage.hostCtx, bobP, { name: `brief-${view.name}`, members: ['owner'] });
     await toList();
+    const invitations = page.getByRole('region', { name: 'Invitations' });
+    await invitations.getByText(`#brief-${view.name}`).waitFor();
+    await invitations.getByText(`#maybe-${view.name}`).waitFor();
+    expect(await invitations.getByText(`from ${bob}`).count()).toBe(2);
+    expect(await navLink(`#brief-${view.name}`).count()).toBe(0);
+    await shot('31-invitations', { axe: 'nav.sidebar' });
+    await page.getByRole('button', { name: `Decline #maybe-${view.name}` }).click();
+    await invitations.getByText(`#maybe-${view.name}`).waitFor({ state: 'detached' });
+    expect(await navLink(`#maybe-${view.name}`).count()).toBe(0);
+    await page.getByRole('button', { name: `Accept #brief-${view.name}` }).click();
+    // Accepting opens the channel; the list has it, and no invitation is left.
+    await page.waitForFunction(
+      `window.location.hash.includes(${JSON.stringify(encodeURIComponent(gone.id))})`,
+    );
+    await toList();
     await navLink(`#brief-${view.name}`).waitFor();
-    await removeMember(stage.hostCtx, bobP, gone.id, 'owner');
+    await invitations.waitFor({ state: 'detached' });
+    expect(problems).toEqual([]);
+  });
+
+  it('being removed from a channel takes it off the list, without reload', async () => {
+    const bobP = await resolvePrincipal(stage.hostCtx, bob);
+    // #brief, accepted in the test before.
+    await toList();
+    const gone = (await navLink(`#brief-${view.name}`).getAttribute('data-channel-id')) ?? '';
+    expect(gone).not.toBe('');
+    await removeMember(stage.hostCtx, bobP, gone, 'owner');
     await navLink(`#brief-${view.name}`).waitFor({ state: 'detached' });
   });
 

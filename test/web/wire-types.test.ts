@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelPage } from '../../src/host/channels.js';
 import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/history.js';
+import type { InvitationPage } from '../../src/host/invitations.js';
 import type { MemberPage } from '../../src/host/member-pages.js';
 import type { QueueSummary } from '../../src/host/queue.js';
 import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
@@ -26,6 +27,7 @@ const checks = {
   members: true satisfies Assignable<MemberPage, Wire.ChannelMembersPage>,
   agentStatus: true satisfies Assignable<AgentStatusReply, Wire.AgentStatus>,
   connect: true satisfies Assignable<ConnectInfo, Wire.ConnectInfo>,
+  invitations: true satisfies Assignable<InvitationPage, Wire.InvitationPage>,
 };
 
 describe('the web page wire types', () => {

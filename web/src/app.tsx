@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { loadManagedAgents, sidebarAgents, withAgent } from './agents.js';
+import { Invitations } from './channels/invitations.js';
 import { ChannelListLoads, type ListChange } from './channels/list-loads.js';
 import { Timeline } from './channels/timeline.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
@@ -207,6 +208,7 @@ export function App({ client, hello }: AppProps) {
             New channel
           </button>
         </div>
+        <Invitations client={client} onJoined={(id) => void goTo(id)} />
         <h2 id="channels-heading">Channels</h2>
         {channels === null ? (
           !error && <p class="muted">Loading channels…</p>

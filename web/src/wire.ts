@@ -269,3 +269,13 @@ export interface ConnectInfo {
   claude: ConnectCommand[];
   codex: ConnectCommand[];
 }
+
+/** `channel.invitations`: groups the caller is invited to (consent before membership). */
+export interface InvitationPage {
+  invitations: {
+    channel: { id: string; name: string; kind: 'dm' | 'group' };
+    invitedBy: { id: string; name: string; kind: 'person' | 'agent' };
+    createdAt: string;
+  }[];
+  nextCursor: string | null;
+}

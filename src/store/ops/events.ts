@@ -14,7 +14,9 @@ export type EventKind =
   /** An agent was added or its managers changed (`agent_id`): who lists it as theirs may change. */
   | 'agent.managers'
   /** An agent's run spec changed or was asked to start, stop or restart (`agent_id`: the agent). */
-  | 'agent.run';
+  | 'agent.run'
+  /** A principal's pending invitations changed (`agent_id` holds the invitee, person or agent). */
+  | 'invitation.changed';
 
 export interface NewEvent {
   kind: EventKind;

@@ -52,6 +52,30 @@ export async function countPendingInvitations(
   return Number(row.n);
 }
 
+/** How many invitations one inviter has pending, to anyone (`invitations_by_inviter`). */
+export async function countInvitationsFrom(db: Db, invitedBy: string): Promise<number> {
+  const row = await db
+    .selectFrom('invitations')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('invited_by', '=', invitedBy)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Drops every pending invitation from one inviter to one principal (a block clears them). */
+export async function deleteInvitationsFromTo(
+  db: Db,
+  principalId: string,
+  invitedBy: string,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('invitations')
+    .where('principal_id', '=', principalId)
+    .where('invited_by', '=', invitedBy)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export interface InvitationListing {
   channel: ChannelRow;
   invitedBy: { id: string; name: string; kind: 'person' | 'agent' };

@@ -96,7 +96,25 @@ const migrations: Record<string, Migration> = {
       await sql.raw('alter table tokens add column note text').execute(db);
     },
   },
+  // Consent (docs/security.md, "Consent before membership"): whose invitations a person refuses
+  // to see, and an index that counts one inviter's pending invitations for its cap.
+  '016_invitation_blocks': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of INVITATION_BLOCKS) await sql.raw(statement).execute(db);
+    },
+  },
 };
+
+/**
+ * One row per (person, principal whose invitations they refuse); the primary key answers "does
+ * this person block that inviter". Invitations are counted per inviter for the pending cap.
+ */
+const INVITATION_BLOCKS = [
+  `create table invitation_blocks (principal_id text not null references principals(id),
+     blocked_id text not null references principals(id), created_at text not null,
+     primary key (principal_id, blocked_id))`,
+  `create index invitations_by_inviter on invitations (invited_by)`,
+];
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,
 // whatever collation the database was created with.

@@ -23,7 +23,11 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'sluice channel create ops --members helper,alice',
     'sluice channel history "#ops" --limit 50',
     'sluice channel add "#ops" bob',
+    'sluice --as bob channel invitations --json',
     'sluice --as bob channel accept "#ops"',
+    'sluice --as bob channel decline c_01J…',
+    'sluice --as bob channel block mallory              # drop their invitations, now and later',
+    'sluice --as bob channel unblock mallory',
   ],
   message: [
     'sluice message send helper -m "please review PR 42"',

@@ -40,8 +40,12 @@ export interface HttpLimits {
   sendBurst: number;
   /** Sends a minute one principal regains, up to `sendBurst`. */
   sendsPerMinute: number;
-  /** 1: the owner's sends are rate-limited too; 0 (default): the owner is exempt. */
+  /** 1: the owner's sends and channel creations are rate-limited too; 0 (default): the owner is exempt. */
   rateLimitOwner: number;
+  /** Channels (`channel.create`) one principal may create at once. */
+  channelCreateBurst: number;
+  /** Channels a minute one principal regains, up to `channelCreateBurst`. */
+  channelCreatesPerMinute: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
@@ -66,6 +70,9 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   sendBurst: 100,
   sendsPerMinute: 600,
   rateLimitOwner: 0,
+  // A new team's worth at once, then one a minute: 300 groups take hours, not seconds.
+  channelCreateBurst: 20,
+  channelCreatesPerMinute: 1,
 };
 
 /** Settings that are switches (0 or 1) rather than positive integers. */

@@ -13,6 +13,7 @@ import { type DispatchObserver, handleRpcBytes } from '../rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
 import { packageRoot } from '../sluice-package.js';
 import { requireAuth, sessionCookieName } from './auth.js';
+import { channelCreateRateGate } from './channel-create-rate.js';
 import { createHostAllowList, registerRequestGuard } from './guard.js';
 import {
   capBodiesPerPrincipal,
@@ -105,6 +106,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   installRequestLimits(app, httpLimits);
   installSocketDeadlines(app.server, httpLimits, options.tls ? 'secureConnection' : 'connection');
   const admitSend = sendRateGate(httpLimits);
+  const admitChannelCreate = channelCreateRateGate(httpLimits);
   const webSockets = new PrincipalGate(httpLimits.maxWebSocketsPerPrincipal);
   // A host error thrown outside a handler (authentication reading the store while PostgreSQL
   // restarts) answers with its own code and status, as a handler's would, not a bare 500;
@@ -185,7 +187,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
           return;
         }
         const connection = new RpcConnection({
-          session: { ctx, principal, limits, admitSend },
+          session: { ctx, principal, limits, admitSend, admitChannelCreate },
           socket,
           hub,
           observer,
@@ -273,7 +275,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     scope.post('/rpc', async (req, reply) => {
       const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const reply_ = await handleRpcBytes(
-        { ctx, principal: req.principal as Principal, limits, admitSend },
+        { ctx, principal: req.principal as Principal, limits, admitSend, admitChannelCreate },
         bytes,
         observer,
       );

@@ -87,6 +87,8 @@ export class RpcConnection {
       renderSidebar: (channelId, change) => this.#renderChannelList(channelId, change),
       renderSidebarResync: () => this.#renderChannelListResync(),
       renderAgentList: (agentId) => this.#renderAgentList(agentId),
+      // Carries nothing: the page re-reads `channel.invitations` (whose rules decide what it sees).
+      renderInvitations: () => notification('invitations.changed', {}),
       onError: (err) => this.#observer.onError?.('live', err),
     });
   }
@@ -221,9 +223,14 @@ export class RpcConnection {
     const offSidebar = this.#hub.onSidebar((event) => this.#onSidebarEvent(event));
     // The agents the caller manages are part of its list (the page's "Agent queues").
     const offAgents = this.#hub.onAgentList((agentId) => this.outbox.agentListChanged(agentId));
+    // Only the caller's own invitations: nobody hears that someone else was invited.
+    const offInvitations = this.#hub.onInvitations((principalId) => {
+      if (principalId === me.id) this.outbox.invitationsChanged();
+    });
     const off = () => {
       offSidebar();
       offAgents();
+      offInvitations();
     };
     const ready = liveReadsFor(this.#session.ctx)
       .channelIdsOf(me.id)

@@ -130,6 +130,7 @@ export async function handleRpcText(
     const params = parseParams(method, req.params);
     // Valid sends only count against the sender's rate; a refused one stores nothing.
     if (SEND_METHODS.has(method)) session.admitSend?.(session.principal);
+    if (method === 'channel.create') session.admitChannelCreate?.(session.principal);
     const budget = session.limits.replyBytes - envelopeOverhead(idJson);
     const handler = HANDLERS[method] as unknown as (
       s: RpcSession,

@@ -3,18 +3,23 @@ import { utf8Length } from '../../core/measure.js';
 import { isHostOwner, requireHostOwner, requireQueueAccess } from '../../host/access.js';
 import { unreadCountsOf } from '../../host/channel-reads.js';
 import {
-  acceptInvitation,
   addMember,
   createChannel,
-  declineInvitation,
   getChannel,
   leaveChannel,
   listChannelsPage,
-  listInvitationsPage,
   removeMember,
 } from '../../host/channels.js';
 import type { HostContext } from '../../host/context.js';
 import { readChannelHistory, readMessageBody } from '../../host/history.js';
+import {
+  acceptInvitation,
+  blockInviter,
+  declineInvitation,
+  listBlockedInviters,
+  listInvitationsPage,
+  unblockInviter,
+} from '../../host/invitations.js';
 import { channelMembersPage } from '../../host/member-pages.js';
 import { readMessageStatus } from '../../host/message-status.js';
 import { editMessage, sendMessage } from '../../host/messages.js';
@@ -96,6 +101,8 @@ export interface RpcSession {
   subscriptions?: SubscriptionControl | undefined;
   /** The server's per-principal send rate: throws `rate_limited` (dispatch.ts calls it). */
   admitSend?: ((principal: Principal) => void) | undefined;
+  /** The server's per-principal channel-creation rate: throws `rate_limited` (dispatch.ts calls it). */
+  admitChannelCreate?: ((principal: Principal) => void) | undefined;
 }
 
 /** A handler's result: a value to serialize, or exact JSON text already fitted to its budget. */
@@ -228,6 +235,9 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     await declineInvitation(s.ctx, s.principal, p.channel_id);
     return value({ declined: true });
   },
+  'channel.block': async (s, p) => value(await blockInviter(s.ctx, s.principal, p.name)),
+  'channel.unblock': async (s, p) => value(await unblockInviter(s.ctx, s.principal, p.name)),
+  'channel.blocked': async (s) => value({ blocked: await listBlockedInviters(s.ctx, s.principal) }),
   'channel.history': async (s, p, budget) => readChannelHistory(s.ctx, s.principal, p, budget),
   'message.send': async (s, p) => {
     const sent = await sendMessage(s.ctx, s.principal, {

@@ -57,6 +57,9 @@ export const PARAMS = {
   }),
   'channel.accept': z.strictObject({ channel_id: id }),
   'channel.decline': z.strictObject({ channel_id: id }),
+  'channel.block': z.strictObject({ name }),
+  'channel.unblock': z.strictObject({ name }),
+  'channel.blocked': z.strictObject({}),
   'channel.history': z.strictObject({
     channelId: id,
     cursor: z.string().max(16384).optional(),

@@ -1,6 +1,6 @@
 // A group's members from its header: "Members (N)" opens a dialog listing them, with Remove next to
 // each and an Add picker (any agent or person not yet in). The host decides who may do what
-// (docs/security.md): any member may add (a person an agent names is only invited); only the
+// (docs/security.md): any member may add (a person is only invited, unless the owner adds); only the
 // channel's creator removes others. A refusal is shown as the host's one line, and nothing changed.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
@@ -190,8 +190,8 @@ function MembersDialog({ client, channel, me, onClose }: MembersProps & { onClos
           </p>
         )}
         <p class="muted small">
-          Any member may add; only the channel's creator may remove others. A person added by an agent is
-          invited first.
+          Any member may add; only the channel's creator may remove others. A person is invited and joins when
+          they accept (the owner's additions join at once).
         </p>
         <form
           class="member-add"

@@ -325,7 +325,7 @@ export function NewMessageDialog({
   );
 }
 
-/** "New channel": a name and any members; people an agent names are invited, others join. */
+/** "New channel": a name and any members; agents join, people are invited (the owner's join). */
 export function NewChannelDialog({ client, me, onClose, onDone }: StartProps) {
   const { others, error: listError } = usePrincipals(client, me);
   const [name, setName] = useState('');

@@ -3,19 +3,24 @@ import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
 import { channelMembers, recentProjections } from '../../../host/channel-reads.js';
 import {
-  acceptInvitation,
   addMember,
   createChannel,
-  declineInvitation,
   leaveChannel,
   listAllChannels,
-  listInvitationsPage,
   peekTarget,
   removeMember,
   resolveTarget,
 } from '../../../host/channels.js';
 import type { HostContext } from '../../../host/context.js';
 import { displayChannel } from '../../../host/inbox.js';
+import {
+  acceptInvitation,
+  blockInviter,
+  declineInvitation,
+  listAllInvitations,
+  listBlockedInviters,
+  unblockInviter,
+} from '../../../host/invitations.js';
 import type { Principal } from '../../../host/principals.js';
 import { relationsFor, withSender } from '../../../host/provenance.js';
 import { action } from '../context.js';
@@ -138,51 +143,7 @@ export function registerChannelCommands(program: Command): void {
       }),
     );
 
-  channel
-    .command('invitations')
-    .description('channels you are invited to')
-    .option('--json', 'print JSON')
-    .action(
-      action(async ({ host, actor }, opts: { json?: boolean }) => {
-        const me = await actor();
-        const rows = [];
-        let cursor: string | undefined;
-        do {
-          const page = await listInvitationsPage(host, me, { cursor, limit: 200 });
-          rows.push(...page.invitations);
-          cursor = page.nextCursor ?? undefined;
-        } while (cursor !== undefined);
-        await writeList(rows, {
-          json: opts.json,
-          empty: 'no invitations',
-          columns: [
-            { header: 'CHANNEL', cell: (r) => `#${r.channel.name}` },
-            { header: 'INVITED BY', cell: (r) => r.invitedBy.name },
-            { header: 'SINCE', cell: (r) => r.createdAt },
-          ],
-        });
-      }),
-    );
-
-  channel
-    .command('accept <channel>')
-    .description('accept an invitation and join the channel')
-    .action(
-      action(async ({ host, actor }, ref: string) => {
-        const row = await acceptInvitation(host, await actor(), ref);
-        await writeOut(`joined #${row.name}\n`);
-      }),
-    );
-
-  channel
-    .command('decline <channel>')
-    .description('decline an invitation')
-    .action(
-      action(async ({ host, actor }, ref: string) => {
-        await declineInvitation(host, await actor(), ref);
-        await writeOut('declined\n');
-      }),
-    );
+  registerInvitationCommands(channel);
 
   channel
     .command('history <target>')
@@ -206,6 +167,89 @@ export function registerChannelCommands(program: Command): void {
           return oneLine(p.body) ? `${head} ${p.body}` : `${head}\n${quotedBody(p.body)}`;
         });
         await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no messages\n');
+      }),
+    );
+}
+
+/** Invitations and blocks: consent before membership (docs/security.md, "Consent"). */
+function registerInvitationCommands(channel: Command): void {
+  channel
+    .command('invitations')
+    .description('channels you are invited to (accept or decline each)')
+    .option('--json', 'print JSON')
+    .action(
+      action(async ({ host, actor }, opts: { json?: boolean }) => {
+        const rows = await listAllInvitations(host, await actor());
+        await writeList(rows, {
+          json: opts.json,
+          empty: 'no invitations',
+          columns: [
+            { header: 'CHANNEL', cell: (r) => `#${r.channel.name}` },
+            { header: 'ID', cell: (r) => r.channel.id },
+            { header: 'INVITED BY', cell: (r) => r.invitedBy.name },
+            { header: 'SINCE', cell: (r) => r.createdAt },
+          ],
+        });
+      }),
+    );
+
+  channel
+    .command('accept <channel>')
+    .description('accept an invitation (#NAME or id) and join the channel')
+    .action(
+      action(async ({ host, actor }, ref: string) => {
+        const row = await acceptInvitation(host, await actor(), ref);
+        await writeOut(`joined #${row.name}\n`);
+      }),
+    );
+
+  channel
+    .command('decline <channel>')
+    .description('decline an invitation (#NAME or id); the inviter is not told')
+    .action(
+      action(async ({ host, actor }, ref: string) => {
+        await declineInvitation(host, await actor(), ref);
+        await writeOut('declined\n');
+      }),
+    );
+
+  channel
+    .command('block <name>')
+    .description("refuse NAME's invitations from now on (drops those pending; NAME is not told)")
+    .action(
+      action(async ({ host, actor }, name: string) => {
+        const done = await blockInviter(host, await actor(), name);
+        const dropped = done.dropped > 0 ? ` (${done.dropped} pending invitations dropped)` : '';
+        await writeOut(`blocked ${done.name}${dropped}\n`);
+      }),
+    );
+
+  channel
+    .command('unblock <name>')
+    .description("let NAME's invitations reach you again")
+    .action(
+      action(async ({ host, actor }, name: string) => {
+        const done = await unblockInviter(host, await actor(), name);
+        await writeOut(done.unblocked ? `unblocked ${done.name}\n` : `${done.name} was not blocked\n`);
+      }),
+    );
+
+  channel
+    .command('blocked')
+    .description('whose invitations you refuse')
+    .option('--json', 'print JSON')
+    .action(
+      action(async ({ host, actor }, opts: { json?: boolean }) => {
+        const rows = await listBlockedInviters(host, await actor());
+        await writeList(rows, {
+          json: opts.json,
+          empty: 'nobody blocked',
+          columns: [
+            { header: 'NAME', cell: (r) => r.name },
+            { header: 'KIND', cell: (r) => r.kind },
+            { header: 'SINCE', cell: (r) => r.created_at },
+          ],
+        });
       }),
     );
 }
