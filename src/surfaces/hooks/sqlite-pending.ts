@@ -34,6 +34,9 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '013_inbox_in_history_order',
   // A column on tokens (their note), a table the reader never queries.
   '014_token_notes',
+  // A column and an index on memberships and a trigger on messages: the reader's membership check
+  // reads neither the column nor the index.
+  '017_channels_by_activity',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
