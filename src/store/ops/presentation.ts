@@ -56,10 +56,12 @@ export async function listNewestAfterMany(
     sql`select * from (select channel_id, seq, author_id, created_at from messages
       where channel_id = ${w.channelId} and seq > ${w.afterSeq} and deleted_at is null
       order by seq desc limit ${limit}) as w`;
-  const query = sql<{ channel_id: string; seq: number | string; author_id: string; created_at: string }>`${sql.join(
-    walks.map(walk),
-    sql` union all `,
-  )}`;
+  const query = sql<{
+    channel_id: string;
+    seq: number | string;
+    author_id: string;
+    created_at: string;
+  }>`${sql.join(walks.map(walk), sql` union all `)}`;
   const { rows } = await query.execute(db);
   return rows.map((r) => ({
     channel_id: r.channel_id,
