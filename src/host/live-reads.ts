@@ -1,3 +1,4 @@
+import { findMembershipTimes } from '../store/ops/channel-activity.js';
 import type { Db } from '../store/store.js';
 import { queueReaderIds } from './access.js';
 import { agentListing } from './agent-managers.js';
@@ -6,7 +7,7 @@ import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
 import { agentPresence } from './presence.js';
 import { loadQueueSummary } from './queue.js';
-import { unreadCounts } from './read-marks.js';
+import { sidebarPlaces, unreadCounts } from './read-marks.js';
 
 /**
  * The reads a live connection makes for each change it pushes, bound to one host: the RPC
@@ -23,6 +24,8 @@ export function liveReadsFor(ctx: HostContext) {
     channelListRow: bind(channelListRow),
     currentMemberIds: bind(currentMemberIds),
     unreadCounts: bind(unreadCounts),
+    sidebarPlaces: bind(sidebarPlaces),
+    membershipTimes: bind(findMembershipTimes),
     queueReaderIds: bind(queueReaderIds),
     agentListing: bind(agentListing),
     queueSummaryFacts: bind(loadQueueSummary),

@@ -1,7 +1,7 @@
 import { SluiceError } from '../core/errors.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findMessageById } from '../store/ops/messages.js';
-import { findActiveMemberships, listNewestAfter } from '../store/ops/presentation.js';
+import { findActiveMemberships, listNewestAfterMany } from '../store/ops/presentation.js';
 import { advanceReadMark, listReadMarkRows } from '../store/ops/read-marks.js';
 import type { Db } from '../store/store.js';
 import { requireMember } from './channels.js';
@@ -61,29 +61,60 @@ export async function listReadMarks(db: Db, channelId: string, limit: number): P
 /** Unread counts stop here: a count of this value means "this many or more". */
 export const MAX_UNREAD = 100;
 
+/** Where a channel stands in a principal's sidebar: unread messages and the activity key. */
+export interface SidebarPlace {
+  unread: number;
+  /** The membership's activity seq (migration 017): the sidebar sorts on it, newest first. */
+  activity: number;
+}
+
 /**
  * How many messages in each channel the principal has not read: messages by others after their
  * read mark, after their own newest message (writing in a channel means having read it), and after
  * they joined a group, counted up to {@link MAX_UNREAD}. Each channel costs one bounded index walk of at
- * most MAX_UNREAD rows, without bodies. Channels the principal is not in are left out.
+ * most MAX_UNREAD rows, without bodies, all in one statement. Channels the principal is not in are
+ * left out.
  */
-export async function unreadCounts(
+export async function sidebarPlaces(
   db: Db,
   principalId: string,
   channelIds: readonly string[],
-): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  for (const m of await findActiveMemberships(db, principalId, channelIds)) {
-    const rows = await listNewestAfter(db, m.channel_id, Number(m.last_read_seq ?? 0), MAX_UNREAD);
+): Promise<Map<string, SidebarPlace>> {
+  const places = new Map<string, SidebarPlace>();
+  const memberships = await findActiveMemberships(db, principalId, channelIds);
+  const rows = await listNewestAfterMany(
+    db,
+    memberships.map((m) => ({ channelId: m.channel_id, afterSeq: Number(m.last_read_seq ?? 0) })),
+    MAX_UNREAD,
+  );
+  const byChannel = new Map<string, typeof rows>();
+  for (const row of rows) {
+    const list = byChannel.get(row.channel_id);
+    if (list) list.push(row);
+    else byChannel.set(row.channel_id, [row]);
+  }
+  for (const m of memberships) {
+    // Newest first within a channel (each walk's own order is not kept by UNION ALL).
+    const newest = (byChannel.get(m.channel_id) ?? []).sort((a, b) => b.seq - a.seq);
     let unread = 0;
-    for (const row of rows) {
+    for (const row of newest) {
       if (row.author_id === principalId) break;
       // Before joining a group is history, not news (a message in the very millisecond of joining
       // counts as before). Both members of a DM are there from its start, first message included.
       if (m.kind === 'group' && row.created_at <= m.joined_at) break;
       unread += 1;
     }
-    counts.set(m.channel_id, unread);
+    places.set(m.channel_id, { unread, activity: Number(m.activity_seq) });
   }
-  return counts;
+  return places;
+}
+
+/** The unread counts of {@link sidebarPlaces}. */
+export async function unreadCounts(
+  db: Db,
+  principalId: string,
+  channelIds: readonly string[],
+): Promise<Map<string, number>> {
+  const places = await sidebarPlaces(db, principalId, channelIds);
+  return new Map([...places].map(([id, place]) => [id, place.unread] as const));
 }

@@ -70,6 +70,11 @@ export interface MembershipsTable {
   principal_id: string;
   joined_at: string;
   left_at: string | null;
+  /**
+   * The event seq of the channel's newest message while a member, or just past the newest event
+   * when they joined: the sidebar's "most recent activity first" order (migration 017, a trigger).
+   */
+  activity_seq: Generated<number>;
 }
 
 /** A pending invitation of a person to a group; accepting it makes the membership. */

@@ -1,22 +1,15 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { loadManagedAgents, sidebarAgents, withAgent } from './agents.js';
 import { Invitations } from './channels/invitations.js';
-import { ChannelListLoads, type ListChange } from './channels/list-loads.js';
+import { SidebarChannels } from './channels/sidebar-channels.js';
 import { Timeline } from './channels/timeline.js';
+import { useSidebarChannels } from './channels/use-sidebar-channels.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
 import { QueuePanel } from './queue/queue-panel.js';
-import { describeError, type RpcClient } from './rpc.js';
+import type { RpcClient } from './rpc.js';
 import { logOut } from './session.js';
 import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
-import type {
-  AgentManagedEvent,
-  ChannelListEntryEvent,
-  ChannelListPage,
-  ChannelSummary,
-  ChannelUnreadEvent,
-  Hello,
-  PrincipalRef,
-} from './wire.js';
+import type { AgentManagedEvent, ChannelSummary, Hello, PrincipalRef } from './wire.js';
 
 export interface AppProps {
   client: RpcClient;
@@ -28,13 +21,6 @@ export function channelLabel(channel: ChannelSummary, me: PrincipalRef): string 
   if (channel.kind !== 'dm') return `#${channel.name}`;
   const others = channel.members.filter((m) => m.id !== me.id);
   return `@${(others.length ? others : channel.members).map((m) => m.name).join(', ')}`;
-}
-
-/** The list in `channel.list` order (by name), with `channel` put in or replaced. */
-export function upsertChannel(list: readonly ChannelSummary[], channel: ChannelSummary): ChannelSummary[] {
-  const rest = list.filter((c) => c.id !== channel.id);
-  const at = rest.findIndex((c) => c.name > channel.name);
-  return at < 0 ? [...rest, channel] : [...rest.slice(0, at), channel, ...rest.slice(at)];
 }
 
 /** "3", or "99+" from 100 on (the host counts up to 100). */
@@ -53,46 +39,10 @@ export function App({ client, hello }: AppProps) {
   const route = useRoute();
   const status = useConnectionStatus(client);
   const me = hello.principal;
-  const [channels, setChannels] = useState<ChannelSummary[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const loads = useMemo(() => new ChannelListLoads(), []);
-  const loadChannels = useCallback(() => {
-    // channel.list is paged: walk the pages, then show the whole list at once, with the live
-    // changes that arrived meanwhile applied (channels/list-loads.ts).
-    const load = loads.begin();
-    const loadAll = async () => {
-      const all: ChannelSummary[] = [];
-      let cursor: string | null = null;
-      do {
-        const page: ChannelListPage = await client.call<ChannelListPage>(
-          'channel.list',
-          cursor === null ? {} : { cursor },
-        );
-        all.push(...page.channels);
-        cursor = page.nextCursor;
-      } while (cursor !== null);
-      return all;
-    };
-    return loadAll()
-      .then((all) => {
-        const list = loads.finish(load, all);
-        if (list === null) return;
-        setChannels(list);
-        setError(null);
-      })
-      .catch((err) => {
-        if (loads.fail(load)) setError(`could not list channels: ${describeError(err)}`);
-      });
-  }, [client, loads]);
-  /** A live change: shown now if the list is there, and kept for any load under way. */
-  const change = useCallback(
-    (apply: ListChange) => {
-      loads.record(apply);
-      setChannels((list) => (list === null ? list : apply(list)));
-    },
-    [loads],
-  );
+  // The sidebar's channels: one page at load, more as the person asks (channels/*).
+  const sidebar = useSidebarChannels(client);
+  const { channels, error } = sidebar;
+  const loadChannels = sidebar.reload;
   // The agents this person manages: listed even when they share no channel with them.
   const [managed, setManaged] = useState<string[] | null>(null);
   const loadManaged = useCallback(() => {
@@ -115,44 +65,16 @@ export function App({ client, hello }: AppProps) {
     await loadChannels();
     window.location.hash = channelId === null ? '#/' : routeHref({ kind: 'channel', channelId });
   };
-  useOnReconnect(client, loadChannels);
-  // Live, not polled: the host tells this page when its person joins or leaves a channel (whoever
-  // made the change, from wherever), when members change, and when unread counts move. Subscribed
-  // before the first load is sent (effects run in order; the host answers a socket's requests in
-  // order), so every change after a page was read is announced.
-  useEffect(() => {
-    const dispose = client.subscribe({ channelList: true });
-    const offs = [
-      ...(['channel.joined', 'channel.updated'] as const).map((event) =>
-        client.on(event, (params) => {
-          const { channel } = params as ChannelListEntryEvent;
-          if (channel) change((list) => upsertChannel(list, channel));
-        }),
-      ),
-      client.on('channel.left', (params) => {
-        const { channelId } = params as { channelId: string };
-        change((list) => list.filter((c) => c.id !== channelId));
-      }),
-      client.on('channel.unread', (params) => {
-        const { channelId, unread } = params as ChannelUnreadEvent;
-        change((list) => list.map((c) => (c.id === channelId ? { ...c, unread } : c)));
-      }),
-      // Too many changes while this socket was backed up: the host says to read the list again.
-      client.on('channel.list.resync', () => void loadChannels()),
-      // An agent was added (from the CLI too) or its managers changed: is it this person's now?
+  // An agent was added (from the CLI too) or its managers changed: is it this person's now? (The
+  // channel-list subscription above brings these.)
+  useEffect(
+    () =>
       client.on('agent.managed', (params) => {
         const { agent, managed: mine } = params as AgentManagedEvent;
         if (agent?.name) setManaged((list) => list && withAgent(list, agent.name, mine === true));
       }),
-    ];
-    return () => {
-      for (const off of offs) off();
-      dispose();
-    };
-  }, [client, loadChannels, change]);
-  useEffect(() => {
-    void loadChannels();
-  }, [loadChannels]);
+    [client],
+  );
   // After the subscription above, so an agent added meanwhile is pushed or read, never missed.
   useEffect(loadManaged, [loadManaged]);
 
@@ -171,6 +93,12 @@ export function App({ client, hello }: AppProps) {
   };
   const selectedChannel =
     route.kind === 'channel' ? (channels ?? []).find((c) => c.id === route.channelId) : undefined;
+  // A link to a channel no page has reached yet: ask for that one row.
+  const { find } = sidebar;
+  const missing = route.kind === 'channel' && channels !== null && !selectedChannel ? route.channelId : null;
+  useEffect(() => {
+    if (missing !== null) void find(missing);
+  }, [missing, find]);
 
   return (
     <div class={`shell ${route.kind === 'home' ? 'at-home' : 'at-detail'}`}>
@@ -210,45 +138,13 @@ export function App({ client, hello }: AppProps) {
         </div>
         <Invitations client={client} onJoined={(id) => void goTo(id)} />
         <h2 id="channels-heading">Channels</h2>
-        {channels === null ? (
-          !error && <p class="muted">Loading channels…</p>
-        ) : channels.length === 0 ? (
-          <p class="muted">
-            No channels yet. Press New channel to make one, or New message to write to an agent.
-          </p>
-        ) : (
-          <ul class="nav-list" aria-labelledby="channels-heading">
-            {channels.map((channel) => {
-              const unread = channel.unread ?? 0;
-              return (
-                <li key={channel.id}>
-                  <a
-                    class={`nav-item${unread > 0 ? ' has-unread' : ''}`}
-                    href={routeHref({ kind: 'channel', channelId: channel.id })}
-                    aria-current={
-                      route.kind === 'channel' && route.channelId === channel.id ? 'page' : undefined
-                    }
-                    data-channel-id={channel.id}
-                    // The count is the link's description, not its name: the name stays the channel's.
-                    aria-describedby={unread > 0 ? `unread-${channel.id}` : undefined}
-                  >
-                    <span class="nav-label">{channelLabel(channel, me)}</span>
-                    {unread > 0 && (
-                      <span class="unread-badge" aria-hidden="true">
-                        {unreadLabel(unread)}
-                      </span>
-                    )}
-                  </a>
-                  {unread > 0 && (
-                    <span id={`unread-${channel.id}`} hidden>
-                      {unreadLabel(unread)} unread
-                    </span>
-                  )}
-                </li>
-              );
-            })}
-          </ul>
-        )}
+        <SidebarChannels
+          client={client}
+          list={sidebar}
+          route={route}
+          label={(channel) => channelLabel(channel, me)}
+          unreadLabel={unreadLabel}
+        />
         <h2 id="agents-heading">Agent queues</h2>
         {agents.length === 0 ? (
           <p class="muted">

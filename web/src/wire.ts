@@ -129,6 +129,8 @@ export interface ChannelSummary {
   memberCount: number;
   /** Unread messages by others, counted up to 100 ("100 or more"); absent from an older host. */
   unread?: number;
+  /** The sidebar's sort key, newest first (`channel.list {order: "activity"}` and live rows). */
+  activity?: number;
 }
 
 /** `channel.members {channelId, cursor?, limit?}`: members in name order; follow `nextCursor` until null. */
@@ -139,7 +141,10 @@ export interface ChannelMembersPage {
   nextCursor: string | null;
 }
 
-/** `channel.list {cursor?, limit?}`: one bounded page; follow `nextCursor` until null. */
+/**
+ * `channel.list {cursor?, limit?, order?, filter?, channelId?}`: one bounded page; follow
+ * `nextCursor` for more. With `order: "activity"` the most recent first, each row with `activity`.
+ */
 export interface ChannelListPage {
   channels: ChannelSummary[];
   nextCursor: string | null;
@@ -227,6 +232,8 @@ export interface ChannelListEntryEvent {
 export interface ChannelUnreadEvent {
   channelId: string;
   unread: number;
+  /** The channel's sidebar sort key now (a message moves it up); absent from an older host. */
+  activity?: number;
 }
 
 /** A host-run agent's state (`agent.status`, `agent.start|stop|restart`; docs/agents.md). */

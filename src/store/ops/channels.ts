@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { ChannelsTable, MembershipsTable, PrincipalKind } from '../schema.js';
 import type { Db } from '../store.js';
 import { countActiveMembers, listActiveMembersPage } from './member-pages.js';
@@ -22,18 +22,30 @@ export async function findChannelByDmKey(db: Db, dmKey: string): Promise<Channel
   return db.selectFrom('channels').selectAll().where('dm_key', '=', dmKey).executeTakeFirst();
 }
 
-/** Adds a member, or re-admits one who left (a fresh join time). */
+/**
+ * Adds a member, or re-admits one who left (a fresh join time). A join is activity: the channel
+ * sorts first in the member's sidebar, just past the newest event (every join appends one).
+ */
 export async function upsertMembership(
   db: Db,
   channelId: string,
   principalId: string,
   at: string,
 ): Promise<void> {
+  const newest = sql<number>`(select coalesce(max(seq), 0) + 1 from events)`;
   await db
     .insertInto('memberships')
-    .values({ channel_id: channelId, principal_id: principalId, joined_at: at, left_at: null })
+    .values({
+      channel_id: channelId,
+      principal_id: principalId,
+      joined_at: at,
+      left_at: null,
+      activity_seq: newest,
+    })
     .onConflict((oc) =>
-      oc.columns(['channel_id', 'principal_id']).doUpdateSet({ joined_at: at, left_at: null }),
+      oc
+        .columns(['channel_id', 'principal_id'])
+        .doUpdateSet({ joined_at: at, left_at: null, activity_seq: newest }),
     )
     .execute();
 }

@@ -103,6 +103,12 @@ const migrations: Record<string, Migration> = {
       for (const statement of INVITATION_BLOCKS) await sql.raw(statement).execute(db);
     },
   },
+  // The page's sidebar lists a person's channels by recent activity (sqlite/migrations.ts says how).
+  '017_channels_by_activity': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of CHANNELS_BY_ACTIVITY) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 /**
@@ -439,4 +445,26 @@ const AGENT_RUNS = [
      holder text, held_until text, created_by text not null references principals(id),
      created_at text not null, updated_at text not null)`,
   `create index agent_runs_by_place on agent_runs (machine, home)`,
+];
+
+/**
+ * As on SQLite, with a row trigger calling a function. The update takes the channel's membership
+ * row locks, so two sends into one channel commit one after the other (sends to its agents already
+ * do, on their queue rows); `activity_seq < new.seq` keeps a late commit of a lower seq from moving
+ * a channel back.
+ */
+const CHANNELS_BY_ACTIVITY = [
+  `alter table memberships add column activity_seq bigint not null default 0`,
+  `update memberships m set activity_seq = last.seq
+     from (select channel_id, max(seq) as seq from events where kind = 'message.created' group by channel_id) as last
+    where last.channel_id = m.channel_id`,
+  `create index memberships_by_activity on memberships (principal_id, activity_seq desc, channel_id desc) where left_at is null`,
+  `create function sluice_channel_activity() returns trigger language plpgsql as $$
+   begin
+     update memberships set activity_seq = new.seq
+      where channel_id = new.channel_id and left_at is null and activity_seq < new.seq;
+     return null;
+   end $$`,
+  `create trigger memberships_activity after insert on events
+     for each row when (new.kind = 'message.created') execute function sluice_channel_activity()`,
 ];

@@ -86,6 +86,14 @@ const migrations: Record<string, Migration> = {
       for (const statement of INVITATION_BLOCKS) await sql.raw(statement).execute(db);
     },
   },
+  // The page's sidebar lists a person's channels by recent activity (docs/web.md): each
+  // membership carries its channel's newest message seq (a trigger keeps it), and a partial index
+  // serves "my channels, most recent first" as one range walk whatever the count (issue 28).
+  '017_channels_by_activity': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of CHANNELS_BY_ACTIVITY) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 /**
@@ -207,6 +215,23 @@ const INVITATIONS = [
      principal_id text not null references principals(id), invited_by text not null references principals(id),
      created_at text not null, primary key (channel_id, principal_id))`,
   `create index invitations_by_invitee on invitations (principal_id, invited_by, channel_id)`,
+];
+
+/**
+ * `activity_seq`: the event seq of the channel's newest message while a member, or just past the
+ * newest event when they joined (a channel just made or joined sorts first: its join appends the
+ * next event). Never lowered, so a keyset walk never meets a channel twice. Left memberships are
+ * out of the index. Events are never pruned, so the backfill finds every channel's last message.
+ */
+const CHANNELS_BY_ACTIVITY = [
+  `alter table memberships add column activity_seq integer not null default 0`,
+  `update memberships set activity_seq = last.seq
+     from (select channel_id, max(seq) as seq from events where kind = 'message.created' group by channel_id) as last
+    where last.channel_id = memberships.channel_id`,
+  `create index memberships_by_activity on memberships (principal_id, activity_seq desc, channel_id desc) where left_at is null`,
+  `create trigger memberships_activity after insert on events when new.kind = 'message.created' begin
+     update memberships set activity_seq = new.seq
+      where channel_id = new.channel_id and left_at is null and activity_seq < new.seq; end`,
 ];
 
 export const sqliteMigrations: MigrationProvider = {

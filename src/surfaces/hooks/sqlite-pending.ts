@@ -37,6 +37,9 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '014_token_notes',
   // A new table (invitation blocks) and an index on invitations, neither of which the reader queries.
   '016_invitation_blocks',
+  // A column and an index on memberships and a trigger on messages: the reader's membership check
+  // reads neither the column nor the index.
+  '017_channels_by_activity',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

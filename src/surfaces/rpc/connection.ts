@@ -1,11 +1,12 @@
 import { utf8Length } from '../../core/measure.js';
 import { canWatchQueue } from '../../host/access.js';
 import { FULL_ROW_BYTES } from '../../host/history.js';
-import type { ChannelEvent, LiveHub, SidebarEvent } from '../../host/live.js';
-import { CoalescingOutbox, type SidebarChange } from '../../host/live-outbox.js';
+import type { ChannelEvent, LiveHub } from '../../host/live.js';
+import { CoalescingOutbox } from '../../host/live-outbox.js';
 import { liveReadsFor } from '../../host/live-reads.js';
 import type { Principal } from '../../host/principals.js';
 import { summaryForReader } from '../../host/queue.js';
+import { ChannelListSubscription } from './channel-list-subscription.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
 
@@ -42,8 +43,8 @@ export class RpcConnection {
   readonly #hub: LiveHub;
   readonly #queues = new Map<string, { agent: Principal; name: string; off: () => void }>();
   readonly #channels = new Map<string, () => void>();
-  /** The caller's channel list subscription: the channels it is known to be in, once loaded. */
-  #channelList: { known: Set<string>; ready: Promise<void>; off: () => void } | null = null;
+  /** The caller's channel list subscription (channel-list-subscription.ts). */
+  #channelList: { list: ChannelListSubscription; off: () => void } | null = null;
   readonly #observer: DispatchObserver;
   readonly #onDropped: ((reason: string) => void) | undefined;
   #stallTimer: NodeJS.Timeout | null = null;
@@ -68,6 +69,7 @@ export class RpcConnection {
       unsubscribe: (agentNames, channelIds) => this.#unsubscribe(agentNames, channelIds),
       subscribeChannelList: () => this.#subscribeChannelList(),
       unsubscribeChannelList: () => this.#unsubscribeChannelList(),
+      noteListed: (channelIds) => this.#channelList?.list.noteListed(channelIds),
       list: () => ({
         queues: [...this.#queues.values()].map((q) => q.name),
         channels: [...this.#channels.keys()],
@@ -84,8 +86,10 @@ export class RpcConnection {
       renderQueue: (agentId) => this.#renderQueue(agentId),
       renderChannel: (event) => this.#renderChannel(event),
       renderResync: (channelId) => notification('channel.resync', { channelId }),
-      renderSidebar: (channelId, change) => this.#renderChannelList(channelId, change),
-      renderSidebarResync: () => this.#renderChannelListResync(),
+      renderSidebar: async (channelId, change) =>
+        this.#channelList ? this.#channelList.list.render(channelId, change) : null,
+      renderSidebarResync: async () =>
+        this.#channelList?.list.resync() ?? notification('channel.list.resync', {}),
       renderAgentList: (agentId) => this.#renderAgentList(agentId),
       // Carries nothing: the page re-reads `channel.invitations` (whose rules decide what it sees).
       renderInvitations: () => notification('invitations.changed', {}),
@@ -216,95 +220,32 @@ export class RpcConnection {
   }
 
   #subscribeChannelList(): Promise<void> {
-    if (this.#channelList) return this.#channelList.ready;
-    const me = this.#session.principal;
-    const known = new Set<string>();
-    // Listen first, load second: a change between the two is held, and judged once loaded.
-    const offSidebar = this.#hub.onSidebar((event) => this.#onSidebarEvent(event));
+    if (this.#channelList) return Promise.resolve();
+    const list = new ChannelListSubscription(this.#session, this.#hub, (channelId, change) =>
+      this.outbox.sidebarChanged(channelId, change),
+    );
+    const offSidebar = this.#hub.onSidebar((event) => list.onEvent(event));
     // The agents the caller manages are part of its list (the page's "Agent queues").
     const offAgents = this.#hub.onAgentList((agentId) => this.outbox.agentListChanged(agentId));
     // Only the caller's own invitations: nobody hears that someone else was invited.
+    const me = this.#session.principal;
     const offInvitations = this.#hub.onInvitations((principalId) => {
       if (principalId === me.id) this.outbox.invitationsChanged();
     });
-    const off = () => {
-      offSidebar();
-      offAgents();
-      offInvitations();
+    this.#channelList = {
+      list,
+      off: () => {
+        offSidebar();
+        offAgents();
+        offInvitations();
+      },
     };
-    const ready = liveReadsFor(this.#session.ctx)
-      .channelIdsOf(me.id)
-      .then((ids) => {
-        for (const id of ids) known.add(id);
-      });
-    const list = { known, ready, off };
-    this.#channelList = list;
-    ready.catch(() => {
-      if (this.#channelList === list) this.#unsubscribeChannelList();
-    });
-    return ready;
+    return Promise.resolve();
   }
 
   #unsubscribeChannelList(): void {
     this.#channelList?.off();
     this.#channelList = null;
-  }
-
-  /** Only the caller's own channels (and its own read marks) concern it; the rest is never queued. */
-  #onSidebarEvent(event: SidebarEvent): void {
-    const list = this.#channelList;
-    if (!list) return;
-    if (event.kind === 'members') this.outbox.sidebarChanged(event.channelId, 'members');
-    else if (event.kind === 'activity' && list.known.has(event.channelId))
-      this.outbox.sidebarChanged(event.channelId, 'unread');
-    else if (
-      event.kind === 'read' &&
-      event.principalId === this.#session.principal.id &&
-      list.known.has(event.channelId)
-    )
-      this.outbox.sidebarChanged(event.channelId, 'unread');
-  }
-
-  /**
-   * What changed for the caller in one channel, judged against its current membership (I6): it
-   * joined (`channel.joined` with the list row), left or was removed (`channel.left`), the members
-   * changed (`channel.updated`), or its unread count moved (`channel.unread`). A channel the caller
-   * neither is nor was known to be in gives nothing.
-   */
-  async #renderChannelList(channelId: string, change: SidebarChange): Promise<string | null> {
-    const list = this.#channelList;
-    if (!list) return null;
-    await list.ready;
-    const reads = liveReadsFor(this.#session.ctx);
-    const me = this.#session.principal;
-    const members = await this.#hub.shared(`members:${channelId}`, () => reads.currentMemberIds(channelId));
-    const known = list.known.has(channelId);
-    if (!members.has(me.id)) {
-      if (!known) return null;
-      list.known.delete(channelId);
-      return notification('channel.left', { channelId });
-    }
-    if (!known || change === 'members') {
-      // The row is the same for every member's page: read once per change, the unread count per reader.
-      const row = await this.#hub.shared(`list-row:${channelId}`, () => reads.channelListRow(channelId));
-      if (row === null) return null;
-      const unread = (await reads.unreadCounts(me.id, [channelId])).get(channelId) ?? 0;
-      list.known.add(channelId);
-      return notification(known ? 'channel.updated' : 'channel.joined', { channel: { ...row, unread } });
-    }
-    const unread = (await reads.unreadCounts(me.id, [channelId])).get(channelId);
-    return unread === undefined ? null : notification('channel.unread', { channelId, unread });
-  }
-
-  /** Too many channel-list changes were held: reload what the caller is in, and say to re-read. */
-  async #renderChannelListResync(): Promise<string> {
-    const list = this.#channelList;
-    if (list) {
-      const ids = await liveReadsFor(this.#session.ctx).channelIdsOf(this.#session.principal.id);
-      list.known.clear();
-      for (const id of ids) list.known.add(id);
-    }
-    return notification('channel.list.resync', {});
   }
 
   /** `agent.managed {agent, managed}`: an agent was added or its managers changed (docs/rpc.md). */

@@ -1,6 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import { isHostOwner, requireHostOwner, requireQueueAccess } from '../../host/access.js';
+import { listChannelsByActivityPage } from '../../host/channel-pages.js';
 import { unreadCountsOf } from '../../host/channel-reads.js';
 import {
   addMember,
@@ -90,6 +91,8 @@ export interface SubscriptionControl {
   /** Live changes to the caller's own channel list (joined, left, members, unread counts). */
   subscribeChannelList(): Promise<void>;
   unsubscribeChannelList(): void;
+  /** The client was given these channels' rows (a `channel.list` page): later changes need none. */
+  noteListed?(channelIds: readonly string[]): void;
   list(): { queues: string[]; channels: string[]; channelList: boolean };
 }
 
@@ -193,6 +196,14 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'agent.restart': async (s, p) => value(await agentControl(s, p.agent, 'restart')),
   'agent.connect': async (s, p) => value(await agentConnect(s, p.agent)),
   'channel.list': async (s, p, budget) => {
+    if (p.order === 'activity') {
+      const { order: _order, ...params } = p;
+      const page = await listChannelsByActivityPage(s.ctx, s.principal, params, { bytes: budget });
+      s.subscriptions?.noteListed?.(page.channels.map((c) => c.id));
+      return value(page);
+    }
+    if (p.filter !== undefined || p.channelId !== undefined)
+      throw new SluiceError('invalid_params', 'filter and channelId need order "activity"');
     // Room for `,"unread":N` on each row listed, added once the page is fitted.
     const page = await listChannelsPage(s.ctx, s.principal, p, {
       bytes: budget,
@@ -203,6 +214,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       s.principal,
       page.channels.map((c) => c.id),
     );
+    s.subscriptions?.noteListed?.(page.channels.map((c) => c.id));
     return value({
       channels: page.channels.map((c) => ({ ...c, unread: counts.get(c.id) ?? 0 })),
       nextCursor: page.nextCursor,

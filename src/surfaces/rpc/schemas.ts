@@ -30,6 +30,10 @@ export const PARAMS = {
   'channel.list': z.strictObject({
     cursor: z.string().max(16384).optional(),
     limit: size.optional(),
+    // "name" (the default, as before) or "activity": most recent first, with filter and channelId.
+    order: z.enum(['name', 'activity']).optional(),
+    filter: z.string().max(256).optional(),
+    channelId: id.optional(),
   }),
   'principal.list': z.strictObject({
     after: name.optional(),

@@ -10,6 +10,7 @@ export type ListChange = (list: ChannelSummary[]) => ChannelSummary[];
 
 export class ChannelListLoads {
   #latest = 0;
+  #watches = 0;
   readonly #changes = new Map<number, ListChange[]>();
 
   /** A load starts: changes from now on are kept for it. */
@@ -33,6 +34,21 @@ export class ChannelListLoads {
     this.#changes.delete(load);
     if (load !== this.#latest) return null;
     return changes.reduce((list, change) => change(list), pages);
+  }
+
+  /**
+   * A page that adds to the list (not a load that replaces it) starts: the changes from now on,
+   * handed over when the returned function is called, so they can be applied again to its rows.
+   */
+  watch(): () => ListChange[] {
+    this.#watches += 1;
+    const key = -this.#watches;
+    this.#changes.set(key, []);
+    return () => {
+      const changes = this.#changes.get(key) ?? [];
+      this.#changes.delete(key);
+      return changes;
+    };
   }
 
   /** The load failed; true when it was the newest (its failure is worth showing). */
