@@ -17,7 +17,9 @@ export type EventKind =
   /** An agent was added or its managers changed (`agent_id`): who lists it as theirs may change. */
   | 'agent.managers'
   /** An agent's run spec changed or was asked to start, stop or restart (`agent_id`: the agent). */
-  | 'agent.run';
+  | 'agent.run'
+  /** An approval request of an agent (`agent_id`) was made or decided; `message_id` holds the approval id. */
+  | 'approval.changed';
 
 export interface NewEvent {
   kind: EventKind;
