@@ -81,7 +81,8 @@ export async function listApprovals(
     await requireApprovalDecider(ctx.store.db, caller, agent);
     agentIds = [agent.id];
   } else agentIds = await decidableAgentIds(ctx.store.db, caller);
-  await sweepExpiredApprovals(ctx, agentIds.length === 1 ? agentIds[0] : undefined);
+  // What time already decided is shown as decided (the timeout is a deny, whoever looks).
+  if (agentIds.length > 0) await sweepExpiredApprovals(ctx, agentIds.length === 1 ? agentIds[0] : undefined);
   const rows = await listApprovalsOf(ctx.store.db, agentIds, {
     pendingOnly: (options.status ?? 'pending') === 'pending',
     limit: MAX_APPROVALS_LISTED,
