@@ -32,6 +32,10 @@ export interface OutboxOptions {
   renderAgentList?: (agentId: string) => Promise<string | null>;
   /** The notice that the subscriber's own invitations changed: the client re-reads them. */
   renderInvitations?: () => string;
+  /** `approval.changed` for one approval request, or null when the subscriber may not see it. */
+  renderApproval?: (approvalId: string) => Promise<string | null>;
+  /** The notice that approval changes overflowed: the client re-reads `approval.list`. */
+  renderApprovalResync?: () => string;
   /** Channels with channel-list changes held while backed up before they collapse into one resync. */
   maxHeldSidebar?: number;
   /** Above this many buffered bytes the socket counts as backed up. */
@@ -49,17 +53,20 @@ export interface OutboxOptions {
  * summary when it drains. Channel events are held up to a bound, then collapse into one resync
  * notice per channel. `close()` releases everything held.
  */
+type OptionalRender =
+  | 'onError'
+  | 'renderSidebar'
+  | 'renderSidebarResync'
+  | 'renderAgentList'
+  | 'renderApproval'
+  | 'renderApprovalResync'
+  | 'renderInvitations';
+
 export class CoalescingOutbox {
-  readonly #o: Required<
-    Omit<
-      OutboxOptions,
-      'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList' | 'renderInvitations'
-    >
-  > &
-    Pick<
-      OutboxOptions,
-      'onError' | 'renderSidebar' | 'renderSidebarResync' | 'renderAgentList' | 'renderInvitations'
-    >;
+  readonly #o: Required<Omit<OutboxOptions, OptionalRender>> & Pick<OutboxOptions, OptionalRender>;
+  /** Approval requests made or decided, one entry each; past `maxHeldSidebar`, one resync instead. */
+  readonly #approvals = new Set<string>();
+  #approvalResync = false;
   readonly #queues = new Set<string>();
   /** Agents whose listing changed, one entry each: held like queues, however many commits. */
   readonly #agents = new Set<string>();
@@ -94,6 +101,8 @@ export class CoalescingOutbox {
       this.#resync.size +
       this.#sidebar.size +
       (this.#sidebarResync ? 1 : 0) +
+      this.#approvals.size +
+      (this.#approvalResync ? 1 : 0) +
       (this.#invitations ? 1 : 0)
     );
   }
@@ -126,6 +135,17 @@ export class CoalescingOutbox {
     this.#schedule(0);
   }
 
+  /** An approval request of a watched agent was made or decided. */
+  approvalChanged(approvalId: string): void {
+    if (this.#closed || this.#approvalResync) return;
+    this.#approvals.add(approvalId);
+    if (this.#approvals.size > this.#o.maxHeldSidebar) {
+      this.#approvals.clear();
+      this.#approvalResync = true;
+    }
+    this.#schedule(0);
+  }
+
   queueChanged(agentId: string): void {
     if (this.#closed) return;
     this.#queues.add(agentId);
@@ -155,6 +175,8 @@ export class CoalescingOutbox {
     this.#sidebar.clear();
     this.#sidebarResync = false;
     this.#invitations = false;
+    this.#approvals.clear();
+    this.#approvalResync = false;
   }
 
   #schedule(delay: number): void {
@@ -223,6 +245,22 @@ export class CoalescingOutbox {
           this.#invitations = false;
           const text = this.#o.renderInvitations?.();
           if (text !== undefined && !this.#closed) this.#o.sink.send(text);
+          continue;
+        }
+        if (this.#approvalResync) {
+          this.#approvalResync = false;
+          const text = this.#o.renderApprovalResync?.();
+          if (text !== undefined && !this.#closed) this.#o.sink.send(text);
+          continue;
+        }
+        const [approvalId] = this.#approvals;
+        if (approvalId !== undefined) {
+          this.#approvals.delete(approvalId);
+          const text = await this.#o.renderApproval?.(approvalId).catch((err: unknown) => {
+            if (isUnavailable(err)) this.#approvals.add(approvalId);
+            throw err;
+          });
+          if (text != null && !this.#closed) this.#o.sink.send(text);
           continue;
         }
         const [listed] = this.#agents;

@@ -28,12 +28,16 @@ export interface SidebarEvent {
 export type AgentListListener = (agentId: string) => void;
 
 export type QueueListener = (agentId: string) => void;
+/** An approval request of the agent was made or decided (docs/approvals.md). */
+export type ApprovalListener = (approvalId: string) => void;
 export type ChannelListener = (event: ChannelEvent) => void;
 export type SidebarListener = (event: SidebarEvent) => void;
 
 /** Fans the event log out to in-process listeners, by agent (queues) and by channel. */
 export interface LiveHub {
   onQueue(agentId: string, listener: QueueListener): () => void;
+  /** The agent's approval requests, one call per request made or decided. */
+  onApproval(agentId: string, listener: ApprovalListener): () => void;
   onChannel(channelId: string, listener: ChannelListener): () => void;
   /**
    * Every channel's membership and activity events, for channel lists: the listener decides what
@@ -70,6 +74,7 @@ export async function startLiveHub(
   options: { onError?: (err: unknown) => void } = {},
 ): Promise<LiveHub> {
   const queues = new Map<string, Set<QueueListener>>();
+  const approvals = new Map<string, Set<ApprovalListener>>();
   const channels = new Map<string, Set<ChannelListener>>();
   const sidebars = new Set<SidebarListener>();
   const agentLists = new Set<AgentListListener>();
@@ -112,6 +117,8 @@ export async function startLiveHub(
       }
       if (e.kind === 'agent.managers' && e.agent_id) for (const l of agentLists) l(e.agent_id);
       if (e.kind === 'invitation.changed' && e.agent_id) for (const l of invitationLists) l(e.agent_id);
+      if (e.kind === 'approval.changed' && e.agent_id && e.message_id)
+        for (const l of approvals.get(e.agent_id) ?? []) l(e.message_id);
       if (sidebars.size === 0 || !e.channel_id) continue;
       if (e.kind === 'channel.created' || e.kind === 'channel.members')
         tellSidebars({ kind: 'members', channelId: e.channel_id });
@@ -193,6 +200,7 @@ export async function startLiveHub(
 
   return {
     onQueue: (agentId, listener) => register(queues, agentId, listener),
+    onApproval: (agentId, listener) => register(approvals, agentId, listener),
     onChannel: (channelId, listener) => register(channels, channelId, listener),
     onSidebar(listener) {
       sidebars.add(listener);
@@ -224,6 +232,7 @@ export async function startLiveHub(
       ctx.localCommitListeners.delete(wake);
       stopWatching();
       queues.clear();
+      approvals.clear();
       channels.clear();
       sidebars.clear();
       agentLists.clear();

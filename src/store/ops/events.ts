@@ -16,7 +16,9 @@ export type EventKind =
   /** An agent's run spec changed or was asked to start, stop or restart (`agent_id`: the agent). */
   | 'agent.run'
   /** A principal's pending invitations changed (`agent_id` holds the invitee, person or agent). */
-  | 'invitation.changed';
+  | 'invitation.changed'
+  /** An approval request of an agent (`agent_id`) was made or decided; `message_id` holds the approval id. */
+  | 'approval.changed';
 
 export interface NewEvent {
   kind: EventKind;

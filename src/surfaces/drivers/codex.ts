@@ -4,7 +4,14 @@ import type { Principal } from '../../host/principals.js';
 import type { TurnOutcome } from '../../host/turns.js';
 import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { packageVersion } from '../sluice-package.js';
-import { exitLine, type JsonLineChild, startJsonLineChild } from './child.js';
+import type { ApprovalReporter } from './approvals.js';
+import { exitLine, startJsonLineChild } from './child.js';
+import {
+  answerCodexApproval,
+  type CodexApprovalPolicy,
+  codexAsk,
+  fileChangeDiff,
+} from './codex-approvals.js';
 import {
   CODEX_PERMISSION_PROFILE,
   type CodexSandbox,
@@ -13,10 +20,17 @@ import {
   codexConfigProblem,
   requireCodexThread,
 } from './codex-config.js';
+import { AppServerPeer, CodexRpcError } from './codex-peer.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
 import { codexSluiceResults, SeenResults } from './seen-results.js';
 import type { DriverSetup } from './setup.js';
+
+/**
+ * Codex asks a person when the model wants to leave its sandbox (`on-request`); `untrusted` asks
+ * for every command outside Codex's own safe list (a tight allow-list); `never` asks nothing.
+ */
+export const DEFAULT_CODEX_APPROVAL_POLICY: CodexApprovalPolicy = 'on-request';
 
 /** The text input that leads a Codex turn; the envelope itself is in additionalContext. */
 export const CODEX_TURN_LEAD =
@@ -61,95 +75,23 @@ interface CodexTurn {
   listeners: (() => void)[];
 }
 
-/** An error answer from the app-server: `message` is its own text. */
-export class CodexRpcError extends Error {
-  constructor(
-    readonly method: string,
-    readonly rpcMessage: string,
-  ) {
-    super(`codex: ${method}: ${rpcMessage}`);
-  }
-}
-
-/** A JSON-RPC peer over the app-server's stdio (no `jsonrpc` member on this wire). */
-class AppServerPeer {
-  private nextId = 1;
-  private readonly pending = new Map<
-    number,
-    { method: string; resolve: (v: unknown) => void; reject: (e: Error) => void }
-  >();
-  private readonly notificationListeners = new Set<(method: string, params: unknown) => void>();
-  private goneWhy: string | undefined;
-
-  /** `gone` says why the process exited (its own stderr line); requests in flight fail with it. */
-  constructor(
-    private readonly child: JsonLineChild,
-    gone: Promise<string>,
-  ) {
-    child.onLine((line) => this.dispatch(line as Record<string, unknown>));
-    void gone.then((why) => {
-      this.goneWhy = why;
-      for (const p of this.pending.values()) p.reject(new ClientGoneError(why));
-      this.pending.clear();
-    });
-  }
-
-  private dispatch(line: Record<string, unknown>): void {
-    const { id, method } = line;
-    if (typeof method === 'string' && id !== undefined) {
-      // A request from the server (approval, user input): the driver is unattended and says no.
-      this.child.send({ id, error: { code: -32601, message: `sluice drive does not answer ${method}` } });
-      return;
-    }
-    if (typeof method === 'string') {
-      for (const fn of this.notificationListeners) fn(method, line.params);
-      return;
-    }
-    if (typeof id === 'number') {
-      const waiter = this.pending.get(id);
-      if (!waiter) return;
-      this.pending.delete(id);
-      if (line.error !== undefined) {
-        const message = (line.error as { message?: unknown } | null)?.message;
-        const text = typeof message === 'string' ? message : JSON.stringify(line.error);
-        waiter.reject(new CodexRpcError(waiter.method, text.slice(0, 300)));
-      } else waiter.resolve(line.result);
-    }
-  }
-
-  request<T>(method: string, params: unknown): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      // A request after the exit would wait forever: nobody answers it.
-      if (this.goneWhy !== undefined) return reject(new ClientGoneError(this.goneWhy));
-      this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject });
-      this.child.send({ id, method, params });
-    });
-  }
-
-  notify(method: string): void {
-    this.child.send({ method });
-  }
-
-  onNotification(fn: (method: string, params: unknown) => void): () => void {
-    this.notificationListeners.add(fn);
-    return () => {
-      this.notificationListeners.delete(fn);
-    };
-  }
-}
+export { CodexRpcError } from './codex-peer.js';
 
 export interface CodexClientOptions {
   bin: string;
   cwd: string;
   /** Sandbox for the model's shell: workspace-write denies the Sluice home (see CODEX_PERMISSION_PROFILE). */
   sandbox: CodexSandbox;
+  /** When Codex asks a person (default on-request: to leave the sandbox); docs/approvals.md. */
+  approvalPolicy?: CodexApprovalPolicy | undefined;
+  onApproval?: ApprovalReporter | undefined;
 }
 
 /**
- * Starts `codex app-server`, opens one thread and returns it as a driver client. Approvals are
- * `never` (an unattended driver cannot answer prompts); with `workspace-write` the model's shell
- * may write the working directory and temp folders, never read or write the Sluice home.
+ * Starts `codex app-server`, opens one thread and returns it as a driver client. What Codex asks
+ * (by `approvalPolicy`, default on-request) becomes a durable approval a person decides
+ * (codex-approvals.ts); with `workspace-write` the model's shell may write the working directory
+ * and temp folders, never read or write the Sluice home.
  */
 export async function startCodexClient(
   ctx: HostContext,
@@ -177,11 +119,40 @@ export async function startCodexClient(
   }
   let current: CodexTurn | undefined;
   let steers = 0;
+  const approvals = new AbortController();
+  // The changes of each fileChange item, for the approval request that follows it.
+  const diffs = new Map<string, string>();
+  peer.onNotification((method, params) => {
+    const item = (params as { item?: { id?: unknown } } | null)?.item;
+    const diff = method === 'item/started' ? fileChangeDiff(item) : undefined;
+    if (diff !== undefined && typeof item?.id === 'string') diffs.set(item.id, diff);
+    if (method === 'turn/completed') diffs.clear();
+  });
+  peer.answerRequest = (method, params) => {
+    const ask = codexAsk(method, (params ?? {}) as Record<string, unknown>, diffs, current?.turnId ?? null);
+    if (ask === undefined) return undefined;
+    const turn = current;
+    return answerCodexApproval(ctx, agent, ask, {
+      signal: approvals.signal,
+      report: options.onApproval,
+      tellModel: async (text) => {
+        if (turn?.codexTurnId === undefined) return;
+        await peer.request('turn/steer', {
+          threadId,
+          input: [{ type: 'text', text, text_elements: [] }],
+          expectedTurnId: turn.codexTurnId,
+        });
+      },
+    });
+  };
   return {
     name: 'codex',
     sessionKey: `codex:${threadId}`,
     gone,
-    stop: () => child.stop(),
+    stop: () => {
+      approvals.abort();
+      return child.stop();
+    },
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;
       if (turn?.turnId !== request.turnId || turn.codexTurnId === undefined) return false;
@@ -236,7 +207,7 @@ export async function startCodexClient(
             threadId,
             input,
             additionalContext: codexAdditionalContext(request.delivery),
-            approvalPolicy: 'never',
+            approvalPolicy: options.approvalPolicy ?? DEFAULT_CODEX_APPROVAL_POLICY,
             ...sandboxChoice,
           }),
           goneEarly,
@@ -275,14 +246,15 @@ async function openThread(
   const read = await peer.request<{ config?: unknown }>('config/read', { cwd: options.cwd });
   const problem = codexConfigProblem(read.config, setup, options.sandbox);
   if (problem !== undefined) throw new SluiceError('denied', `sluice drive codex: ${problem}`);
+  const policy = options.approvalPolicy ?? DEFAULT_CODEX_APPROVAL_POLICY;
   const started = await peer.request<CodexThreadStarted>('thread/start', {
     cwd: options.cwd,
-    approvalPolicy: 'never',
+    approvalPolicy: policy,
     ...(options.sandbox === 'danger-full-access'
       ? { sandbox: options.sandbox }
       : { permissions: CODEX_PERMISSION_PROFILE }),
   });
-  requireCodexThread(started, options.sandbox);
+  requireCodexThread(started, options.sandbox, policy);
   return started.thread.id;
 }
 

@@ -35,6 +35,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '013_inbox_in_history_order',
   // A column on tokens (their note), a table the reader never queries.
   '014_token_notes',
+  // New tables (approvals, their rules and policies) the reader never queries.
+  '015_approvals',
   // A new table (invitation blocks) and an index on invitations, neither of which the reader queries.
   '016_invitation_blocks',
   // A column and an index on memberships and a trigger on messages: the reader's membership check
