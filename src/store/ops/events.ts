@@ -17,7 +17,12 @@ export type EventKind =
   /** An agent was added or its managers changed (`agent_id`): who lists it as theirs may change. */
   | 'agent.managers'
   /** An agent's run spec changed or was asked to start, stop or restart (`agent_id`: the agent). */
-  | 'agent.run';
+  | 'agent.run'
+  /**
+   * A message moved for one agent without an inbox transition (`agent_id`, `channel_id`,
+   * `message_id`): offered to its model, or received in part or whole. Its status changed.
+   */
+  | 'message.progress';
 
 export interface NewEvent {
   kind: EventKind;
