@@ -269,3 +269,6 @@ export interface ConnectInfo {
   claude: ConnectCommand[];
   codex: ConnectCommand[];
 }
+
+// Taken from the host's own types (a module with no imports), not restated.
+export type { MessageStatus, RecipientState, RecipientStatus } from '../../src/host/message-status-types.js';
