@@ -223,3 +223,31 @@ export async function requireRunControl(db: Db, caller: Principal, agent: Princi
     return;
   throw new SluiceError('denied', `only the owner or a manager of ${agent.name} may run, start or stop it`);
 }
+
+/**
+ * Seeing and deciding an agent's approval requests, and its approval rules and policy
+ * (docs/approvals.md): the host owner or a person who manages the agent. Never an agent — not even
+ * the one that asked: it acts on whatever text it read, so it never approves its own requests.
+ * Sharing a channel is not enough. A write passes its transaction, so the right is decided there.
+ */
+export async function mayDecideApprovals(
+  db: Db,
+  caller: Principal,
+  agent: Pick<Principal, 'id'>,
+): Promise<boolean> {
+  if (caller.kind !== 'person' || caller.id === agent.id) return false;
+  return isHostOwner(caller) || (await isAgentManager(db, agent.id, caller.id));
+}
+
+/** {@link mayDecideApprovals}, `denied` otherwise. */
+export async function requireApprovalDecider(
+  db: Db,
+  caller: Principal,
+  agent: Pick<Principal, 'id' | 'name'>,
+): Promise<void> {
+  if (!(await mayDecideApprovals(db, caller, agent)))
+    throw new SluiceError(
+      'denied',
+      `only the owner or a manager of ${agent.name} may see or decide its approval requests`,
+    );
+}

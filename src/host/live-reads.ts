@@ -1,6 +1,7 @@
 import type { Db } from '../store/store.js';
 import { queueReaderIds } from './access.js';
 import { agentListing } from './agent-managers.js';
+import { approvalForDecider } from './approvals/decisions.js';
 import { channelIdsOf, channelListRow } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
@@ -25,6 +26,7 @@ export function liveReadsFor(ctx: HostContext) {
     unreadCounts: bind(unreadCounts),
     queueReaderIds: bind(queueReaderIds),
     agentListing: bind(agentListing),
+    approvalForDecider: bind(approvalForDecider),
     queueSummaryFacts: bind(loadQueueSummary),
     agentPresence: bind(agentPresence),
     presentReceipts: bind(presentReceipts),

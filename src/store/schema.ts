@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { ApprovalPoliciesTable, ApprovalRulesTable, ApprovalsTable } from './approvals-schema.js';
 
 /** Table shapes shared by every dialect. Times are ISO-8601 UTC strings so they sort as text. */
 export type PrincipalKind = 'person' | 'agent';
@@ -345,5 +346,8 @@ export interface Database {
   telegram_pair_codes: TelegramPairCodesTable;
   telegram_links: TelegramLinksTable;
   telegram_sent: TelegramSentTable;
+  approvals: ApprovalsTable;
+  approval_rules: ApprovalRulesTable;
+  approval_policies: ApprovalPoliciesTable;
   telegram_reactions: TelegramReactionsTable;
 }

@@ -6,6 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
 import { controlAgentRun, registerAgentRun } from '../../src/host/agent-runs.js';
+import { decideApprovalRequest } from '../../src/host/approvals/decisions.js';
+import { requestApproval } from '../../src/host/approvals/requests.js';
+import { listRulesOf } from '../../src/host/approvals/rules.js';
+import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
 import { nowIso } from '../../src/host/context.js';
 import { transitionEntry } from '../../src/host/inbox.js';
@@ -30,7 +34,18 @@ interface Fixture {
   waiting: string;
   /** alice's earlier message in #team, returned (the blocking card). */
   returned: string;
+  /** A pending approval request of helper's (docs/approvals.md). */
+  approval: string;
+  /** An "allow always" rule of helper's. */
+  rule: string;
 }
+
+const bashAsk = (command: string): ApprovalAsk => ({
+  client: 'claude',
+  kind: 'tool',
+  subject: { tool: 'Bash', input: { command } },
+  turnId: null,
+});
 
 type Caller = 'outsider' | 'non-member' | 'removed member';
 const CALLERS: Record<Caller, string> = {
@@ -100,6 +115,12 @@ const RPC_TABLE: RpcRow[] = [
   ['message.read', "read alice's message", (f) => ({ messageId: f.waiting }), 'refused'],
   ['message.markRead', "mark alice's message read", (f) => ({ messageId: f.waiting }), 'refused'],
   ['message.status', "where alice's message stands", (f) => ({ message_id: f.waiting }), 'refused'],
+  ['approval.list', 'list the requests you may decide (none)', () => ({}), 'open'],
+  ['approval.list', "helper's approval requests", () => ({ agent: 'helper' }), 'refused'],
+  ['approval.decide', "allow helper's request", (f) => ({ id: f.approval, decision: 'allow' }), 'refused'],
+  ['approval.decide', "deny helper's request", (f) => ({ id: f.approval, decision: 'deny' }), 'refused'],
+  ['approval.rules', "helper's allow-always rules", () => ({ agent: 'helper' }), 'refused'],
+  ['approval.rule.revoke', "revoke helper's rule", (f) => ({ id: f.rule }), 'refused'],
   ['subscribe', "watch helper's queue", () => ({ queues: ['helper'] }), 'refused'],
   ['subscribe', 'watch #team', (f) => ({ channels: [f.team] }), 'refused'],
   ['unsubscribe', 'drop your own subscriptions', () => ({ queues: ['helper'] }), 'open'],
@@ -156,6 +177,29 @@ const RUN_RPC: [method: string, params: unknown][] = [
   ['agent.restart', { agent: 'helper' }],
   ['agent.connect', { agent: 'helper' }],
 ];
+/** Approvals (docs/approvals.md): the owner and the agent's managers only; never the agent itself. */
+const APPROVAL_RPC: [method: string, params: (f: Fixture) => unknown][] = [
+  ['approval.list', () => ({ agent: 'helper' })],
+  ['approval.decide', (f) => ({ id: f.approval, decision: 'allow', always: true })],
+  ['approval.decide', (f) => ({ id: f.approval, decision: 'deny', note: 'no' })],
+  ['approval.rules', () => ({ agent: 'helper' })],
+  ['approval.rule.revoke', (f) => ({ id: f.rule })],
+];
+const APPROVAL_CLI: ((f: Fixture) => string[])[] = [
+  () => ['approval', 'ls', '--agent', 'helper'],
+  (f) => ['approval', 'allow', f.approval],
+  (f) => ['approval', 'deny', f.approval, '--note', 'no'],
+  () => ['approval', 'rules', 'helper'],
+  (f) => ['approval', 'rules', 'helper', '--revoke', f.rule],
+];
+/** Names the rows in test titles (the real fixture exists only once the tests run). */
+const LABEL_FIXTURE: Fixture = {
+  team: '#team',
+  waiting: 'MSG',
+  returned: 'MSG',
+  approval: 'APR',
+  rule: 'RULE',
+};
 const RUN_CLI: string[][] = [
   ['agent', 'run', 'helper', '--driver', 'codex', '--cwd', '.', '--no-wait'],
   ['agent', 'start', 'helper', '--no-wait'],
@@ -208,7 +252,18 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
       await transitionEntry(trx, entry, 'returned', nowIso(h.ctx), { failure_kind: 'crash' });
     });
     await removeMember(h.ctx, alice, team.id, 'rem');
-    f = { team: team.id, waiting: waiting.message_id, returned: returned.message_id };
+    // A pending approval request of helper's, and a rule made by allowing another one always.
+    const approval = await requestApproval(h.ctx, helper, bashAsk('touch pending'), 600_000);
+    const ruled = await requestApproval(h.ctx, helper, bashAsk('npm test'), 600_000);
+    await decideApprovalRequest(h.ctx, h.owner, { id: ruled.row.id, decision: 'allow', always: true });
+    const [rule] = await listRulesOf(h.ctx, h.owner, 'helper');
+    f = {
+      team: team.id,
+      waiting: waiting.message_id,
+      returned: returned.message_id,
+      approval: approval.row.id,
+      rule: rule?.id ?? '',
+    };
     // helper is run by the host (stopped, so no supervisor would start it anyway).
     await registerAgentRun(h.ctx, h.owner, { name: 'helper', driver: 'claude', cwd: h.home, args: [] });
     await controlAgentRun(h.ctx, h.owner, 'helper', 'stop');
@@ -343,6 +398,27 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
       it(`cli ${args.slice(0, 2).join(' ')}: the ${who} is refused and nothing changes`, async () => {
         const before = await snapshotStore(h.ctx);
         expect(await cli(name, args)).toBeGreaterThan(0);
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+
+  for (const [method, params] of APPROVAL_RPC) {
+    for (const [who, name] of Object.entries(RUN_CALLERS)) {
+      it(`rpc ${method} (approvals): the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        const reply = await rpc(name, method, params(f));
+        expect(reply.result, JSON.stringify(reply.result)).toBeUndefined();
+        expect(reply.error?.data?.code).toBe('denied');
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+  for (const args of APPROVAL_CLI) {
+    for (const [who, name] of Object.entries(RUN_CALLERS)) {
+      it(`cli ${args(LABEL_FIXTURE).join(' ')}: the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        expect(await cli(name, args(f))).toBeGreaterThan(0);
         expect(await snapshotStore(h.ctx)).toEqual(before);
       });
     }

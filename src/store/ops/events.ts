@@ -22,7 +22,9 @@ export type EventKind =
    * A message moved for one agent without an inbox transition (`agent_id`, `channel_id`,
    * `message_id`): offered to its model, or received in part or whole. Its status changed.
    */
-  | 'message.progress';
+  | 'message.progress'
+  /** An approval request of an agent (`agent_id`) was made or decided; `message_id` holds the approval id. */
+  | 'approval.changed';
 
 export interface NewEvent {
   kind: EventKind;

@@ -96,8 +96,15 @@ const migrations: Record<string, Migration> = {
       await sql.raw('alter table tokens add column note text').execute(db);
     },
   },
+  // Durable approvals (docs/approvals.md): what a driven client asked a person, the decision and
+  // when the driver applied it; per agent, the rules that allow without asking and the policy.
+  '015_approvals': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of APPROVALS) await sql.raw(statement).execute(db);
+    },
+  },
   // A person's own Telegram messages and the status the bridge last showed on each as a reaction
-  // (docs/telegram.md, "Where your message stands"). 015–017 are kept for approvals.
+  // (docs/telegram.md, "Where your message stands").
   '018_telegram_reactions': {
     async up(db: Kysely<unknown>) {
       for (const statement of TELEGRAM_REACTIONS) await sql.raw(statement).execute(db);
@@ -436,4 +443,30 @@ const AGENT_RUNS = [
      holder text, held_until text, created_by text not null references principals(id),
      created_at text not null, updated_at text not null)`,
   `create index agent_runs_by_place on agent_runs (machine, home)`,
+];
+
+/**
+ * An approval request per question a driven client asked (docs/approvals.md). `subject` is the JSON
+ * of what the client asked, exactly; `fingerprint` names "the same thing asked again" so a retried
+ * turn reuses the request; `applied_at` is set once, when a driver hands the decision to the
+ * client, so a decision is applied at most once. Rules allow one exact tool or command prefix of
+ * one agent without asking; the policy row holds an agent's settings (absent: the defaults).
+ */
+const APPROVALS = [
+  `create table approvals (id text primary key, agent_id text not null references principals(id), turn_id text,
+     client text not null check (client in ('claude','codex')),
+     kind text not null check (kind in ('tool','command','file_change','user_input')),
+     subject text not null, fingerprint text not null,
+     status text not null check (status in ('pending','allowed','denied','expired')), note text,
+     decided_by text references principals(id), decided_at text, applied_at text,
+     created_at text collate "C" not null, expires_at text not null)`,
+  `create index approvals_by_agent on approvals (agent_id, status, created_at)`,
+  `create index approvals_by_fingerprint on approvals (agent_id, fingerprint, status)`,
+  `create index approvals_by_status on approvals (status, created_at)`,
+  `create table approval_rules (id text primary key, agent_id text not null references principals(id),
+     kind text not null check (kind in ('tool','command_prefix')), value text not null,
+     created_by text not null references principals(id), created_at text collate "C" not null, unique (agent_id, kind, value))`,
+  `create table approval_policies (agent_id text primary key references principals(id),
+     ask text not null check (ask in ('client','deny')), timeout_ms integer not null,
+     updated_by text not null references principals(id), updated_at text not null)`,
 ];

@@ -62,6 +62,16 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   mcp: ['sluice --as helper mcp'],
   wait: ['sluice --as helper wait --for claude --timeout 600'],
   bridge: ['sluice bridge telegram --agent helper', 'sluice bridge telegram pair alice'],
+  approval: [
+    'sluice approval ls                                  # pending requests you may decide',
+    'sluice approval ls --agent helper --all --json',
+    'sluice approval allow apr_3f2a…',
+    'sluice approval allow apr_3f2a… --always           # and this exact command from now on',
+    'sluice approval deny apr_3f2a… --note "use the staging database"',
+    'sluice approval rules helper',
+    'sluice approval rules helper --revoke rul_9c1d…',
+    'sluice approval policy helper --timeout 30m',
+  ],
 };
 
 /** The global options, as the one line a subcommand's help shows. */

@@ -36,6 +36,7 @@ const MODULES = {
   mcp: async () => (await import('./commands/mcp.js')).registerMcpCommands,
   wait: async () => (await import('./commands/wait.js')).registerWaitCommand,
   bridge: async () => (await import('./commands/bridge.js')).registerBridgeCommands,
+  approvals: async () => (await import('./commands/approvals.js')).registerApprovalCommands,
 } satisfies Record<string, () => Promise<Register>>;
 
 type ModuleName = keyof typeof MODULES;
@@ -61,6 +62,7 @@ const MODULES_OF: Record<string, readonly ModuleName[]> = {
   mcp: ['mcp'],
   wait: ['wait'],
   bridge: ['bridge'],
+  approval: ['approvals'],
 };
 
 /** Global options that take a value: their value is never the command word. */

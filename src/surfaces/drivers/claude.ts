@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
 import type { TurnOutcome } from '../../host/turns.js';
+import type { ApprovalReporter } from './approvals.js';
 import { startJsonLineChild } from './child.js';
+import { answerClaudePermissions } from './claude-permissions.js';
 import { claudeTurnContent } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
 import { ClaudeStreamResults, SeenResults } from './seen-results.js';
@@ -59,6 +61,10 @@ export function claudeArgs(setup: DriverSetup, extra: readonly string[]): string
     // unattended session silently; an explicit `-- --permission-mode …` after it still does.
     '--permission-mode',
     'default',
+    // What the allow-list does not cover is asked on the stream-json wire (a `can_use_tool`
+    // control request) and becomes a durable approval a person decides (claude-permissions.ts).
+    '--permission-prompt-tool',
+    'stdio',
     ...extra,
   ];
 }
@@ -101,7 +107,12 @@ export function startClaudeClient(
   ctx: HostContext,
   agent: Principal,
   setup: DriverSetup,
-  options: { bin: string; cwd: string; extraArgs: readonly string[] },
+  options: {
+    bin: string;
+    cwd: string;
+    extraArgs: readonly string[];
+    onApproval?: ApprovalReporter | undefined;
+  },
 ): DriverClient {
   const child = startJsonLineChild(options.bin, claudeArgs(setup, options.extraArgs), {
     cwd: options.cwd,
@@ -112,11 +123,18 @@ export function startClaudeClient(
       `claude exited (${signal ?? `code ${code}`})${child.stderrTail() ? `: ${lastLine(child.stderrTail())}` : ''}`,
   );
   let current: ClaudeTurn | undefined;
+  const stopAnswering = answerClaudePermissions(ctx, agent, child, {
+    turnId: () => current?.turnId ?? null,
+    report: options.onApproval,
+  });
   return {
     name: 'claude',
     sessionKey: `claude:${randomUUID()}`,
     gone,
-    stop: () => child.stop(),
+    stop: () => {
+      stopAnswering();
+      return child.stop();
+    },
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;
       if (turn?.turnId !== request.turnId || turn.closed) return false;

@@ -143,13 +143,20 @@ export interface CodexThreadStarted {
 }
 
 /**
- * Checks Codex runs the thread as the driver asked (approvals never; under workspace-write, the
+ * Checks Codex runs the thread as the driver asked (the approval policy; under workspace-write, the
  * sluice_agent profile); otherwise the agent lock would not hold, so the driver stops.
  */
-export function requireCodexThread(started: CodexThreadStarted, sandbox: CodexSandbox): void {
+export function requireCodexThread(
+  started: CodexThreadStarted,
+  sandbox: CodexSandbox,
+  approvalPolicy = 'never',
+): void {
   const approval = JSON.stringify(started.approvalPolicy);
-  if (started.approvalPolicy !== 'never')
-    throw new SluiceError('denied', `codex started the thread with approvals ${approval}, not "never"`);
+  if (started.approvalPolicy !== approvalPolicy)
+    throw new SluiceError(
+      'denied',
+      `codex started the thread with approvals ${approval}, not ${JSON.stringify(approvalPolicy)}`,
+    );
   if (sandbox !== 'workspace-write') return;
   const active = started.activePermissionProfile?.id;
   if (active !== CODEX_PERMISSION_PROFILE || started.sandbox?.type === 'dangerFullAccess')

@@ -4,7 +4,14 @@ import type { Principal } from '../../host/principals.js';
 import type { TurnOutcome } from '../../host/turns.js';
 import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { packageVersion } from '../sluice-package.js';
+import type { ApprovalReporter } from './approvals.js';
 import { exitLine, type JsonLineChild, startJsonLineChild } from './child.js';
+import {
+  answerCodexApproval,
+  type CodexApprovalPolicy,
+  codexAsk,
+  fileChangeDiff,
+} from './codex-approvals.js';
 import {
   CODEX_PERMISSION_PROFILE,
   type CodexSandbox,
@@ -17,6 +24,12 @@ import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
 import { codexSluiceResults, SeenResults } from './seen-results.js';
 import type { DriverSetup } from './setup.js';
+
+/**
+ * Codex asks a person when the model wants to leave its sandbox (`on-request`); `untrusted` asks
+ * for every command outside Codex's own safe list (a tight allow-list); `never` asks nothing.
+ */
+export const DEFAULT_CODEX_APPROVAL_POLICY: CodexApprovalPolicy = 'on-request';
 
 /** The text input that leads a Codex turn; the envelope itself is in additionalContext. */
 export const CODEX_TURN_LEAD =
@@ -81,6 +94,9 @@ class AppServerPeer {
   private readonly notificationListeners = new Set<(method: string, params: unknown) => void>();
   private goneWhy: string | undefined;
 
+  /** Answers the server's own requests (approvals); null or undefined: not answered (an error). */
+  answerRequest: ((method: string, params: unknown) => Promise<unknown> | undefined) | undefined;
+
   /** `gone` says why the process exited (its own stderr line); requests in flight fail with it. */
   constructor(
     private readonly child: JsonLineChild,
@@ -97,8 +113,23 @@ class AppServerPeer {
   private dispatch(line: Record<string, unknown>): void {
     const { id, method } = line;
     if (typeof method === 'string' && id !== undefined) {
-      // A request from the server (approval, user input): the driver is unattended and says no.
-      this.child.send({ id, error: { code: -32601, message: `sluice drive does not answer ${method}` } });
+      // A request from the server: approvals go to a person (codex-approvals.ts); anything else
+      // (user input) is refused, as nobody sits at an unattended driver.
+      const answered = this.answerRequest?.(method, line.params);
+      if (answered === undefined) {
+        this.child.send({ id, error: { code: -32601, message: `sluice drive does not answer ${method}` } });
+        return;
+      }
+      answered.then(
+        (result) => {
+          if (result !== undefined) this.child.send({ id, result });
+        },
+        (err: unknown) =>
+          this.child.send({
+            id,
+            error: { code: -32603, message: err instanceof Error ? err.message : String(err) },
+          }),
+      );
       return;
     }
     if (typeof method === 'string') {
@@ -144,12 +175,16 @@ export interface CodexClientOptions {
   cwd: string;
   /** Sandbox for the model's shell: workspace-write denies the Sluice home (see CODEX_PERMISSION_PROFILE). */
   sandbox: CodexSandbox;
+  /** When Codex asks a person (default on-request: to leave the sandbox); docs/approvals.md. */
+  approvalPolicy?: CodexApprovalPolicy | undefined;
+  onApproval?: ApprovalReporter | undefined;
 }
 
 /**
- * Starts `codex app-server`, opens one thread and returns it as a driver client. Approvals are
- * `never` (an unattended driver cannot answer prompts); with `workspace-write` the model's shell
- * may write the working directory and temp folders, never read or write the Sluice home.
+ * Starts `codex app-server`, opens one thread and returns it as a driver client. What Codex asks
+ * (by `approvalPolicy`, default on-request) becomes a durable approval a person decides
+ * (codex-approvals.ts); with `workspace-write` the model's shell may write the working directory
+ * and temp folders, never read or write the Sluice home.
  */
 export async function startCodexClient(
   ctx: HostContext,
@@ -177,11 +212,40 @@ export async function startCodexClient(
   }
   let current: CodexTurn | undefined;
   let steers = 0;
+  const approvals = new AbortController();
+  // The changes of each fileChange item, for the approval request that follows it.
+  const diffs = new Map<string, string>();
+  peer.onNotification((method, params) => {
+    const item = (params as { item?: { id?: unknown } } | null)?.item;
+    const diff = method === 'item/started' ? fileChangeDiff(item) : undefined;
+    if (diff !== undefined && typeof item?.id === 'string') diffs.set(item.id, diff);
+    if (method === 'turn/completed') diffs.clear();
+  });
+  peer.answerRequest = (method, params) => {
+    const ask = codexAsk(method, (params ?? {}) as Record<string, unknown>, diffs, current?.turnId ?? null);
+    if (ask === undefined) return undefined;
+    const turn = current;
+    return answerCodexApproval(ctx, agent, ask, {
+      signal: approvals.signal,
+      report: options.onApproval,
+      tellModel: async (text) => {
+        if (turn?.codexTurnId === undefined) return;
+        await peer.request('turn/steer', {
+          threadId,
+          input: [{ type: 'text', text, text_elements: [] }],
+          expectedTurnId: turn.codexTurnId,
+        });
+      },
+    });
+  };
   return {
     name: 'codex',
     sessionKey: `codex:${threadId}`,
     gone,
-    stop: () => child.stop(),
+    stop: () => {
+      approvals.abort();
+      return child.stop();
+    },
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;
       if (turn?.turnId !== request.turnId || turn.codexTurnId === undefined) return false;
@@ -236,7 +300,7 @@ export async function startCodexClient(
             threadId,
             input,
             additionalContext: codexAdditionalContext(request.delivery),
-            approvalPolicy: 'never',
+            approvalPolicy: options.approvalPolicy ?? DEFAULT_CODEX_APPROVAL_POLICY,
             ...sandboxChoice,
           }),
           goneEarly,
@@ -275,14 +339,15 @@ async function openThread(
   const read = await peer.request<{ config?: unknown }>('config/read', { cwd: options.cwd });
   const problem = codexConfigProblem(read.config, setup, options.sandbox);
   if (problem !== undefined) throw new SluiceError('denied', `sluice drive codex: ${problem}`);
+  const policy = options.approvalPolicy ?? DEFAULT_CODEX_APPROVAL_POLICY;
   const started = await peer.request<CodexThreadStarted>('thread/start', {
     cwd: options.cwd,
-    approvalPolicy: 'never',
+    approvalPolicy: policy,
     ...(options.sandbox === 'danger-full-access'
       ? { sandbox: options.sandbox }
       : { permissions: CODEX_PERMISSION_PROFILE }),
   });
-  requireCodexThread(started, options.sandbox);
+  requireCodexThread(started, options.sandbox, policy);
   return started.thread.id;
 }
 

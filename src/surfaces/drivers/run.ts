@@ -5,9 +5,11 @@ import type { DeliveryLimits } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
+import { type ApprovalEvent, approvalStatusLine } from './approvals.js';
 import { startClaudeClient } from './claude.js';
 import { requireClientVersion } from './client-version.js';
 import { startCodexClient } from './codex.js';
+import type { CodexApprovalPolicy } from './codex-approvals.js';
 import { returnedStatusLine } from './dispatch.js';
 import {
   ClientGoneError,
@@ -32,6 +34,8 @@ export interface DriveOptions {
   /** Extra arguments for `claude` (after `--`). */
   extraArgs?: readonly string[] | undefined;
   sandbox?: 'workspace-write' | 'danger-full-access' | undefined;
+  /** Codex only: when the client asks a person (docs/approvals.md). */
+  approvalPolicy?: CodexApprovalPolicy | undefined;
   /** One line per turn for the terminal. */
   status: (line: string) => void;
 }
@@ -56,15 +60,37 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
     pino.destination({ dest: logPath, sync: true, mode: 0o600 }),
   );
   const version = await requireClientVersion(options.client, bin, setup.env);
+  // Each request for permission: one log line and one terminal line (who to ask, what was answered).
+  const onApproval = (event: ApprovalEvent) => {
+    log.info(
+      {
+        event: `approval_${event.phase}`,
+        approval: event.approvalId,
+        kind: event.ask.kind,
+        decision: event.answer?.decision,
+        by: event.answer?.by,
+        reused: event.reused,
+      },
+      event.phase === 'waiting' ? 'waiting for a person' : 'approval answered',
+    );
+    options.status(approvalStatusLine(agent.name, event));
+  };
   let client: DriverClient;
   try {
     client =
       options.client === 'claude'
-        ? startClaudeClient(ctx, agent, setup, { bin, cwd: options.cwd, extraArgs: options.extraArgs ?? [] })
+        ? startClaudeClient(ctx, agent, setup, {
+            bin,
+            cwd: options.cwd,
+            extraArgs: options.extraArgs ?? [],
+            onApproval,
+          })
         : await startCodexClient(ctx, agent, setup, {
             bin,
             cwd: options.cwd,
             sandbox: options.sandbox ?? 'workspace-write',
+            approvalPolicy: options.approvalPolicy,
+            onApproval,
           });
   } catch (err) {
     log.error(

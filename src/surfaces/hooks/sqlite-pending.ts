@@ -34,6 +34,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '013_inbox_in_history_order',
   // A column on tokens (their note), a table the reader never queries.
   '014_token_notes',
+  // New tables (approvals, their rules and policies) the reader never queries.
+  '015_approvals',
   // A new table (the Telegram bridge's reactions) the reader never queries.
   '018_telegram_reactions',
 ];

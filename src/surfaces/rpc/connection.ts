@@ -92,6 +92,8 @@ export class RpcConnection {
       renderSidebar: (channelId, change) => this.#renderChannelList(channelId, change),
       renderSidebarResync: () => this.#renderChannelListResync(),
       renderAgentList: (agentId) => this.#renderAgentList(agentId),
+      renderApproval: (approvalId) => this.#renderApproval(approvalId),
+      renderApprovalResync: () => notification('approval.resync', {}),
       onError: (err) => this.#observer.onError?.('live', err),
     });
   }
@@ -189,7 +191,13 @@ export class RpcConnection {
   #subscribe(queues: readonly Principal[], channelIds: readonly string[]): void {
     for (const agent of queues) {
       if (!this.#queues.has(agent.id)) {
-        const off = this.#hub.onQueue(agent.id, (agentId) => this.outbox.queueChanged(agentId));
+        const offQueue = this.#hub.onQueue(agent.id, (agentId) => this.outbox.queueChanged(agentId));
+        // The agent's approval requests ride on its queue subscription (docs/rpc.md).
+        const offApprovals = this.#hub.onApproval(agent.id, (id) => this.outbox.approvalChanged(id));
+        const off = () => {
+          offQueue();
+          offApprovals();
+        };
         this.#queues.set(agent.id, { agent, name: agent.name, off });
       }
       // A fresh subscriber starts from the current summary.
@@ -310,6 +318,19 @@ export class RpcConnection {
     if (!this.#channelList) return null;
     const listing = await liveReadsFor(this.#session.ctx).agentListing(this.#session.principal, agentId);
     return listing === null ? null : notification('agent.managed', listing);
+  }
+
+  /**
+   * `approval.changed {agent, approval}`: a request of a watched agent was made or decided. Only
+   * to a subscriber who may decide it (the owner, its managers), checked on every push.
+   */
+  async #renderApproval(approvalId: string): Promise<string | null> {
+    const approval = await liveReadsFor(this.#session.ctx).approvalForDecider(
+      this.#session.principal,
+      approvalId,
+    );
+    if (approval === null || ![...this.#queues.values()].some((q) => q.name === approval.agent)) return null;
+    return notification('approval.changed', { agent: approval.agent, approval });
   }
 
   async #renderQueue(agentId: string): Promise<string | null> {

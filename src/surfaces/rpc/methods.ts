@@ -32,6 +32,7 @@ import {
 import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
 import { markRead } from '../../host/read-marks.js';
 import { agentConnect, agentControl, agentStatus } from './agent-runs.js';
+import { approvalDecide, approvalList, approvalRuleRevoke, approvalRules } from './approvals.js';
 import type { MethodName, ParamsOf } from './schemas.js';
 
 /** The `principal.list` reply (host/principal-directory.ts). */
@@ -76,6 +77,7 @@ export const CAPABILITIES = [
   'sluice.live.v1',
   'sluice.media.v1',
   'sluice.agent-runs.v1',
+  'sluice.approvals.v1',
 ] as const;
 
 /** Live subscriptions of one connection (WebSocket only). */
@@ -250,6 +252,10 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'message.read': async (s, p, budget) => readMessageBody(s.ctx, s.principal, p, budget),
   'message.markRead': async (s, p) => value(await markRead(s.ctx, s.principal, p.messageId)),
   'message.status': async (s, p) => value(await readMessageStatus(s.ctx, s.principal, p.message_id)),
+  'approval.list': async (s, p) => value(await approvalList(s, p)),
+  'approval.decide': async (s, p) => value(await approvalDecide(s, p)),
+  'approval.rules': async (s, p) => value(await approvalRules(s, p)),
+  'approval.rule.revoke': async (s, p) => value(await approvalRuleRevoke(s, p)),
   subscribe: async (s, p) => {
     const control = requireSubscriptions(s);
     const agents: Principal[] = [];

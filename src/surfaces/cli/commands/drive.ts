@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { requireAgent } from '../../../host/inbox.js';
+import { DEFAULT_CODEX_APPROVAL_POLICY } from '../../drivers/codex.js';
+import { CODEX_APPROVAL_POLICIES } from '../../drivers/codex-approvals.js';
 import { drive } from '../../drivers/run.js';
 import { isBroadFolder } from '../agent-lock.js';
 import { action } from '../context.js';
@@ -12,6 +14,7 @@ interface DriveFlags {
   maxMessages?: string;
   maxBytes?: string;
   sandbox?: string;
+  approvalPolicy?: string;
 }
 
 /**
@@ -110,6 +113,11 @@ export function registerDriveCommands(program: Command): void {
         '--sandbox <mode>',
         'shell sandbox: workspace-write (cwd + sluice home) or danger-full-access',
         'workspace-write',
+      )
+      .option(
+        '--approval-policy <policy>',
+        'when Codex asks a person (docs/approvals.md): on-request (to leave the sandbox), untrusted (every command outside its safe list: a tight allow-list) or never',
+        DEFAULT_CODEX_APPROVAL_POLICY,
       ),
   ).action(
     action(async ({ host, actor, global }, flags: DriveFlags) => {
@@ -117,11 +125,15 @@ export function registerDriveCommands(program: Command): void {
       if (sandbox !== 'workspace-write' && sandbox !== 'danger-full-access') {
         throw new SluiceError('invalid_params', '--sandbox must be workspace-write or danger-full-access');
       }
+      const approvalPolicy = CODEX_APPROVAL_POLICIES.find((p) => p === flags.approvalPolicy);
+      if (approvalPolicy === undefined)
+        throw new SluiceError('invalid_params', '--approval-policy must be on-request, untrusted or never');
       const agent = await actor();
       requireAgent(agent);
       await guarded(() =>
         drive(host, agent, {
           client: 'codex',
+          approvalPolicy,
           cwd: sessionCwd(flags),
           db: global.db,
           limits: limitsFrom(flags),

@@ -1,0 +1,85 @@
+import type { ApprovalClient, ApprovalKind, ApprovalStatus } from '../../store/approvals-schema.js';
+import type { ApprovalRuleRow } from '../../store/ops/approval-rules.js';
+import type { ApprovalRow } from '../../store/ops/approvals.js';
+import { findPrincipalsByIds } from '../../store/ops/principals.js';
+import type { Db } from '../../store/store.js';
+import type { ApprovalSubject } from './subject.js';
+
+/** An approval request as every surface shows it (docs/rpc.md `approval.list`). Times in ms since epoch. */
+export interface ApprovalView {
+  id: string;
+  /** The agent's name. */
+  agent: string;
+  client: ApprovalClient;
+  kind: ApprovalKind;
+  /** What the client asked, exactly as it sent it. */
+  subject: ApprovalSubject;
+  turnId: string | null;
+  status: ApprovalStatus;
+  note: string | null;
+  createdAt: number;
+  expiresAt: number;
+  /** The deciding person's name; null while pending and for a timeout. */
+  decidedBy: string | null;
+  decidedAt: number | null;
+}
+
+/** An "allow always" rule as surfaces show it. */
+export interface ApprovalRuleView {
+  id: string;
+  agent: string;
+  kind: 'tool' | 'command_prefix';
+  value: string;
+  createdBy: string | null;
+  createdAt: number;
+}
+
+/** Names of the principals the rows mention, one read for all of them. */
+async function namesOf(db: Db, ids: Iterable<string | null>): Promise<Map<string, string>> {
+  const wanted = [...new Set([...ids].filter((id): id is string => id !== null))];
+  const rows = wanted.length === 0 ? [] : await findPrincipalsByIds(db, wanted);
+  return new Map(rows.map((p) => [p.id, p.name]));
+}
+
+export async function approvalViews(db: Db, rows: readonly ApprovalRow[]): Promise<ApprovalView[]> {
+  const names = await namesOf(
+    db,
+    rows.flatMap((r) => [r.agent_id, r.decided_by]),
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    agent: names.get(r.agent_id) ?? r.agent_id,
+    client: r.client,
+    kind: r.kind,
+    subject: JSON.parse(r.subject) as ApprovalSubject,
+    turnId: r.turn_id,
+    status: r.status,
+    note: r.note,
+    createdAt: Date.parse(r.created_at),
+    expiresAt: Date.parse(r.expires_at),
+    decidedBy: r.decided_by === null ? null : (names.get(r.decided_by) ?? r.decided_by),
+    decidedAt: r.decided_at === null ? null : Date.parse(r.decided_at),
+  }));
+}
+
+export async function approvalView(db: Db, row: ApprovalRow): Promise<ApprovalView> {
+  return (await approvalViews(db, [row]))[0] as ApprovalView;
+}
+
+export async function approvalRuleViews(
+  db: Db,
+  rows: readonly ApprovalRuleRow[],
+): Promise<ApprovalRuleView[]> {
+  const names = await namesOf(
+    db,
+    rows.flatMap((r) => [r.agent_id, r.created_by]),
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    agent: names.get(r.agent_id) ?? r.agent_id,
+    kind: r.kind,
+    value: r.value,
+    createdBy: names.get(r.created_by) ?? null,
+    createdAt: Date.parse(r.created_at),
+  }));
+}
