@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countDispatch } from '../../src/host/dispatch-attempts.js';
 import { resolveAgent } from '../../src/host/principals.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
 import { channelRead } from '../../src/host/reads/channel-read.js';
+import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn } from '../../src/host/turns.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 
