@@ -70,6 +70,12 @@ describe('under an agent lock the CLI', () => {
     ['drive claude'],
     ['init'],
     ['media gc'],
+    // An agent never sees or decides approval requests, its own included (docs/approvals.md).
+    ['approval ls'],
+    ['approval allow'],
+    ['approval deny'],
+    ['approval rules'],
+    ['approval policy'],
   ])('refuses `%s`, which is not the agent’s own inbox work', (command) => {
     expect(refusal(() => enforceAgentLock(lock, { command }, noEnv))).toBe('denied');
   });
@@ -307,6 +313,8 @@ describe('the driver shim', () => {
     ['creating a channel', () => ['channel', 'create', 'evil', '--members', 'bot']],
     ['minting a token', () => ['token', 'owner']],
     ['adding an agent', () => ['agent', 'add', 'evil']],
+    ['allowing an approval request', () => ['approval', 'allow', 'apr_anything', '--always']],
+    ['listing approval requests', () => ['approval', 'ls', '--json']],
   ])(
     'refuses %s in one `denied` line and changes nothing',
     async (name, args) => {

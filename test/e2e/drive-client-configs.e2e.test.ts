@@ -5,9 +5,11 @@
 // lands as this agent, the turn settles ok) and the agent lock holds (the model's shell cannot
 // read the Sluice database). Opt-in like the other real-client suites:
 //   npm run build && SLUICE_E2E=1 npx vitest run test/e2e/drive-client-configs.e2e.test.ts
+
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { setApprovalPolicy } from '../../src/host/approvals/policy.js';
 import {
   type DriveHome,
   envelopeIds,
@@ -124,6 +126,9 @@ describe.skipIf(!enabled)('sluice drive on the user’s own client config (real 
    */
   async function lockedTurn(h: DriveHome, client: 'claude' | 'codex', cwd: string, env: NodeJS.ProcessEnv) {
     const db = join(h.home, 'sluice.db');
+    // Claude asks a person before a command outside its allow-list (docs/approvals.md); here the
+    // agent's policy refuses unasked, as drivers did before approvals, so the read stays denied.
+    if (client === 'claude') await setApprovalPolicy(h.ctx, h.owner, h.agent.name, { ask: 'deny' });
     const id = await h.send('please confirm');
     server.reset((req: RecordedRequest) => {
       const done = toolResults(req).length;
