@@ -9,6 +9,7 @@ import {
   setDispatchAttemptReason,
 } from '../store/ops/dispatch-attempts.js';
 import { findInboxEntry } from '../store/ops/inbox.js';
+import { appendProgressEvents } from '../store/ops/message-status.js';
 import { announceCommit, type HostContext, nowIso } from './context.js';
 import { transitionEntry } from './inbox.js';
 import type { Principal } from './principals.js';
@@ -37,11 +38,15 @@ export async function countDispatch(
 ): Promise<number[]> {
   if (messageIds.length === 0) return [];
   const at = nowIso(ctx);
-  return ctx.store.transaction(async (trx) => {
+  const counted = await ctx.store.transaction(async (trx) => {
     const seqs = (await inboxSeqsOf(trx, agent.id, messageIds)).map((e) => e.seq);
     await addDispatchAttempt(trx, agent.id, seqs, at);
+    // Carried to the client: the messages' status moved to offered.
+    await appendProgressEvents(trx, agent.id, seqs, at);
     return seqs;
   });
+  announceCommit(ctx);
+  return counted;
 }
 
 /** Takes back the attempt of a turn that was stopped on purpose (SIGINT/SIGTERM): nobody's fault. */

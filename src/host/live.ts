@@ -3,7 +3,8 @@ import type { HostContext } from './context.js';
 
 /**
  * A channel event worth telling subscribers about. `receipts.changed`: an agent's inbox entry for
- * the message changed state (waiting, handled, archived, returned, withdrawn).
+ * the message changed state (waiting, handled, archived, returned, withdrawn), or the message was
+ * offered to or received by an agent's model (its `message.status` moved).
  */
 export interface ChannelEvent {
   kind: 'message.created' | 'message.edited' | 'receipts.changed';
@@ -97,7 +98,13 @@ export async function startLiveHub(
       // A turn that starts or ends changes the agent's presence, which queue pushes carry.
       if ((e.kind === 'queue.changed' || e.kind === 'turn.changed') && e.agent_id) agents.add(e.agent_id);
       // Only inbox transitions name the channel too (sends and edits have their own channel event).
-      if (e.kind === 'queue.changed' && e.channel_id && e.message_id && channels.has(e.channel_id)) {
+      // A message offered or received (`message.progress`) moves its status too, not the queue.
+      if (
+        (e.kind === 'queue.changed' || e.kind === 'message.progress') &&
+        e.channel_id &&
+        e.message_id &&
+        channels.has(e.channel_id)
+      ) {
         receipts.delete(e.message_id);
         receipts.set(e.message_id, {
           kind: 'receipts.changed',

@@ -9,30 +9,14 @@ import {
   type RecipientEntryRow,
 } from '../store/ops/message-status.js';
 import type { HostContext } from './context.js';
+import type { MessageStatus, RecipientState, RecipientStatus } from './message-status-types.js';
 import { getMessageRow, loadProjections } from './messages.js';
 import type { Principal } from './principals.js';
 import { projectionText } from './projection.js';
 
-/**
- * Where one recipient agent's copy of a message stands, read from the records the consumption
- * rule writes (docs/delivery.md "Message status"):
- * - `stored`: in the agent's inbox, not yet offered to its model;
- * - `offered`: a delivery or a page carried it (or part of it) to the model, not yet received whole;
- * - `received`: the model received it whole in the agent's open turn: it counts when the turn settles;
- * - `handled`: a settled turn consumed it; `answered`: the agent replied to it (reply_to);
- * - `archived`: the agent archived it; `withdrawn`: its sender took it back;
- * - `returned`: a turn that carried it failed; `reason` says why. It waits for a person.
- */
-export type RecipientState =
-  | 'stored'
-  | 'offered'
-  | 'received'
-  | 'handled'
-  | 'answered'
-  | 'archived'
-  | 'withdrawn'
-  | 'returned';
+export type { MessageStatus, RecipientState, RecipientStatus } from './message-status-types.js';
 
+/** Every state, in the order a message usually passes through them. */
 export const RECIPIENT_STATES: readonly RecipientState[] = [
   'stored',
   'offered',
@@ -43,27 +27,6 @@ export const RECIPIENT_STATES: readonly RecipientState[] = [
   'withdrawn',
   'returned',
 ];
-
-/** One recipient agent's row of a message status. */
-export interface RecipientStatus {
-  agent: string;
-  state: RecipientState;
-  /** When the state began, as far as the records tell (ISO 8601; see {@link readMessageStatus}). */
-  since: string;
-  /** Why it was returned (null otherwise, or when the caller may see only the failure kind's word). */
-  reason: string | null;
-  /** `answered`: the id of the agent's first reply. */
-  replyId?: string;
-}
-
-/** A message's status: one row per recipient agent, agents in name order. */
-export interface MessageStatus {
-  messageId: string;
-  channelId: string;
-  recipients: RecipientStatus[];
-  /** All recipients; more than `recipients.length` when the list was cut at {@link MAX_RECIPIENTS}. */
-  recipientCount: number;
-}
 
 /** Rows one status reply carries at most (a group's agents; the count tells the rest). */
 export const MAX_RECIPIENTS = 100;

@@ -4,9 +4,11 @@ import {
   findCoverageOffers,
   insertCoverageOffers,
 } from '../store/ops/coverage-offers.js';
+import { appendProgressEvents } from '../store/ops/message-status.js';
 import { findTurn } from '../store/ops/turns.js';
 import type { TurnReceipt } from '../store/schema.js';
-import type { HostContext } from './context.js';
+import type { Db } from '../store/store.js';
+import { announceCommit, type HostContext, nowIso } from './context.js';
 import type { Principal } from './principals.js';
 import { type CoverageRead, coverTurn, openTurnOf } from './turns.js';
 
@@ -63,7 +65,7 @@ export async function offerToTurn(
   reads: readonly CoverageRead[],
 ): Promise<boolean> {
   if (reads.length === 0) return false;
-  return ctx.store.transaction(async (trx) => {
+  return announced(ctx, async (trx) => {
     const current = await findTurn(trx, turnId);
     if (current?.state !== 'open' || current.agent_id !== agent.id) return false;
     await insertCoverageOffers(
@@ -77,6 +79,13 @@ export async function offerToTurn(
         end_units: r.end,
         total_units: r.total,
       })),
+    );
+    // Offered to the model: the messages' status moved from stored to offered.
+    await appendProgressEvents(
+      trx,
+      agent.id,
+      reads.map((r) => r.messageSeq),
+      nowIso(ctx),
     );
     return true;
   });
@@ -94,10 +103,10 @@ export async function withdrawOffers(ctx: HostContext, turnId: string, resultSha
  */
 export async function confirmWritten(ctx: HostContext, receipt: PendingReceipt): Promise<boolean> {
   if (receipt.rule !== 'written') return false;
-  return ctx.store.transaction(async (trx) => {
+  return announced(ctx, async (trx) => {
     const turn = await findTurn(trx, receipt.turnId);
     if (turn?.state !== 'open' || turn.agent_id !== receipt.agentId) return false;
-    await coverTurn(trx, turn.id, receipt.reads);
+    await coverTurn(trx, turn, receipt.reads, nowIso(ctx));
     return true;
   });
 }
@@ -114,14 +123,14 @@ export async function confirmSeen(
   resultText: string,
 ): Promise<boolean> {
   const resultSha256 = sha256Hex(resultText);
-  return ctx.store.transaction(async (trx) => {
+  return announced(ctx, async (trx) => {
     const turn = await findTurn(trx, turnId);
     if (turn?.state !== 'open' || turn.agent_id !== agent.id) return false;
     const offers = await findCoverageOffers(trx, turnId, resultSha256);
     if (offers.length === 0) return false;
     await coverTurn(
       trx,
-      turnId,
+      turn,
       offers.map((o) => ({
         messageSeq: Number(o.message_seq),
         sha256: o.sha256,
@@ -129,6 +138,7 @@ export async function confirmSeen(
         end: o.end_units,
         total: o.total_units,
       })),
+      nowIso(ctx),
     );
     await deleteCoverageOffers(trx, turnId, resultSha256);
     return true;
@@ -146,4 +156,14 @@ export async function receivedInProcess<T extends { receipt?: PendingReceipt | u
   // A `seen` turn counts only what its driver saw in the client's stream.
   if (outcome.receipt?.rule === 'written') await confirmWritten(ctx, outcome.receipt);
   return outcome;
+}
+
+/**
+ * Runs `work` in a transaction and, when it recorded something, wakes this process's live readers
+ * (a commit on this connection does not move SQLite's data_version for this process's watcher).
+ */
+async function announced(ctx: HostContext, work: (trx: Db) => Promise<boolean>): Promise<boolean> {
+  const recorded = await ctx.store.transaction(work);
+  if (recorded) announceCommit(ctx);
+  return recorded;
 }

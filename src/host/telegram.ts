@@ -136,14 +136,15 @@ export function inboundKey(botId: string, updateId: number): string {
   return `telegram:${botId}:${updateId}`;
 }
 
-/** Whether the update was already stored as a message by this person. */
+/** The message this person's update was already stored as, if it was. */
 export async function inboundAlreadyStored(
   ctx: HostContext,
   person: Principal,
   botId: string,
   updateId: number,
-): Promise<boolean> {
-  return (await findIdempotencyKey(ctx.store.db, person.id, inboundKey(botId, updateId))) !== undefined;
+): Promise<{ message_id: string; channel_id: string } | undefined> {
+  const row = await findIdempotencyKey(ctx.store.db, person.id, inboundKey(botId, updateId));
+  return row && { message_id: row.message_id, channel_id: row.channel_id };
 }
 
 /** An agent's message in a DM with a paired person, and the chats it goes to. */

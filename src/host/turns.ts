@@ -3,6 +3,7 @@ import { sha256Hex } from '../core/fragment.js';
 import { deleteCoverageOffers } from '../store/ops/coverage-offers.js';
 import { appendEvent } from '../store/ops/events.js';
 import { findInboxEntry } from '../store/ops/inbox.js';
+import { appendProgressEvents } from '../store/ops/message-status.js';
 import { findMessagesBySeqs } from '../store/ops/messages.js';
 import {
   closeTurn,
@@ -194,11 +195,16 @@ export interface CoverageRead {
  * Records what the model just received in the agent's open turn (no open turn: a peek, nothing
  * recorded). Call it only once the client has the result (DESIGN.md I9), inside a transaction.
  */
-export async function recordCoverage(db: Db, agentId: string, reads: readonly CoverageRead[]): Promise<void> {
+export async function recordCoverage(
+  db: Db,
+  agentId: string,
+  reads: readonly CoverageRead[],
+  at: string = new Date().toISOString(),
+): Promise<void> {
   if (reads.length === 0) return;
   const turn = await openTurnOf(db, agentId);
   if (!turn) return;
-  await coverTurn(db, turn.id, reads);
+  await coverTurn(db, turn, reads, at);
 }
 
 /**
@@ -211,16 +217,25 @@ export async function recordDeliveredCoverage(
   reads: readonly CoverageRead[],
 ): Promise<void> {
   if (reads.length === 0) return;
-  await ctx.store.transaction((trx) => recordCoverage(trx, agent.id, reads));
+  const at = nowIso(ctx);
+  await ctx.store.transaction((trx) => recordCoverage(trx, agent.id, reads, at));
+  announceCommit(ctx);
 }
 
 /**
- * Adds received reads to a turn's coverage. A fragment counts only as the contiguous prefix
+ * Adds received reads to a turn's coverage (and a `message.progress` event for each read that moved). A fragment counts only as the contiguous prefix
  * returned in this turn: a slice that starts at 0 (re)starts the prefix, one that starts where the
  * prefix ends extends it, and any other slice (resuming a chain begun in an earlier turn, or one
  * whose predecessor never reached the client) counts for nothing.
  */
-export async function coverTurn(db: Db, turnId: string, reads: readonly CoverageRead[]): Promise<void> {
+export async function coverTurn(
+  db: Db,
+  turn: Pick<TurnRow, 'id' | 'agent_id'>,
+  reads: readonly CoverageRead[],
+  at: string,
+): Promise<void> {
+  const turnId = turn.id;
+  const moved: number[] = [];
   for (const read of reads) {
     const prior = await findCoverage(db, turnId, read.messageSeq);
     let prefix: number;
@@ -236,5 +251,8 @@ export async function coverTurn(db: Db, turnId: string, reads: readonly Coverage
       total_units: read.total,
       complete: prefix >= read.total ? 1 : 0,
     });
+    moved.push(read.messageSeq);
   }
+  // The messages' status moved (offered → received): their senders' pages and chats follow.
+  await appendProgressEvents(db, turn.agent_id, moved, at);
 }

@@ -285,6 +285,19 @@ export interface TelegramLinksTable {
 }
 
 /** One part of a message the bridge sent to a chat (text parts first, then attachments). */
+/** A person's message sent from Telegram, and the status its reaction last showed (migration 018). */
+export interface TelegramReactionsTable {
+  message_id: string;
+  channel_id: string;
+  chat_id: string;
+  telegram_message_id: number;
+  person_id: string;
+  /** The `message.status` state the chat was last shown; null before the first. */
+  state: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface TelegramSentTable {
   message_id: string;
   chat_id: string;
@@ -349,4 +362,5 @@ export interface Database {
   approvals: ApprovalsTable;
   approval_rules: ApprovalRulesTable;
   approval_policies: ApprovalPoliciesTable;
+  telegram_reactions: TelegramReactionsTable;
 }

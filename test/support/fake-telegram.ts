@@ -1,5 +1,5 @@
 // A fake Telegram Bot API server for offline tests: getMe, deleteWebhook, getUpdates (long polling
-// with offsets), getFile and file download, sendMessage, sendPhoto, sendDocument, injected 429s and
+// with offsets), getFile and file download, sendMessage, sendPhoto, sendDocument, setMessageReaction, injected 429s and
 // refusals, Telegram's 4,096-character text limit, and file downloads that redirect or stall.
 // It keeps what the bot sent so tests can check it, and wakes waiters on every change (no sleeps).
 import { EventEmitter } from 'node:events';
@@ -65,9 +65,18 @@ interface Upload {
   bytes: Buffer;
 }
 
+/** A reaction the bot set on a message (`setMessageReaction`); an empty list takes it away. */
+export interface ReactionItem {
+  chatId: string;
+  messageId: number;
+  emoji: string[];
+}
+
 export interface FakeTelegram {
   url: string;
   sent: SentItem[];
+  /** Every `setMessageReaction` the fake accepted, in order. */
+  reactions: ReactionItem[];
   /** Calls the fake refused (a refusal rule, an over-long text, an unknown file). */
   refused: RefusedCall[];
   /** File download requests served (any answer), in order, as paths without the token. */
@@ -133,6 +142,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   const updates: Json[] = [];
   const history = new Map<number, Json>();
   const sent: SentItem[] = [];
+  const reactions: ReactionItem[] = [];
   const refused: RefusedCall[] = [];
   const downloads: string[] = [];
   const refusals: Refusal[] = [];
@@ -318,6 +328,17 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
             chat: { id: Number(fields.chat_id), type: 'private' },
           });
         }
+        case 'setMessageReaction': {
+          const list = (
+            typeof fields.reaction === 'string' ? JSON.parse(fields.reaction) : fields.reaction
+          ) as { type: string; emoji?: string }[] | undefined;
+          reactions.push({
+            chatId: String(fields.chat_id),
+            messageId: Number(fields.message_id),
+            emoji: (list ?? []).map((r) => r.emoji ?? r.type),
+          });
+          return ok(res, true);
+        }
         default:
           return answer(res, 404, { ok: false, error_code: 404, description: `Not Found: method ${method}` });
       }
@@ -331,6 +352,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   return {
     url: `http://127.0.0.1:${port}`,
     sent,
+    reactions,
     refused,
     downloads,
     confirmedOffset: () => confirmed,

@@ -7,6 +7,7 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
+import { countDispatch } from '../../src/host/dispatch-attempts.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
@@ -276,8 +277,10 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     const mine = page.locator('article.message.mine', { hasText: 'Please review the release notes.' });
     await mine.waitFor();
     const chip = (agent: string) => mine.locator(`.receipt[data-agent="${agent}"]`);
-    await expect.poll(() => chip(helper).getAttribute('data-state'), POLL).toBe('waiting');
-    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
+    // Sent is not delivered: the line says "stored, not read yet" until a model is given it.
+    await expect.poll(() => chip(helper).getAttribute('data-state'), POLL).toBe('stored');
+    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('stored');
+    expect(await chip(turner).textContent()).toBe(`${turner} stored, not read yet`);
     // A channel timeline is scanned whole elsewhere; what is new here is the receipts line.
     await shot('33-receipts-waiting', { axe: 'article.message.mine' });
     const messageId = (await mine.getAttribute('data-message-id')) ?? '';
@@ -287,18 +290,30 @@ describe.each(VIEWPORTS)('live at a $name viewport ($width×$height)', (view) =>
     await expect.poll(() => chip(helper).textContent(), POLL).toBe(`${helper} archived`);
     await failTurnOver(stage.hostCtx, turner, 'overloaded');
     await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('returned');
+    expect(await chip(turner).textContent()).toBe(`${turner} returned: model_error: overloaded`);
     await shot('34-receipts-returned', { axe: 'article.message.mine' });
     await resumeQueue(stage.hostCtx, ownerP, turner, messageId);
-    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('waiting');
+    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('stored');
     const turnerP = await resolveAgent(stage.hostCtx, turner);
     const ok = await beginTurn(stage.hostCtx, turnerP);
+    // A driver carries it to its client (offered), the model reads it whole (received whole):
+    // no inbox entry moves for either, and the line follows each live.
+    await countDispatch(stage.hostCtx, turnerP, [messageId]);
+    await expect.poll(() => chip(turner).getAttribute('data-state'), POLL).toBe('offered');
     await receivedInProcess(
       stage.hostCtx,
       await channelRead(stage.hostCtx, turnerP, { unread: true, limit: 20 }),
     );
+    await expect.poll(() => chip(turner).textContent(), POLL).toBe(`${turner} received whole`);
     await endTurn(stage.hostCtx, turnerP, ok.id, { ok: true });
     await expect.poll(() => chip(turner).textContent(), POLL).toBe(`${turner} handled`);
     await shot('35-receipts-handled', { axe: 'article.message.mine' });
+    await sendMessage(stage.hostCtx, turnerP, {
+      to: work.id,
+      body: 'Reviewed: two typos fixed.',
+      replyTo: messageId,
+    });
+    await expect.poll(() => chip(turner).textContent(), POLL).toBe(`${turner} answered`);
     // Others' messages carry no receipts line; nothing was re-read to get there.
     expect(await page.locator('article.message:not(.mine) .receipt-list').count()).toBe(0);
   });

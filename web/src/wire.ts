@@ -286,3 +286,16 @@ export interface InvitationPage {
   }[];
   nextCursor: string | null;
 }
+
+// Taken from the host's own types (a module with no imports), not restated.
+export type { MessageStatus, RecipientState, RecipientStatus } from '../../src/host/message-status-types.js';
+
+// An approval request (`approval.list`, `approval.decide`, the `approval.changed` push), inferred
+// from the host's own wire schema (src/surfaces/rpc/schemas.ts), not restated.
+export type { Approval } from '../../src/surfaces/rpc/schemas.js';
+
+/** `approval.changed {agent, approval}` on the agent's queue subscription. */
+export interface ApprovalChangedEvent {
+  agent: string;
+  approval: import('../../src/surfaces/rpc/schemas.js').Approval;
+}

@@ -17,6 +17,11 @@ export type EventKind =
   | 'agent.run'
   /** A principal's pending invitations changed (`agent_id` holds the invitee, person or agent). */
   | 'invitation.changed'
+  /**
+   * A message moved for one agent without an inbox transition (`agent_id`, `channel_id`,
+   * `message_id`): offered to its model, or received in part or whole. Its status changed.
+   */
+  | 'message.progress'
   /** An approval request of an agent (`agent_id`) was made or decided; `message_id` holds the approval id. */
   | 'approval.changed';
 

@@ -1,5 +1,6 @@
 import type { InboxState } from '../schema.js';
 import type { Db } from '../store.js';
+import { appendEvents } from './events.js';
 
 // The records a message's status is read from. Every one of them is written by the consumption
 // rule itself (inbox transitions, turn coverage and offers, dispatch attempts, replies): this
@@ -128,4 +129,33 @@ export async function findFirstReplies(
       first.set(r.author_id, { author_id: r.author_id, created_at: r.created_at, id: r.id });
   }
   return [...first.values()];
+}
+
+/**
+ * Tells live readers that messages `seqs` moved for agent `agentId` without an inbox transition
+ * (offered, or received in part or whole): one `message.progress` event each, naming the message
+ * and its channel, in the caller's transaction.
+ */
+export async function appendProgressEvents(
+  db: Db,
+  agentId: string,
+  seqs: readonly number[],
+  at: string,
+): Promise<void> {
+  if (seqs.length === 0) return;
+  const rows = await db
+    .selectFrom('messages')
+    .select(['id', 'channel_id'])
+    .where('seq', 'in', [...new Set(seqs)])
+    .execute();
+  await appendEvents(
+    db,
+    rows.map((r) => ({
+      kind: 'message.progress' as const,
+      agent_id: agentId,
+      channel_id: r.channel_id,
+      message_id: r.id,
+      created_at: at,
+    })),
+  );
 }

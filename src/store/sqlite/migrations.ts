@@ -101,6 +101,13 @@ const migrations: Record<string, Migration> = {
       for (const statement of CHANNELS_BY_ACTIVITY) await sql.raw(statement).execute(db);
     },
   },
+  // A person's own Telegram messages and the status the bridge last showed on each as a reaction
+  // (docs/telegram.md, "Where your message stands").
+  '018_telegram_reactions': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of TELEGRAM_REACTIONS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 /**
@@ -112,6 +119,14 @@ const INVITATION_BLOCKS = [
      blocked_id text not null references principals(id), created_at text not null,
      primary key (principal_id, blocked_id))`,
   `create index invitations_by_inviter on invitations (invited_by)`,
+];
+
+const TELEGRAM_REACTIONS = [
+  `create table telegram_reactions (
+     message_id text primary key, channel_id text not null, chat_id text not null,
+     telegram_message_id integer not null, person_id text not null, state text, created_at text not null,
+     updated_at text not null)`,
+  `create index telegram_reactions_open on telegram_reactions (channel_id, created_at)`,
 ];
 
 const INITIAL = [

@@ -42,6 +42,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   // A column and an index on memberships and a trigger on messages: the reader's membership check
   // reads neither the column nor the index.
   '017_channels_by_activity',
+  // A new table (the Telegram bridge's reactions) the reader never queries.
+  '018_telegram_reactions',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

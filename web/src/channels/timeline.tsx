@@ -10,6 +10,7 @@ import type {
   ChannelReceiptsEvent,
   ChannelSummary,
   HistoryPage,
+  MessageStatus,
   PrincipalRef,
   ReplyExcerpt,
   TimelineMessage,
@@ -17,6 +18,8 @@ import type {
 import { Composer, filesFrom } from './composer.js';
 import { mergeMessages, plainExcerpt } from './history.js';
 import { MessageBody } from './message-body.js';
+import { StatusLine } from './status-line.js';
+import { StatusReads } from './status-reads.js';
 
 interface TimelineProps {
   client: RpcClient;
@@ -50,6 +53,12 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
   const attach = useRef<((files: File[]) => void) | null>(null);
   const [dragging, setDragging] = useState(false);
   const [replyingTo, setReplyingTo] = useState<TimelineMessage | null>(null);
+  // Where the person's own messages stand with each agent (message.status), by message id.
+  const [statuses, setStatuses] = useState<ReadonlyMap<string, MessageStatus>>(new Map());
+  const statusReads = useRef<StatusReads | null>(null);
+  const asked = useRef(new Set<string>());
+  /** Whether the person wrote this message to at least one agent: only those have a status line. */
+  const tracked = (m: TimelineMessage) => m.author.id === me.id && m.receiptCount > 0;
   const takePastedFiles = (event: ClipboardEvent) => {
     const pasted = filesFrom(event.clipboardData);
     if (pasted.length === 0) return;
@@ -94,7 +103,31 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
   );
 
   useEffect(() => loadNewest(true), [loadNewest]);
-  useOnReconnect(client, () => loadNewest(false));
+  useOnReconnect(client, () => {
+    loadNewest(false);
+    // Pushes were missed while the socket was down: every shown status is read again.
+    for (const id of asked.current) statusReads.current?.request(id);
+  });
+
+  useEffect(() => {
+    const reads = new StatusReads(
+      (messageId) => client.call<MessageStatus>('message.status', { message_id: messageId }),
+      (status) => setStatuses((current) => new Map(current).set(status.messageId, status)),
+    );
+    statusReads.current = reads;
+    asked.current = new Set();
+    setStatuses(new Map());
+    return () => reads.close();
+  }, [client, channel.id]);
+
+  // Each own message gets its status read once when it first shows; pushes re-read it after.
+  useEffect(() => {
+    for (const m of messages) {
+      if (!tracked(m) || asked.current.has(m.messageId)) continue;
+      asked.current.add(m.messageId);
+      statusReads.current?.request(m.messageId);
+    }
+  });
 
   useEffect(() => {
     const dispose = client.subscribe({ channels: [channel.id] });
@@ -103,6 +136,9 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
       if (event.channelId !== channel.id || !event.message) return;
       if (pinned.current || nearBottom()) scrollIntent.current = { kind: 'bottom' };
       setMessages((current) => mergeMessages(current, [event.message]));
+      // An agent's reply to one of the person's messages makes that one answered.
+      const parent = event.message.replyTo;
+      if (parent && asked.current.has(parent)) statusReads.current?.request(parent);
     });
     // Events overflowed while this socket was backed up: the host sends one resync notice instead.
     const offResync = client.on('channel.resync', (params) => {
@@ -112,10 +148,12 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
       if ((params as { channel?: string }).channel === channel.id)
         setError('you are no longer a member of this channel');
     });
-    // An agent's copy of a message changed state (waiting, handled, archived, returned).
+    // An agent's copy of a message moved (offered, received, handled, archived, returned…).
     const offReceipts = client.on('channel.receipts', (params) => {
       const event = params as ChannelReceiptsEvent;
       if (event.channelId !== channel.id || !Array.isArray(event.receipts)) return;
+      // Sent when an inbox entry moves and when a model was offered or received the message.
+      if (asked.current.has(event.messageId)) statusReads.current?.request(event.messageId);
       setMessages((current) =>
         current.map((m) =>
           m.messageId === event.messageId
@@ -309,6 +347,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
             message={message}
             client={client}
             mine={message.author.id === me.id}
+            status={statuses.get(message.messageId)}
             onJump={jumpTo}
             onReply={() => setReplyingTo(message)}
           />
@@ -347,7 +386,6 @@ function firstLine(body: string): string {
   return line.length > 80 ? `${line.slice(0, 80)}…` : line;
 }
 
-/** How each receipt state reads next to the person's own message. */
 /** A reply's quote of its parent: author and first line; pressing it shows the parent. */
 function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () => void }) {
   if (reply === null)
@@ -368,32 +406,19 @@ function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () 
   );
 }
 
-/** Where each agent's copy of the person's own message stands, updated live. */
-function Receipts({ message }: { message: TimelineMessage }) {
-  return (
-    <ul class="receipt-list" aria-label="Where your message stands with each agent">
-      {message.receipts.map((r) => (
-        <li key={r.agent} class={`receipt state-${r.state}`} data-agent={r.agent} data-state={r.state}>
-          <span class="receipt-agent">{r.agent}</span> {r.state}
-        </li>
-      ))}
-      {message.receiptCount > message.receipts.length && (
-        <li class="receipt">+{message.receiptCount - message.receipts.length} more</li>
-      )}
-    </ul>
-  );
-}
-
 function MessageItem({
   message,
   client,
   mine,
+  status,
   onJump,
   onReply,
 }: {
   message: TimelineMessage;
   client: RpcClient;
   mine: boolean;
+  /** The message's `message.status`, once read (own messages only). */
+  status: MessageStatus | undefined;
   onJump: (messageId: string) => void;
   onReply: () => void;
 }) {
@@ -456,7 +481,7 @@ function MessageItem({
           ))}
         </ul>
       )}
-      {mine && message.receipts.length > 0 && <Receipts message={message} />}
+      {mine && message.receiptCount > 0 && <StatusLine message={message} status={status} />}
     </article>
   );
 }

@@ -4,6 +4,7 @@ import { RunPanel } from '../agents/run-panel.js';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, errorCode, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
 import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
+import { ApprovalCards } from './approval-cards.js';
 import { CardList } from './card-list.js';
 import { CardReader } from './card-reader.js';
 import { queueEmptyText } from './empty-state.js';
@@ -269,6 +270,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
         <RunPanel client={client} agent={agent} />
         {showConnect && <ConnectPanel client={client} agent={agent} />}
       </section>
+      <ApprovalCards client={client} agent={agent} />
       {blocking && (
         <div class="banner" role="alert" data-testid="blocking-banner">
           <p>

@@ -7,6 +7,7 @@ import { checkedApiRoot } from './api-root.js';
 import { FaultCounts, faultText, isRefusal } from './faults.js';
 import { handleUpdate, reportAbandoned } from './inbound.js';
 import { startOutboundPump } from './outbound.js';
+import { startReactionPump } from './reactions.js';
 import { type ApiSignal, createReplies } from './replies.js';
 import { backoffMs, DEFAULT_RETRY, handleWithRetry, type RetryPolicy, sleep } from './update-retry.js';
 
@@ -136,12 +137,37 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
       outboundFailures = 0;
     },
   });
+  // Reactions on the person's own messages follow the same commits, with their own backoff.
+  let reactionFailures = 0;
+  let reactionTimer: NodeJS.Timeout | undefined;
+  const reactions = startReactionPump({
+    host,
+    api: bot.api,
+    counts,
+    log,
+    onError(err) {
+      log(`reactions paused: ${faultText(err)}; retrying`);
+      clearTimeout(reactionTimer);
+      reactionTimer = setTimeout(
+        () => {
+          reactionTimer = undefined;
+          reactions.poke();
+        },
+        backoffMs(policy, reactionFailures++),
+      );
+    },
+    onCaughtUp() {
+      reactionFailures = 0;
+    },
+  });
   const wake = () => {
     if (retryTimer === undefined) pump.poke();
+    if (reactionTimer === undefined) reactions.poke();
   };
   const unwatch = host.store.watchChanges(wake);
   host.localCommitListeners.add(wake);
   pump.poke();
+  reactions.poke();
 
   let offset: number | undefined;
   const handleOne = (update: Update) =>
@@ -195,7 +221,8 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     unwatch();
     host.localCommitListeners.delete(wake);
     clearTimeout(retryTimer);
-    await pump.stop();
+    clearTimeout(reactionTimer);
+    await Promise.all([pump.stop(), reactions.stop()]);
   };
   const done = poll().finally(stopForwarding);
   return {

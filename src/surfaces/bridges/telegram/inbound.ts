@@ -14,6 +14,7 @@ import {
   telegramSender,
   unpairTelegramUser,
 } from '../../../host/telegram.js';
+import { trackTelegramMessage } from '../../../host/telegram-reactions.js';
 import {
   DOWNLOAD_DEADLINE_MS,
   downloadFile,
@@ -227,7 +228,20 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
     return;
   }
   const updateId = c.update.update_id;
-  if (await inboundAlreadyStored(options.host, sender.person, options.botId, updateId)) return;
+  const track = (stored: { message_id: string; channel_id: string }) =>
+    trackTelegramMessage(options.host, {
+      messageId: stored.message_id,
+      channelId: stored.channel_id,
+      chatId: String(chatId),
+      telegramMessageId: message.message_id,
+      person: sender.person,
+    });
+  const already = await inboundAlreadyStored(options.host, sender.person, options.botId, updateId);
+  if (already) {
+    // Stored before a crash that came before its tracking: track it now (a no-op if it was).
+    await track(already);
+    return;
+  }
   const file = incomingFile(c);
   if (!file && message.text === undefined) {
     await reply('Only text, photos, files, voice messages and audio reach your agent.');
@@ -258,12 +272,14 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
     }
   }
   try {
-    await sendMessage(options.host, sender.person, {
+    const sent = await sendMessage(options.host, sender.person, {
       to: sender.agent.name,
       body: message.text ?? message.caption ?? '',
       attachmentIds,
       idempotencyKey: inboundKey(options.botId, updateId),
     });
+    // Its status is shown on it as a reaction from now on (reactions.ts).
+    await track(sent);
   } catch (err) {
     if (!(err instanceof SluiceError) || isStoreFault(err)) throw err;
     await reply(`Not sent: ${err.message}`);

@@ -1,0 +1,108 @@
+// Issue 24 item 1 on the page: an agent's owner sees its pending approval request as a card showing
+// exactly what the client asked, and decides with Allow, Deny or Deny with a note; the card comes
+// and goes live. A person who does not manage the agent sees no card and is refused by the host.
+// Debian's Chromium via playwright-core against a real `sluice serve`, at 1280×800 and 390×844.
+
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestApproval } from '../../src/host/approvals/requests.js';
+import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { findApprovalById } from '../../src/store/ops/approvals.js';
+import {
+  collectProblems,
+  loginLinkFor,
+  newViewContext,
+  POLL,
+  seedAs,
+  signIn,
+  useStage,
+  VIEWPORTS,
+} from './browser-support.js';
+
+const stage = useStage('sluice-web-approvals-', async (_home, ctx) => {
+  for (const view of VIEWPORTS) {
+    await seedAs.agent(ctx, `asker-${view.name}`);
+    await seedAs.person(ctx, `pam-${view.name}`);
+  }
+});
+
+const bash = (command: string): ApprovalAsk => ({
+  client: 'claude',
+  kind: 'tool',
+  subject: { tool: 'Bash', input: { command, description: 'deploy the site' } },
+  turnId: null,
+});
+
+describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
+  const agent = `asker-${view.name}`;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+  const card = (command: string) => page.locator('.approval-card', { hasText: command });
+  const row = (id: string) => findApprovalById(stage.hostCtx.store.db, id);
+
+  beforeAll(async () => {
+    context = await newViewContext(stage.browser, view);
+    page = await context.newPage();
+    collectProblems(page, problems, { console: 'except-favicon', http: true });
+    await signIn(page, await loginLinkFor(stage));
+    await page.evaluate(`window.location.hash = ${JSON.stringify(`#/queue/${agent}`)}`);
+    await page.getByText(`${agent} has no messages yet`).waitFor();
+  });
+  afterAll(() => context?.close());
+
+  it('a request appears live with its exact input, and Allow decides it as the owner', async () => {
+    const asker = await resolveAgent(stage.hostCtx, agent);
+    const { row: asked } = await requestApproval(stage.hostCtx, asker, bash('make deploy'), 600_000);
+    await card('make deploy').waitFor();
+    const input = await card('make deploy').locator('pre').first().textContent();
+    expect(JSON.parse(input ?? '')).toEqual({ command: 'make deploy', description: 'deploy the site' });
+    expect(await card('make deploy').textContent()).toContain('Bash');
+    await card('make deploy').getByRole('button', { name: 'Allow', exact: true }).click();
+    await card('make deploy').waitFor({ state: 'detached' });
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    expect(await row(asked.id)).toMatchObject({ status: 'allowed', decided_by: owner.id, note: null });
+  });
+
+  it('Deny with a note sends the note, and the card goes', async () => {
+    const asker = await resolveAgent(stage.hostCtx, agent);
+    const { row: asked } = await requestApproval(stage.hostCtx, asker, bash('rm -rf build'), 600_000);
+    await card('rm -rf build').getByRole('button', { name: 'Deny with a note…' }).click();
+    await card('rm -rf build').getByLabel('Note for the model').fill('Not on Fridays.');
+    await card('rm -rf build').getByRole('button', { name: 'Deny with this note' }).click();
+    await card('rm -rf build').waitFor({ state: 'detached' });
+    await expect.poll(async () => (await row(asked.id))?.status, POLL).toBe('denied');
+    expect((await row(asked.id))?.note).toBe('Not on Fridays.');
+  });
+
+  it('a person who does not manage the agent sees no card, and the host refuses their decision', async () => {
+    const asker = await resolveAgent(stage.hostCtx, agent);
+    const { row: asked } = await requestApproval(stage.hostCtx, asker, bash('make release'), 600_000);
+    await card('make release').waitFor();
+    const other = await stage.browser.newContext({ viewport: { width: view.width, height: view.height } });
+    try {
+      const pamPage = await other.newPage();
+      await signIn(pamPage, await loginLinkFor(stage, `pam-${view.name}`), `pam-${view.name}`);
+      await pamPage.evaluate(`window.location.hash = ${JSON.stringify(`#/queue/${agent}`)}`);
+      await pamPage.getByRole('alert').first().waitFor();
+      expect(await pamPage.locator('.approval-card').count()).toBe(0);
+      const refused = (await pamPage.evaluate(`fetch('/rpc', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'approval.decide', params: { id: ${JSON.stringify(asked.id)}, decision: 'allow' } }),
+      }).then((r) => r.json())`)) as { error?: { data?: { code?: string } } };
+      expect(refused.error?.data?.code).toBe('denied');
+      expect((await row(asked.id))?.status).toBe('pending');
+    } finally {
+      await other.close();
+    }
+    // The owner's Deny ends it.
+    await card('make release').getByRole('button', { name: 'Deny', exact: true }).click();
+    await card('make release').waitFor({ state: 'detached' });
+    expect((await row(asked.id))?.status).toBe('denied');
+  });
+
+  it('logged no page error or console error', () => {
+    expect(problems).toEqual([]);
+  });
+});

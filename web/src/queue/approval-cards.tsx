@@ -1,0 +1,153 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useOnReconnect } from '../hooks.js';
+import { describeError, type RpcClient } from '../rpc.js';
+import { RelativeTime } from '../time.js';
+import type { Approval, ApprovalChangedEvent } from '../wire.js';
+
+/**
+ * The agent's pending approval requests, for its owner and managers (docs/approvals.md): each one
+ * shows exactly what the client asked, with Allow, Deny and Deny with a note. Read with
+ * `approval.list` and kept live by `approval.changed` on the queue subscription the panel holds;
+ * anyone the host refuses (not a manager) sees nothing here.
+ */
+export function ApprovalCards({ client, agent }: { client: RpcClient; agent: string }) {
+  const [pending, setPending] = useState<Approval[]>([]);
+  const load = useCallback(() => {
+    client
+      .call<{ approvals: Approval[] }>('approval.list', { agent, status: 'pending' })
+      .then((r) => setPending(r.approvals.filter((a) => a.status === 'pending')))
+      .catch(() => setPending([]));
+  }, [client, agent]);
+  useEffect(load, [load]);
+  useOnReconnect(client, load);
+  useEffect(() => {
+    const off = client.on('approval.changed', (params) => {
+      const event = params as ApprovalChangedEvent;
+      if (event.agent !== agent || !event.approval) return;
+      setPending((current) => {
+        const others = current.filter((a) => a.id !== event.approval.id);
+        return event.approval.status === 'pending' ? [...others, event.approval] : others;
+      });
+    });
+    // Pushes overflowed while the socket was backed up: read the list again.
+    const offResync = client.on('approval.resync', load);
+    return () => {
+      off();
+      offResync();
+    };
+  }, [client, agent, load]);
+  if (pending.length === 0) return null;
+  return (
+    <section class="approvals" aria-label={`${agent} asks for permission`}>
+      {pending.map((a) => (
+        <ApprovalCard key={a.id} client={client} approval={a} />
+      ))}
+    </section>
+  );
+}
+
+/** What the client asked, exactly: the tool and its input JSON, the command and cwd, the diff. */
+function Request({ approval }: { approval: Approval }) {
+  const s = approval.subject;
+  return (
+    <div class="approval-request">
+      {s.tool !== undefined && (
+        <p>
+          Tool <code>{s.tool}</code>
+        </p>
+      )}
+      {s.input !== undefined && <pre class="approval-input">{JSON.stringify(s.input, null, 2)}</pre>}
+      {s.command !== undefined && <pre class="approval-command">{s.command}</pre>}
+      {s.cwd !== undefined && (
+        <p>
+          in <code>{s.cwd}</code>
+        </p>
+      )}
+      {s.diff !== undefined && <pre class="approval-diff">{s.diff}</pre>}
+      {s.questions !== undefined && <pre class="approval-input">{JSON.stringify(s.questions, null, 2)}</pre>}
+      {s.reason !== undefined && <p class="muted">The model says: {s.reason}</p>}
+    </div>
+  );
+}
+
+function ApprovalCard({ client, approval }: { client: RpcClient; approval: Approval }) {
+  const [noting, setNoting] = useState(false);
+  const [note, setNote] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const decide = (decision: 'allow' | 'deny', withNote?: string) => {
+    setBusy(true);
+    setError(null);
+    client
+      .call('approval.decide', { id: approval.id, decision, ...(withNote ? { note: withNote } : {}) })
+      .catch((err) => setError(describeError(err)))
+      .finally(() => setBusy(false));
+  };
+  const what =
+    approval.kind === 'tool'
+      ? 'use a tool'
+      : approval.kind === 'command'
+        ? 'run a command'
+        : approval.kind === 'file_change'
+          ? 'change files'
+          : 'ask you';
+  return (
+    <article
+      class="approval-card"
+      data-approval-id={approval.id}
+      aria-label={`${approval.agent} asks to ${what}`}
+    >
+      <header>
+        <strong>
+          {approval.agent} asks to {what}
+        </strong>{' '}
+        <RelativeTime iso={new Date(approval.createdAt).toISOString()} />
+        <span class="muted small">
+          {' '}
+          · denied by itself <RelativeTime iso={new Date(approval.expiresAt).toISOString()} /> if nobody
+          answers
+        </span>
+      </header>
+      <Request approval={approval} />
+      {noting ? (
+        <form
+          class="approval-note"
+          onSubmit={(e) => {
+            e.preventDefault();
+            decide('deny', note);
+          }}
+        >
+          <label>
+            Note for the model
+            <textarea value={note} maxLength={2000} onInput={(e) => setNote(e.currentTarget.value)} />
+          </label>
+          <div class="banner-actions">
+            <button type="submit" class="button" disabled={busy || note.trim() === ''}>
+              Deny with this note
+            </button>
+            <button type="button" class="button ghost" onClick={() => setNoting(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div class="banner-actions">
+          <button type="button" class="button primary" disabled={busy} onClick={() => decide('allow')}>
+            Allow
+          </button>
+          <button type="button" class="button" disabled={busy} onClick={() => decide('deny')}>
+            Deny
+          </button>
+          <button type="button" class="button" disabled={busy} onClick={() => setNoting(true)}>
+            Deny with a note…
+          </button>
+        </div>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </article>
+  );
+}
