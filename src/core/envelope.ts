@@ -30,6 +30,12 @@ export interface DeliveryLimits {
   maxBytes: number;
   /** Adapter cap in UTF-16 units for the whole text including `wrapperUnits`. */
   maxUnits?: number;
+  /**
+   * UTF-8 bytes of one `sluice message ls --json --include-body` page in the client's shell
+   * (output-cap.ts `defaultPageBytes`). An oldest message too large for the envelope but within a
+   * page is then fetched with the page (with what follows it) instead of read in parts.
+   */
+  pageBytes?: number;
 }
 
 /** Provider-neutral defaults (DESIGN.md §3.2); also the Codex adapter's budget. */
@@ -48,6 +54,8 @@ export interface OversizedHead {
   createdAt: string;
   bodyBytes: number;
   read: string;
+  /** Set when the head fits one listing page: the command that fetches it with what follows. */
+  list?: string;
 }
 
 /** A rendered delivery and what it contains. */
@@ -142,9 +150,29 @@ function resolveLimits(limits: Partial<DeliveryLimits> | undefined): DeliveryLim
   const maxMessages = Math.max(1, Math.floor(pick(limits?.maxMessages, DEFAULT_DELIVERY_LIMITS.maxMessages)));
   const maxBytes = pick(limits?.maxBytes, DEFAULT_DELIVERY_LIMITS.maxBytes);
   const maxUnits = limits?.maxUnits;
-  return maxUnits === undefined || Number.isNaN(maxUnits)
-    ? { maxMessages, maxBytes }
-    : { maxMessages, maxBytes, maxUnits };
+  const pageBytes = limits?.pageBytes;
+  return {
+    maxMessages,
+    maxBytes,
+    ...(maxUnits === undefined || Number.isNaN(maxUnits) ? {} : { maxUnits }),
+    ...(pageBytes === undefined || Number.isNaN(pageBytes) ? {} : { pageBytes }),
+  };
+}
+
+/**
+ * Room a page needs besides its one row: `{"messages":[`, `],"next":"sluice message ls … --since
+ * <id> --max-bytes N"}` and the newline, with margin.
+ */
+const PAGE_FRAME_BYTES = 256;
+
+/**
+ * True when `head` alone fits a listing page of `pageBytes`: its row there is the delivery's
+ * projection plus its inbox state, without the attachments' local paths (counted anyway).
+ */
+function fitsOnePage(head: DeliveryCandidate, pageBytes: number | undefined): boolean {
+  if (pageBytes === undefined) return false;
+  const row = { ...projectCandidate(head), state: 'returned' };
+  return utf8Length(JSON.stringify(row)) + PAGE_FRAME_BYTES <= pageBytes;
 }
 
 /**
@@ -194,6 +222,7 @@ export function renderDelivery(input: DeliveryInput): RenderedDelivery {
           createdAt: head.createdAt,
           bodyBytes: utf8Length(head.body),
           read: readCommand(head.id),
+          ...(fitsOnePage(head, limits.pageBytes) ? { list: LIST_COMMAND } : {}),
         };
   // Fallbacks, richest first: the text must fit, so drop what hostile metadata made too big.
   const attempts: string[] = [];
@@ -205,6 +234,7 @@ export function renderDelivery(input: DeliveryInput): RenderedDelivery {
         id: oversizedHead.id,
         bodyBytes: oversizedHead.bodyBytes,
         read: oversizedHead.read,
+        ...(oversizedHead.list === undefined ? {} : { list: oversizedHead.list }),
       }),
     );
   }
@@ -259,6 +289,11 @@ function oversizedText(
     messages: [],
   });
   const id = commandId(head.id);
+  if (head.list !== undefined) {
+    // One listing page holds the head (and what follows, FIFO): no read in parts, no extra request.
+    const instruction = `It fits one listing: fetch it and the messages behind it with complete bodies, oldest first: ${head.list} (it names the command that continues), then ${REPLY_AND_ARCHIVE[0]?.toLowerCase()}${REPLY_AND_ARCHIVE.slice(1)}`;
+    return `${header}\n${json}\n${instruction}`;
+  }
   const where = id === '<id>' ? ' (the id is in oversizedHead)' : '';
   // The list is chained to the reply, not to the read: a read part and a page each fill a
   // client's output cap, so together they would be cut (measured with Codex, issue 13 item 5).
