@@ -565,3 +565,31 @@ export function drainTarget(client: Client, scenario: DrainScenario): number | n
   const extra = fit === 'envelope' ? 0 : fit === 'page' ? 1 : 2;
   return Math.max(Math.ceil(bodies.length / 16), Math.ceil(bytes / pageShare(client))) + 1 + extra;
 }
+
+/**
+ * The rows of bench/results.md: per client and scenario, body delivery's model requests against
+ * {@link drainTarget} and against metadata delivery (a row meets its target when both hold).
+ */
+export function drainBenchRows(rows: readonly DrainMetrics[]): string {
+  const lines = ['| benchmark | ratio | target | meets | detail |', '| --- | --- | --- | --- | --- |'];
+  for (const body of rows) {
+    if (body.mode !== 'body') continue;
+    const target = drainTarget(body.client, body.scenario);
+    if (target === null) continue;
+    const metadata = rows.find(
+      (r) => r.mode === 'metadata' && r.client === body.client && r.scenario === body.scenario,
+    );
+    const meets = body.requests <= target && (metadata === undefined || body.requests <= metadata.requests);
+    const bodies = bodiesFor(body.scenario);
+    const bytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
+    const detail = [
+      `body ${body.requests} requests, metadata ${metadata?.requests ?? 'not run'}, target ${target}`,
+      `${bodies.length} messages, ${bytes} bytes, head ${headFit(body.client, body.scenario) === 'envelope' ? 'in the envelope' : `over the hook cap (${headFit(body.client, body.scenario) === 'page' ? 'within a page' : 'larger than a page'})`}`,
+      `largest tool output ${body.maxToolOutputBytes} bytes`,
+    ].join('; ');
+    lines.push(
+      `| drain: ${body.client}, ${body.scenario}: model requests vs target | ${(body.requests / target).toFixed(3)} | <= 1 | ${meets ? 'yes' : '**no**'} | ${detail} |`,
+    );
+  }
+  return lines.join('\n');
+}
