@@ -97,4 +97,21 @@ describe('message ls and read under Codex print within its output cap', { timeou
     const whole = JSON.parse(await ok(['message', 'ls', '--json', '--include-body', '--as', 'bot']));
     expect(whole.messages).toHaveLength(4);
   });
+  it('--max-bytes bounds a page in a terminal and repeats in next; a budget under 2,000 is refused with one line', async () => {
+    const out = await ok(['message', 'ls', '--json', '--include-body', '--max-bytes', '5000', '--as', 'bot']);
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(5_000);
+    expect(JSON.parse(out).next).toBe(
+      `sluice message ls --json --include-body --since ${ids[0]} --max-bytes 5000 --as bot`,
+    );
+    const r = await runCliHere(
+      ['message', 'ls', '--json', '--include-body', '--max-bytes', '100', '--as', 'bot'],
+      {
+        home,
+      },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('--max-bytes must be at least 2000');
+  });
 });
