@@ -116,7 +116,9 @@ describe('bounded model reads through the CLI, for hostile bodies', { timeout: 1
     expect(r.code).toBe(0);
     const budget = defaultReadBudget(CLIENTS[client].env);
     expect(budget.bytes).toBe(defaultPageBytes(CLIENTS[client].capBytes));
-    expect(r.stdout.length).toBeLessThanOrEqual(budget.bytes as number);
+    // A page's `next` carries the budget of the page after it (the cap less its rows' receipts).
+    const carried = /--max-bytes (\d+)/.exec(command);
+    expect(r.stdout.length).toBeLessThanOrEqual(carried ? Number(carried[1]) : (budget.bytes as number));
     expect(r.stdout.length).toBeLessThanOrEqual(CLIENTS[client].capBytes);
     const text = r.stdout.toString('utf8');
     expect(text.length).toBeLessThanOrEqual(budget.chars);

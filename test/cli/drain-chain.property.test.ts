@@ -52,6 +52,16 @@ const subject = fc.option(
   { nil: undefined },
 );
 
+/** An oldest message over the hook's cap: within a Claude page, or larger than any page. */
+const bigHead = fc.option(
+  fc
+    .tuple(fc.constantFrom('x', '語', '"', '\u0001'), fc.integer({ min: 10_500, max: 40_000 }))
+    .map(([unit, bytes]) =>
+      unit.repeat(Math.ceil(bytes / Buffer.byteLength(JSON.stringify(unit).slice(1, -1)))),
+    ),
+  { nil: undefined },
+);
+
 interface Row {
   id: string;
   body: string;
@@ -86,7 +96,10 @@ describe('a drain never prints more than the client cap in one command', { timeo
       fc.asyncProperty(
         fc.array(fc.tuple(body, subject), { minLength: 1, maxLength: 24 }),
         fc.constantFrom<Client>('claude', 'codex'),
-        async (messages, client) => {
+        bigHead,
+        async (rest, client, oldest) => {
+          const messages: [string, string | undefined][] =
+            oldest === undefined ? rest : [[oldest, undefined], ...rest];
           const agent = `bot${agents++}`;
           await addPrincipal(ctx, { name: agent, kind: 'agent' });
           const bot = await resolvePrincipal(ctx, agent);

@@ -16,6 +16,7 @@ import {
   type ContinueCommands,
   DEFAULT_MAX_CHARS,
   fitsReadBudget,
+  inModelShell,
   type MessageRow,
   MIN_MAX_BYTES,
   MIN_MAX_CHARS,
@@ -132,8 +133,9 @@ function continueCommands(
   return {
     listAfter: (id, maxBytes) =>
       `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}${bytesFlag(maxBytes)}${where}`,
+    // In a model's shell a read part runs alone, so it takes the default budget, not a page's chained one.
     readFrom: (id, offset) =>
-      `sluice message read ${shellWord(id)} --json${shared}${bytesFlag(undefined)}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
+      `sluice message read ${shellWord(id)} --json${shared}${inModelShell(process.env) ? '' : bytesFlag(undefined)}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
   };
 }
 
