@@ -76,6 +76,53 @@ const CURSOR_EXCEPTIONS: Record<string, string> = {
   'src/host/channels.ts': 'fast CLI start',
 };
 
+/**
+ * Asking at run time which database this is: src/store/ops call the store's dialect instead
+ * (`StoreDialect`, src/store/store.ts), which src/store/sqlite and src/store/postgres implement.
+ */
+const DIALECT_CHECK: readonly [string, RegExp][] = [
+  ['a dialect folder import', /['"](?:\.\.\/)+(?:store\/)?(?:sqlite|postgres)\//],
+  ['a Kysely adapter or dialect test', /\b(?:Postgres|Sqlite|Mysql|Mssql)(?:Adapter|Dialect)\b|\.adapter\b/],
+  [
+    'a dialect name test',
+    /\bdialect\s*[!=]==?|[!=]==?\s*['"](?:sqlite|postgres(?:ql)?)['"]|['"](?:sqlite|postgres(?:ql)?)['"]\s*[!=]==?/,
+  ],
+  ['an is-this-database test', /\bis(?:Postgres|Pg|Sqlite)\w*\s*\(/],
+];
+
+/** The relative imports of `file` as the source files they name (`.js` written, `.ts` on disk). */
+function localImportsOf(file: string): string[] {
+  return importsOf(file)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => resolve(file, '..', spec).replace(/\.js$/, '.ts'));
+}
+
+/** One import circle in `graph` (its files in order, the first repeated at the end), or null. */
+function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] | null {
+  const done = new Set<string>();
+  const path: string[] = [];
+  const onPath = new Set<string>();
+  const visit = (node: string): string[] | null => {
+    if (onPath.has(node)) return [...path.slice(path.indexOf(node)), node];
+    if (done.has(node)) return null;
+    path.push(node);
+    onPath.add(node);
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    onPath.delete(node);
+    done.add(node);
+    return null;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
 function breaches(text: string, rules: readonly [string, RegExp][]): string[] {
   return rules.filter(([, pattern]) => pattern.test(text)).map(([what]) => what);
 }
@@ -148,6 +195,55 @@ describe('layering', () => {
       else expect(found, name).toEqual([]);
     },
   );
+
+  const storeOps = files.filter(
+    (f) => relative(join(REPO_ROOT, 'src/store/ops'), f).split(/[/\\]/)[0] !== '..',
+  );
+
+  it('finds the store ops', () => {
+    expect(storeOps.length).toBeGreaterThan(10);
+  });
+
+  it.each(storeOps.map((f) => [relative(REPO_ROOT, f), f]))(
+    '%s never asks which database it runs on (no dialect import or check)',
+    (name, file) => {
+      expect(breaches(readFileSync(file, 'utf8'), DIALECT_CHECK), name).toEqual([]);
+    },
+  );
+
+  it('has no import circle in src/store', () => {
+    const store = files.filter((f) => layerOf(f) === 'store');
+    const graph = new Map(store.map((f) => [f, localImportsOf(f).filter((t) => store.includes(t))]));
+    const cycle = findCycle(graph);
+    expect(cycle?.map((f) => relative(REPO_ROOT, f)).join(' → ') ?? null).toBeNull();
+  });
+
+  it('catches a dialect check and an import circle when planted', () => {
+    expect(breaches("import { f } from '../postgres/commit-order.js';", DIALECT_CHECK)).toEqual([
+      'a dialect folder import',
+    ]);
+    expect(breaches('if (db.getExecutor().adapter instanceof PostgresAdapter)', DIALECT_CHECK)).toEqual([
+      'a Kysely adapter or dialect test',
+    ]);
+    expect(breaches("if (store.dialect === 'postgres')", DIALECT_CHECK)).toEqual(['a dialect name test']);
+    expect(breaches("kind !== 'sqlite'", DIALECT_CHECK)).toEqual(['a dialect name test']);
+    expect(breaches('if (isPostgres(db))', DIALECT_CHECK)).toEqual(['an is-this-database test']);
+    expect(breaches('return dialectOf(db).lastEventSeq(db);', DIALECT_CHECK)).toEqual([]);
+    const graph = new Map([
+      ['ops/events', ['store', 'postgres/commit-order']],
+      ['postgres/commit-order', ['store', 'ops/events']],
+      ['store', []],
+    ]);
+    expect(findCycle(graph)).toEqual(['ops/events', 'postgres/commit-order', 'ops/events']);
+    expect(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toBeNull();
+  });
 
   it('lists only files that exist as exceptions', () => {
     const names = new Set(files.map((f) => relative(REPO_ROOT, f)));

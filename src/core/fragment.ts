@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { escapedCostAt, escapedCostBefore } from './budgeted-slice.js';
 import { SluiceError } from './errors.js';
 import { utf8Length } from './measure.js';
+import type { SenderRelation } from './provenance.js';
 
 /**
  * One slice of a projection's JSON text, as `channel_read` returns it (DESIGN.md §3.1). Joining
@@ -9,6 +10,8 @@ import { utf8Length } from './measure.js';
  */
 export interface FragmentResult {
   message_id: string;
+  /** What the message's sender is to the reader (core/provenance.ts); on every fragment. */
+  sender?: SenderRelation;
   /** SHA-256 of the whole projection text, so a reader can tell the message did not change. */
   sha256: string;
   /** Where this fragment starts, in UTF-16 units of the projection text. */
@@ -61,6 +64,8 @@ export function sliceUtf16Safe(text: string, start: number, end: number): number
 /** Options for {@link fragmentAt}. */
 export interface FragmentOptions {
   messageId: string;
+  /** What the sender is to the reader: carried on each fragment, and counted in its budget. */
+  sender?: SenderRelation | undefined;
   /** The projection's complete JSON text. */
   text: string;
   /**
@@ -92,6 +97,7 @@ export function fragmentAt(opts: FragmentOptions): FragmentResult {
   }
   const base: FragmentResult = {
     message_id: messageId,
+    ...(opts.sender !== undefined ? { sender: opts.sender } : {}),
     sha256: opts.sha256 ?? sha256Hex(text),
     offset,
     total,

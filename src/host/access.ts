@@ -1,4 +1,5 @@
 import { SluiceError } from '../core/errors.js';
+import { HOST_OWNER_NAME } from '../core/provenance.js';
 import { isAgentManager, listAgentManagerIds } from '../store/ops/agent-managers.js';
 import {
   type ChannelRow,
@@ -150,7 +151,7 @@ export function canWithdraw(caller: Caller, authorId: string): boolean {
 
 /** The host owner: the person `init` made (home.ts OWNER_NAME). */
 export function isHostOwner(caller: Pick<Principal, 'name' | 'kind'>): boolean {
-  return caller.kind === 'person' && caller.name === 'owner';
+  return caller.kind === 'person' && caller.name === HOST_OWNER_NAME;
 }
 
 /**

@@ -12,6 +12,7 @@ import { listInboxEntries } from '../store/ops/inbox.js';
 import type { HostContext } from './context.js';
 import { type InboxListing, pendingCount, requireAgent, withProjections } from './inbox.js';
 import type { Principal } from './principals.js';
+import { type RelationOf, relationsFor } from './provenance.js';
 
 export interface DeliveryOptions {
   limits?: Partial<DeliveryLimits> | undefined;
@@ -48,7 +49,7 @@ export async function deliveryFor(
   const channelIds = await listActiveChannelIds(db, agent.id);
   const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
   const listings = await withProjections(db, entries);
-  const candidates = await toCandidates(listings, options.attachmentPath);
+  const candidates = await toCandidates(listings, await relationsFor(ctx, agent), options.attachmentPath);
   const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
   return renderDelivery({
     agent: agent.name,
@@ -63,6 +64,7 @@ type AttachmentPath = DeliveryOptions['attachmentPath'];
 
 async function toCandidates(
   listings: readonly InboxListing[],
+  relationOf: RelationOf,
   attachmentPath: AttachmentPath,
 ): Promise<DeliveryCandidate[]> {
   const candidates: DeliveryCandidate[] = [];
@@ -76,6 +78,7 @@ async function toCandidates(
       id: projection.message_id,
       channel: channelName,
       from: projection.author.name,
+      sender: relationOf(projection.author),
       createdAt: projection.created_at,
       subject: projection.subject ?? null,
       replyTo: projection.reply_to?.message_id ?? null,
@@ -111,7 +114,11 @@ export async function candidatesBehind(
     start++;
   const behind = entries.slice(start);
   if (behind.length === 0 || behind.some((e) => carriedIds.has(e.message_id))) return undefined;
-  const candidates = await toCandidates(await withProjections(db, behind), attachmentPath);
+  const candidates = await toCandidates(
+    await withProjections(db, behind),
+    await relationsFor(ctx, agent),
+    attachmentPath,
+  );
   return {
     candidates,
     totalPending: Math.max((await pendingCount(db, agent.id)) - start, candidates.length),
@@ -131,6 +138,7 @@ export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Pro
       ? {
           id: oldest.projection.message_id,
           from: oldest.projection.author.name,
+          sender: (await relationsFor(ctx, agent))(oldest.projection.author),
           createdAt: oldest.projection.created_at,
         }
       : null,

@@ -2,13 +2,15 @@ import { chmodSync, lstatSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SluiceError } from '../core/errors.js';
+import { HOST_OWNER_NAME } from '../core/provenance.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import { pingDatabase } from '../store/ops/health.js';
 import type { Durability, Store } from '../store/store.js';
 import { createHostContext, type HostContext, type HostLimits } from './context.js';
 import { ensurePrincipal } from './principals.js';
 
-export const OWNER_NAME = 'owner';
+/** The person `init` makes; provenance names their messages `owner` (core/provenance.ts). */
+export const OWNER_NAME = HOST_OWNER_NAME;
 
 /** `--home`, else `$SLUICE_HOME`, else `~/.sluice`. */
 export function resolveHome(explicit?: string): string {

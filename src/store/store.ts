@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { DialectAdapter, Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, EventsTable, MessageSource, MessagesTable } from './schema.js';
 
 /** A transaction or the root handle: every store operation accepts either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -39,6 +39,62 @@ export interface SearchQuery {
 export interface SearchIndex {
   /** Matching message seqs, newest first. */
   search(db: Db, q: SearchQuery): Promise<number[]>;
+}
+
+/** An event as stored (ops/events.ts). */
+export type EventRow = Selectable<EventsTable>;
+
+/** What one send stores: the message row (less what the database fills in) and its fan-out's source. */
+export type SentMessageRow = Pick<
+  MessagesTable,
+  | 'id'
+  | 'channel_id'
+  | 'author_id'
+  | 'created_at'
+  | 'body'
+  | 'body_bytes'
+  | 'subject'
+  | 'reply_to'
+  | 'actions'
+  | 'attachments'
+> & { source: MessageSource };
+
+/**
+ * What the databases do each their own way under the domain queries of src/store/ops: ops call
+ * these and never ask which database they run on. Each dialect folder implements it (dialect.ts)
+ * and hands it to Kysely with its adapter, so every handle on the store carries it (`dialectOf`).
+ */
+export interface StoreDialect {
+  /**
+   * Whether a read inside a write transaction must lock the rows it decides a change on (`SELECT …
+   * FOR UPDATE`): true where writers run side by side (PostgreSQL); SQLite's `BEGIN IMMEDIATE`
+   * already serialises them, and it has no FOR UPDATE.
+   */
+  readonly locksRowsRead: boolean;
+  /** Events after the event `afterSeq` in commit order, at most `limit` (ops/events.ts). */
+  listEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]>;
+  /** The last event in commit order (0 for none): a reader that starts now continues after it. */
+  lastEventSeq(db: Db): Promise<number>;
+  /** A send's message, inbox entries and events (ops/send.ts, `storeAndFanOut`). */
+  storeAndFanOut(db: Db, m: SentMessageRow): Promise<number | undefined>;
+}
+
+/** Kysely's adapter for a store's database, carrying the store's dialect. */
+export interface StoreDialectAdapter extends DialectAdapter {
+  readonly storeDialect: StoreDialect;
+}
+
+/**
+ * The dialect of the store `db` belongs to, from its Kysely adapter: the root handle, a
+ * transaction and the send path's batching handle all share it, so ops need no extra parameter.
+ */
+export function dialectOf(db: Db): StoreDialect {
+  const adapter: Partial<StoreDialectAdapter> = db.getExecutor().adapter;
+  if (adapter.storeDialect === undefined)
+    throw new Error(
+      'this database handle was not opened as a Sluice store (its adapter has no store dialect)',
+    );
+  return adapter.storeDialect;
 }
 
 /** Calls `onChange` after commits made by any process; returns a function that stops watching. */

@@ -10,6 +10,7 @@ export const row = (id: string, body: string): MessageRow & { body: string } => 
   id,
   channel: '#general',
   from: 'alice',
+  sender: 'manager',
   createdAt: '2026-11-30T00:00:00.000Z',
   subject: null,
   replyTo: null,

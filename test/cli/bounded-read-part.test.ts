@@ -16,6 +16,7 @@ const row = (body: string) => ({
   id: 'M1',
   channel: '#general',
   from: 'alice',
+  sender: 'person' as const,
   createdAt: '2026-11-30T00:00:00.000Z',
   subject: null,
   replyTo: null,

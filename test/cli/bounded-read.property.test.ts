@@ -8,6 +8,7 @@ import { initHome, openHost } from '../../src/host/home.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
 import { CLAUDE_MAX_BYTES, CODEX_MAX_BYTES, defaultReadBudget } from '../../src/surfaces/cli/bounded-read.js';
+import { quotedBody } from '../../src/surfaces/cli/message-text.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
 import { tempHome } from '../support/host.js';
 
@@ -213,9 +214,11 @@ describe('bounded model reads through the CLI, for hostile bodies', { timeout: 1
             const headerEnd = out.indexOf('\n', at);
             expect(headerEnd).toBeGreaterThan(at);
             const body = bodies[shown] as string;
-            // Then a blank line before the next entry.
-            expect(out.slice(headerEnd + 1, headerEnd + 1 + body.length + 2)).toBe(`${body}\n\n`);
-            at = headerEnd + 1 + body.length + 2;
+            // Then every line of the body behind the margin (none can pass for a header), and a
+            // blank line before the next entry.
+            const quoted = quotedBody(body);
+            expect(out.slice(headerEnd + 1, headerEnd + 1 + quoted.length + 2)).toBe(`${quoted}\n\n`);
+            at = headerEnd + 1 + quoted.length + 2;
             shown++;
           }
           const rest = out.slice(at);

@@ -82,7 +82,7 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
   it("lists an agent's pending messages as a table too", async () => {
     const lines = (await ok('message', 'ls', '--as', 'bot')).trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ID\s+CHANNEL\s+FROM\s+CREATED\s+STATE\s+SUBJECT$/);
-    expect(lines[1]).toMatch(/^[0-9A-Z]{26}\s+dm:bot,owner\s+owner\s+\S+\s+waiting\s+hello bot$/);
+    expect(lines[1]).toMatch(/^[0-9A-Z]{26}\s+dm:bot,owner\s+owner \(owner\)\s+\S+\s+waiting\s+hello bot$/);
     expect(await ok('message', 'ls', '--as', 'builder')).toBe('no pending messages\n');
   });
 

@@ -46,10 +46,17 @@ describe('the inbox CLI', () => {
     expect(rows[1]).toMatchObject({
       channel: 'dm:bot,owner',
       from: 'owner',
+      sender: 'owner',
       subject: 'big one',
       state: 'waiting',
     });
-    expect(rows[2]).toMatchObject({ channel: '#general', from: 'alice', replyTo: null, attachments: [] });
+    expect(rows[2]).toMatchObject({
+      channel: '#general',
+      from: 'alice',
+      sender: 'person',
+      replyTo: null,
+      attachments: [],
+    });
 
     const reply = (await ok(['message', 'reply', first, '--as', 'bot', '-m', 'got it'])).trim();
     const history = JSON.parse(await ok(['channel', 'history', '#general', '--json']));
@@ -73,13 +80,15 @@ describe('the inbox CLI', () => {
   it('reads one message whole, as text and as JSON in the shape of message ls rows', async () => {
     const id = (await ok(['message', 'send', 'bot', '-m', 'line one\nline two 😀'])).trim();
     const text = await ok(['message', 'read', id, '--as', 'bot']);
-    expect(text).toContain('From: owner (person)');
+    // The sender and what they are to the reader (provenance).
+    expect(text).toContain('From: owner (owner)');
     expect(text.endsWith('line one\nline two 😀\n')).toBe(true);
     const read = JSON.parse(await ok(['message', 'read', id, '--as', 'bot', '--json']));
     expect(read).toMatchObject({
       id,
       body: 'line one\nline two 😀',
       from: 'owner',
+      sender: 'owner',
       state: 'waiting',
       next: null,
     });

@@ -1,4 +1,6 @@
+import BetterSqlite3 from 'better-sqlite3';
 import fc from 'fast-check';
+import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
 import { createChannel, removeMember } from '../../src/host/channels.js';
@@ -11,6 +13,8 @@ import { channelRead, channelSearch, type PageResult } from '../../src/host/read
 import { receivedInProcess } from '../../src/host/receipts.js';
 import { beginTurn, endTurn } from '../../src/host/turns.js';
 import { listPrincipals } from '../../src/store/ops/principals.js';
+import type { Database } from '../../src/store/schema.js';
+import { dialectOf } from '../../src/store/store.js';
 import { hostileId, hostileString } from '../core/arbitraries.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 
@@ -109,6 +113,14 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
       });
       expect(await h.ctx.store.db.selectFrom('messages').select('seq').execute()).toEqual(before);
     });
+  });
+
+  it('carries its dialect on every handle the ops get: the root, a transaction and a send', async () => {
+    const dialect = dialectOf(h.ctx.store.db);
+    expect(await h.ctx.store.transaction(async (trx) => dialectOf(trx))).toBe(dialect);
+    for (const oneStatement of [false, true])
+      expect(await h.ctx.store.sendTransaction(async (db) => dialectOf(db), { oneStatement })).toBe(dialect);
+    expect(dialect.locksRowsRead).toBe(backend === 'postgres');
   });
 
   it('lists names in byte order, whatever the database collation', async () => {
@@ -414,5 +426,18 @@ describe.each(backendsUnderTest())('store and host conformance on %s', (backend)
         { numRuns: 60 },
       );
     });
+  });
+});
+
+describe('the store dialect', () => {
+  it('is refused, with a line that says why, on a handle not opened as a Sluice store', async () => {
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }),
+    });
+    try {
+      expect(() => dialectOf(db)).toThrow('this database handle was not opened as a Sluice store');
+    } finally {
+      await db.destroy();
+    }
   });
 });

@@ -18,6 +18,7 @@ function head(body: string, extra: Partial<DeliveryCandidate> = {}): DeliveryCan
     id: ID,
     channel: 'dm:alice,bot',
     from: 'alice',
+    sender: 'manager',
     createdAt: '2026-12-01T00:00:00.000Z',
     subject: null,
     replyTo: null,
@@ -104,8 +105,19 @@ describe('an oversized head within one page', () => {
           expect(budget.bytes).toBe(
             defaultPageBytes(client === 'codex' ? CODEX_MAX_BYTES : CLAUDE_MAX_BYTES),
           );
-          const { id, channel, createdAt, replyTo, attachments } = candidate;
-          const row = { id, channel, from, createdAt, subject, replyTo, state: 'waiting', attachments, body };
+          const { id, channel, sender, createdAt, replyTo, attachments } = candidate;
+          const row = {
+            id,
+            channel,
+            from,
+            sender,
+            createdAt,
+            subject,
+            replyTo,
+            state: 'waiting',
+            attachments,
+            body,
+          };
           const page = boundedMessagePage([row], true, budget, {
             listAfter: (after, maxBytes) =>
               `sluice message ls --json --include-body --since ${after} --max-bytes ${maxBytes}`,

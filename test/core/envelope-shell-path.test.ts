@@ -10,6 +10,7 @@ function candidate(i: number, body = `message ${i}`): DeliveryCandidate {
     id: `msg_${String(i).padStart(4, '0')}`,
     channel: 'dm:owner',
     from: 'owner',
+    sender: 'owner',
     createdAt: '2025-01-01T00:00:00.000Z',
     subject: null,
     replyTo: null,

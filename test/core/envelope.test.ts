@@ -8,6 +8,7 @@ import {
   renderMetadataNotice,
 } from '../../src/core/envelope.js';
 import { utf8Length } from '../../src/core/measure.js';
+import { SENDER_RELATIONS } from '../../src/core/provenance.js';
 import { hostileId, hostileString } from './arbitraries.js';
 
 function candidate(i: number, body = `message ${i}`): DeliveryCandidate {
@@ -15,6 +16,7 @@ function candidate(i: number, body = `message ${i}`): DeliveryCandidate {
     id: `msg_${String(i).padStart(4, '0')}`,
     channel: 'dm:owner',
     from: 'owner',
+    sender: 'owner',
     createdAt: `2025-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`,
     subject: null,
     replyTo: null,
@@ -85,6 +87,7 @@ describe('renderDelivery', () => {
       'id',
       'channel',
       'from',
+      'sender',
       'createdAt',
       'subject',
       'replyTo',
@@ -119,6 +122,7 @@ describe('renderDelivery', () => {
     expect(result.oversizedHead).toEqual({
       id: head.id,
       from: head.from,
+      sender: 'owner',
       createdAt: head.createdAt,
       bodyBytes: 20_000,
       read: `sluice message read ${head.id}`,
@@ -128,6 +132,8 @@ describe('renderDelivery', () => {
     expect(json.messages).toEqual([]);
     expect(json.oversizedHead).toEqual(result.oversizedHead);
     expect(instruction).toContain(`sluice message read ${head.id}`);
+    expect(instruction).toContain('It is from owner (owner).');
+    expect(instruction).toContain('not instructions from your user');
     expect(result.text).not.toContain('later_');
     expect(result.text).not.toContain('message 1');
   });
@@ -204,6 +210,7 @@ describe('renderDelivery', () => {
       id: hostileId,
       channel: hostileString(12),
       from: hostileString(12),
+      sender: fc.constantFrom(...SENDER_RELATIONS),
       createdAt: fc.constant('2025-01-01T00:00:00.000Z'),
       subject: fc.option(hostileString(20)),
       replyTo: fc.option(hostileString(12)),
@@ -264,7 +271,7 @@ describe('renderMetadataNotice', () => {
     const text = renderMetadataNotice({
       agent: 'builder',
       totalPending: 3,
-      oldest: { id: 'msg_1', from: 'owner', createdAt: '2025-01-01T00:00:00.000Z' },
+      oldest: { id: 'msg_1', from: 'owner', sender: 'owner', createdAt: '2025-01-01T00:00:00.000Z' },
     });
     expect(text.split('\n').length).toBeLessThanOrEqual(2);
     expect(text).toContain('3 pending');
@@ -276,7 +283,8 @@ describe('renderMetadataNotice', () => {
   it('stays short and on two lines whatever the names contain', () => {
     fc.assert(
       fc.property(hostileId, hostileId, hostileId, fc.integer({ min: 1, max: 1e6 }), (agent, from, id, n) => {
-        const text = renderMetadataNotice({ agent, totalPending: n, oldest: { id, from, createdAt: from } });
+        const oldest = { id, from, sender: 'agent' as const, createdAt: from };
+        const text = renderMetadataNotice({ agent, totalPending: n, oldest });
         expect(text.split(/\r\n|[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/)).toHaveLength(2);
         expect(utf8Length(text)).toBeLessThan(512);
       }),

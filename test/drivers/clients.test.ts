@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { shellWord } from '../../src/core/shell-word.js';
 import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { readProjection, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { CLAUDE_ALLOWED_TOOLS, claudeArgs, claudeOutcome } from '../../src/surfaces/drivers/claude.js';
 import { codexOutcome } from '../../src/surfaces/drivers/codex.js';
@@ -177,7 +177,8 @@ describe('turn content', () => {
         .where('id', '=', message_id)
         .executeTakeFirstOrThrow()
     ).attachments;
-    return [{ id: message_id, projection: {} as never, attachments: JSON.parse(attachments) }];
+    const projection = await readProjection(h.ctx, bot, message_id);
+    return [{ id: message_id, projection, attachments: JSON.parse(attachments) }];
   }
 
   test('Claude gets the envelope, then an image block, a document block and a pointer, each labelled', async () => {
@@ -197,6 +198,8 @@ describe('turn content', () => {
     expect(blocks[1]).toMatchObject({
       text: expect.stringContaining('"a \\"quoted\\" name.png" (image/png'),
     });
+    // Who sent it, as the agent sees them (provenance).
+    expect((blocks[1] as { text: string }).text).toContain('sent by owner (owner): ');
     expect(blocks[2]).toEqual({
       type: 'image',
       source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') },

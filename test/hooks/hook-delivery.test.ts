@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type DeliveryCandidate, renderDelivery } from '../../src/core/envelope.js';
 import { utf8Length } from '../../src/core/measure.js';
+import { SENDER_RELATIONS } from '../../src/core/provenance.js';
 import { deliveryFor, metadataNoticeFor } from '../../src/host/delivery.js';
 import { archiveMessages, listInbox } from '../../src/host/inbox.js';
 import { putMedia } from '../../src/host/media.js';
@@ -77,6 +78,7 @@ const candidate: fc.Arbitrary<DeliveryCandidate> = fc.record({
   id: hostileId,
   channel: hostileString(30),
   from: hostileString(30),
+  sender: fc.constantFrom(...SENDER_RELATIONS),
   createdAt: hostileString(30),
   subject: fc.option(hostileString(60), { nil: null }),
   replyTo: fc.option(hostileId, { nil: null }),

@@ -100,10 +100,27 @@ export async function sweepChannel(
   channelId: string,
   ids: readonly string[],
   budget: number,
+  /** What the channel's one author is to `reader` (core/provenance.ts). */
+  sender = 'person',
 ): Promise<ToolText[]> {
   const seen: ToolText[] = [];
+  // Provenance (issue 25 item 5): what the author is to the reader, on every message and fragment.
+  const authorIds = new Set(
+    (
+      await ctx.store.db
+        .selectFrom('messages')
+        .select('author_id')
+        .where('channel_id', '=', channelId)
+        .execute()
+    ).map((r) => r.author_id),
+  );
+  expect(authorIds.size).toBeLessThanOrEqual(1);
   const note = (r: ToolText) => {
     seen.push(r);
+    if (!r.isError) {
+      for (const m of r.json.messages ?? []) expect(m.sender).toBe(sender);
+      if (r.json.fragment !== undefined) expect(r.json.sender).toBe(sender);
+    }
     expect(r.text.length).toBeLessThanOrEqual(budget);
     // The UTF-8 cap (for Codex) holds unless the result carries one of the hostile 10 KB ids,
     // which leave no room under it (Sluice never generates such ids); then units alone bound it.

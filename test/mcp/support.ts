@@ -151,7 +151,11 @@ export async function readAllFragments(
     );
     results.push(r);
     if (r.isError) throw new Error(`fragment read failed: ${r.text.slice(0, 300)}`);
-    if (r.json.messages) return { joined: JSON.stringify(r.json.messages[0]), results };
+    if (r.json.messages) {
+      // Whole: the projection as stored, without the reader's `sender` beside its author.
+      const { sender: _sender, ...projection } = r.json.messages[0];
+      return { joined: JSON.stringify(projection), results };
+    }
     joined += r.json.fragment;
     next = r.json.contentCursor;
   } while (next !== null);

@@ -89,7 +89,10 @@ describe('the MCP tools, through the official client', () => {
     expect(page.isError).toBe(false);
     expect(messageIds(page)).toEqual([a, b, c]);
     expect(page.json).toMatchObject({ nextCursor: null, omitted: 0, outputLimit: BUDGET });
-    expect(page.json.messages[0]).toEqual(await readProjection(t.ctx, bot, a));
+    // The projection, with what its sender is to the agent right after the author.
+    const { channel_id, message_id, author, ...rest } = await readProjection(t.ctx, bot, a);
+    expect(page.json.messages[0]).toEqual({ channel_id, message_id, author, sender: 'person', ...rest });
+    expect(Object.keys(page.json.messages[0]).indexOf('sender')).toBe(3);
     await drain();
   });
 
@@ -154,13 +157,15 @@ describe('the MCP tools, through the official client', () => {
     expect(joined).toBe(projectionText(projection));
     expect(JSON.parse(joined)).toEqual(projection);
     expect(results.at(-1)!.json.complete).toBe(true);
+    // Every fragment says what the sender is to the agent, outside the projection text it slices.
+    for (const r of results) expect(r.json.sender).toBe('person');
     await drain();
   });
 
   it('returns a message whole by message_id when it fits', async () => {
     const id = await send('whole');
     const r = await mcp.call('channel_read', { message_id: id });
-    expect(r.json.messages).toEqual([await readProjection(t.ctx, bot, id)]);
+    expect(r.json.messages).toEqual([{ ...(await readProjection(t.ctx, bot, id)), sender: 'person' }]);
     await drain();
   });
 

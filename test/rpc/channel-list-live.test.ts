@@ -225,7 +225,7 @@ it('a read mark that does not move is not news', async () => {
 
 describe('channel-list changes held while a socket is backed up', () => {
   it('stay one entry per channel, collapse past the bound into one resync, and membership outranks unread', async () => {
-    const { CoalescingOutbox } = await import('../../src/host/live.js');
+    const { CoalescingOutbox } = await import('../../src/host/live-outbox.js');
     let buffered = 10_000_000;
     const sent: string[] = [];
     const rendered: [string, string][] = [];

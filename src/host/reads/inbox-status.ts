@@ -1,3 +1,4 @@
+import type { SenderRelation } from '../../core/provenance.js';
 import { listActiveChannelIds } from '../../store/ops/channels.js';
 import { findQueue } from '../../store/ops/queues.js';
 import { pendingMessagesAfter } from '../../store/ops/reads.js';
@@ -5,6 +6,7 @@ import type { HostContext } from '../context.js';
 import { requireAgent } from '../inbox.js';
 import { loadProjections } from '../messages.js';
 import type { Principal } from '../principals.js';
+import { relationsFor } from '../provenance.js';
 import { openTurnOf } from '../turns.js';
 import { fitsToolOutput } from './budgets.js';
 import type { ReadOutcome } from './params.js';
@@ -15,7 +17,14 @@ export interface InboxStatus {
   settlement: 'explicit' | 'turn';
   pending: number;
   returned: number;
-  oldest: { message_id: string; channel_id: string; from: string; created_at: string } | null;
+  oldest: {
+    message_id: string;
+    channel_id: string;
+    from: string;
+    /** What the sender is to this agent (core/provenance.ts). */
+    sender: SenderRelation;
+    created_at: string;
+  } | null;
   openTurn: boolean;
 }
 
@@ -33,10 +42,12 @@ export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<R
   let oldest: InboxStatus['oldest'] = null;
   if (head) {
     const [projection] = await loadProjections(db, [head.row]);
+    const author = projection?.author ?? { id: head.row.author_id, name: 'unknown', kind: 'unknown' };
     oldest = {
       message_id: head.row.id,
       channel_id: head.row.channel_id,
-      from: projection?.author.name ?? 'unknown',
+      from: author.name,
+      sender: (await relationsFor(ctx, agent))(author),
       created_at: head.row.created_at,
     };
   }

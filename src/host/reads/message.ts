@@ -6,6 +6,7 @@ import { CONTENT_CURSOR, issueCursor, readCursor } from '../cursors.js';
 import { getMessageRow, loadProjections } from '../messages.js';
 import type { Principal } from '../principals.js';
 import { type MessageProjection, projectionText } from '../projection.js';
+import { relationsFor, withSender } from '../provenance.js';
 import { offerReads } from '../receipts.js';
 import { fitsToolOutput } from './budgets.js';
 import type { ChannelReadParams, PageResult, ReadOutcome } from './params.js';
@@ -27,8 +28,9 @@ export async function readMessage(
   if (params.channel_id !== undefined && params.channel_id !== row.channel_id) {
     throw new SluiceError('not_found', 'no such message in that channel');
   }
-  const [projection] = await loadProjections(ctx.store.db, [row]);
-  const text = projectionText(projection as MessageProjection);
+  const [projection] = (await loadProjections(ctx.store.db, [row])) as [MessageProjection];
+  const text = projectionText(projection);
+  const sender = (await relationsFor(ctx, agent))(projection.author);
   const sha256 = sha256Hex(text);
   const seq = Number(row.seq);
   const binding: CursorBinding = {
@@ -38,7 +40,7 @@ export async function readMessage(
   };
   if (params.content_cursor === undefined) {
     const whole: PageResult = {
-      messages: [projection as MessageProjection],
+      messages: [withSender(projection, () => sender)],
       nextCursor: null,
       omitted: 0,
       outputLimit: budget,
@@ -58,6 +60,7 @@ export async function readMessage(
   const cut = (byteBudget: number | undefined) =>
     fragmentAt({
       messageId: row.id,
+      sender,
       text,
       sha256,
       offset,

@@ -10,6 +10,8 @@ import type { HostContext } from '../context.js';
 import { issueCursor, READ_PAGE_CURSOR, readCursor } from '../cursors.js';
 import { loadProjections } from '../messages.js';
 import type { Principal } from '../principals.js';
+import { type MessageProjection, projectionText } from '../projection.js';
+import { relationsFor, withSender } from '../provenance.js';
 import { offerReads } from '../receipts.js';
 import type { CoverageRead } from '../turns.js';
 import { fitsToolOutput, toolBudgets } from './budgets.js';
@@ -50,6 +52,7 @@ export async function assemblePage(
     ctx.store.db,
     fetched.map((c) => c.row),
   );
+  const relationOf = await relationsFor(ctx, agent);
   const cursorAfter = (index: number): string | null =>
     index + 1 < fetched.length || more
       ? issueCursor(ctx, READ_PAGE_CURSOR, binding, { k: (fetched[index] as KeyedMessage).key })
@@ -69,7 +72,7 @@ export async function assemblePage(
   };
   let fit = fitJsonPage({
     arrayKey: 'messages',
-    items: projections,
+    items: projections.map((p) => withSender(p, relationOf)),
     budgets: toolBudgets(ctx),
     rest: (count) => restFor(count, 'full'),
   });
@@ -88,7 +91,8 @@ export async function assemblePage(
   }
   const reads: CoverageRead[] = [];
   for (let i = 0; i < fit.count; i++) {
-    const text = fit.serialized[i] as string;
+    // Coverage is of the projection (the same text for every reader), which the item holds whole.
+    const text = projectionText(projections[i] as MessageProjection);
     reads.push({
       messageSeq: Number((fetched[i] as KeyedMessage).row.seq),
       sha256: sha256Hex(text),

@@ -1,5 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
-import type { MessageProjection } from '../projection.js';
+import type { ReaderMessage } from '../provenance.js';
 import type { PendingReceipt } from '../receipts.js';
 
 /** `channel_read` parameters (DESIGN.md §3.1). */
@@ -26,9 +26,12 @@ export interface ReadContentLocator {
   message_id: string;
 }
 
-/** A page of complete projections, the largest prefix of the fetched candidates that fits. */
+/**
+ * A page of complete projections, each with what its sender is to the reader, the largest prefix
+ * of the fetched candidates that fits.
+ */
 export interface PageResult {
-  messages: MessageProjection[];
+  messages: ReaderMessage[];
   nextCursor: string | null;
   /** Fetched candidates left out of this page (not a total over history). */
   omitted: number;

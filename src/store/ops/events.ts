@@ -1,9 +1,6 @@
-import { PostgresAdapter, type Selectable } from 'kysely';
-import { lastCommittedEventSeq, listCommittedEventsAfter } from '../postgres/commit-order.js';
-import type { EventsTable } from '../schema.js';
-import type { Db } from '../store.js';
+import { type Db, dialectOf, type EventRow } from '../store.js';
 
-export type EventRow = Selectable<EventsTable>;
+export type { EventRow };
 
 export type EventKind =
   | 'message.created'
@@ -54,23 +51,10 @@ export async function appendEvents(db: Db, events: readonly NewEvent[]): Promise
  * (postgres/commit-order.ts): a live feed never skips an event that committed late.
  */
 export async function listEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter)
-    return listCommittedEventsAfter(db, afterSeq, limit);
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+  return dialectOf(db).listEventsAfter(db, afterSeq, limit);
 }
 
 /** Where a reader starting now begins: the last event it need not see (commit order, as above). */
 export async function lastEventSeq(db: Db): Promise<number> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return lastCommittedEventSeq(db);
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('seq').as('max'))
-    .executeTakeFirst();
-  return Number(row?.max ?? 0);
+  return dialectOf(db).lastEventSeq(db);
 }

@@ -1,14 +1,15 @@
-import { PostgresAdapter, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { InboxState, InboxTable, MessageSource } from '../schema.js';
 import { PENDING_STATES } from '../schema.js';
-import type { Db } from '../store.js';
+import { type Db, dialectOf } from '../store.js';
 
 export type InboxRow = Selectable<InboxTable>;
 
 /**
- * Inside a PostgreSQL transaction the entry is read FOR UPDATE: callers decide a state change from
- * what they read, and two hosts archiving or settling the same entry must not both act on a stale
- * copy (SQLite's BEGIN IMMEDIATE already serialises writers, and has no FOR UPDATE).
+ * Inside a transaction, where the dialect locks the rows it reads (PostgreSQL), the entry is read
+ * FOR UPDATE: callers decide a state change from what they read, and two hosts archiving or
+ * settling the same entry must not both act on a stale copy (SQLite's BEGIN IMMEDIATE already
+ * serialises writers, and has no FOR UPDATE).
  */
 export async function findInboxEntry(
   db: Db,
@@ -24,7 +25,7 @@ export async function findInboxEntry(
 }
 
 function locksRowsForWrite(db: Db): boolean {
-  return db.isTransaction && db.getExecutor().adapter instanceof PostgresAdapter;
+  return db.isTransaction && dialectOf(db).locksRowsRead;
 }
 
 export interface PendingFilter {

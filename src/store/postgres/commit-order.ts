@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import type { EventRow } from '../ops/events.js';
-import type { Db } from '../store.js';
+import type { Db, EventRow } from '../store.js';
 import { WRITE_LOCK_CLASS } from './migrations.js';
 
 // Sends commit in parallel, so a lower event seq can commit after a higher one (migration

@@ -5,6 +5,7 @@ import type { Database } from '../schema.js';
 import type { Db, Store } from '../store.js';
 import { createDatabaseBlobStore } from './blobs.js';
 import { eventsHeldBack } from './commit-order.js';
+import { PostgresStoreAdapter } from './dialect.js';
 import { postgresMigrations, SchemaTablesIntrospector, WRITE_LOCK_CLASS } from './migrations.js';
 import { retryTransient } from './retry.js';
 import { postgresSearchIndex } from './search.js';
@@ -26,10 +27,17 @@ export interface PostgresStoreOptions {
 
 export const DEFAULT_POOL_SIZE = 10;
 
-/** PostgresDialect whose introspector stays inside the current schema (see migrations.ts). */
+/**
+ * PostgresDialect whose introspector stays inside the current schema (see migrations.ts) and whose
+ * adapter carries the store's dialect (dialect.ts).
+ */
 class SchemaScopedPostgresDialect extends PostgresDialect {
   override createIntrospector(db: Kysely<unknown>) {
     return new SchemaTablesIntrospector(db);
+  }
+
+  override createAdapter() {
+    return new PostgresStoreAdapter();
   }
 }
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -202,7 +210,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     // Write transactions other than sends take one advisory lock per schema before anything else,
     // so they commit one at a time, as SQLite's single writer does, and never beside a send (which
     // takes it shared). Event order no longer depends on it: readers follow commit order through
-    // each event's xid (migration 008, ops/events.ts). Reads never take the lock.
+    // each event's xid (migration 008, commit-order.ts). Reads never take the lock.
     // Inside, READ COMMITTED with the row locks the ops take (UPDATE queues … RETURNING,
     // findInboxEntry's FOR UPDATE) keeps per-agent state correct on its own; any
     // deadlock or serialization failure the server reports runs the transaction again.

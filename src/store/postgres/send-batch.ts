@@ -4,7 +4,7 @@ import type { Db } from '../store.js';
 import { retryTransient } from './retry.js';
 import { encodeText } from './text.js';
 
-/** The statement a plain send runs (ops/send.ts, `sendInOneRoundTrip`): what a batch collects. */
+/** The statement a plain send runs (send.ts, `storeAndFanOut`): what a batch collects. */
 export const SLUICE_SEND = 'select sluice_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) as seq';
 
 const SEND_MANY = `select seq, error_code, error_message from sluice_send_many($1::text[], $2::text[], $3::text[],

@@ -8,6 +8,7 @@ import {
   SqliteDriver,
 } from 'kysely';
 import { asStoreFault } from '../../core/store-faults.js';
+import { SqliteStoreAdapter } from './dialect.js';
 import { DEFAULT_LOCK_WAIT, isBusy, type LockWaitPolicy, retryWhileBusy } from './retry.js';
 
 /** The part of a better-sqlite3 statement the driver uses. */
@@ -177,7 +178,10 @@ class LockWaitingSqliteDriver extends SqliteDriver {
   }
 }
 
-/** SQLite dialect over `LockWaitingSqliteDriver` on an open better-sqlite3 database. */
+/**
+ * SQLite dialect over `LockWaitingSqliteDriver` on an open better-sqlite3 database, whose adapter
+ * carries the store's dialect (dialect.ts).
+ */
 export class LockWaitingSqliteDialect extends SqliteDialect {
   readonly #db: SqliteDatabase;
   readonly #options: LockWaitingDriverOptions;
@@ -190,5 +194,9 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
 
   override createDriver() {
     return new LockWaitingSqliteDriver(this.#db, this.#options);
+  }
+
+  override createAdapter() {
+    return new SqliteStoreAdapter();
   }
 }

@@ -4,6 +4,7 @@ import { fitJsonPage } from '../../core/fit.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { defaultPageBytes, pageBytesAfter, receiptBytes, shellOutputCap } from '../../core/output-cap.js';
+import type { SenderRelation } from '../../core/provenance.js';
 
 export { CLAUDE_MAX_BYTES, CODEX_MAX_BYTES } from '../../core/output-cap.js';
 
@@ -88,6 +89,8 @@ export interface MessageRow {
   id: string;
   channel: string;
   from: string;
+  /** What the sender is to the reader (core/provenance.ts). */
+  sender: SenderRelation;
   createdAt: string;
   subject: string | null;
   replyTo: string | null;

@@ -1,9 +1,11 @@
+import { senderLabel } from '../../core/envelope.js';
 import { isSluiceError, SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import { CLAUDE_IMAGE_LIMITS, checkImage, fitImage, isInlineImage } from '../../host/image-fit.js';
 import { materializeMedia } from '../../host/materialize.js';
 import { getReadableMedia, type Media } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
+import { relationsFor } from '../../host/provenance.js';
 import type { DeliveredMessage } from './delivered.js';
 
 /** Anthropic content blocks the Claude driver writes (base64 exists only in this message). */
@@ -24,13 +26,35 @@ export type CodexInputItem =
 /** PDFs larger than this (base64) go as a path pointer: the request itself has a size cap. */
 const MAX_INLINE_PDF_BASE64 = 20 * 1024 * 1024;
 
-/** One line that names an attachment; the name is JSON-quoted because a sender chose it. */
-function attachmentLabel(media: Media, messageId: string): string {
-  return `Attachment ${media.id} ${JSON.stringify(media.name)} (${media.mime}, ${media.size} bytes) from message ${messageId}`;
+/** The message an attachment came with, and who sent it as the agent sees them (`alice (manager)`). */
+interface AttachmentSource {
+  messageId: string;
+  by: string;
 }
 
-function pointer(media: Media, messageId: string, path: string): string {
-  return `${attachmentLabel(media, messageId)} is saved at ${path}`;
+/** Each delivered message as an attachment source, with its sender's relation to the agent. */
+async function sourcesOf(
+  ctx: HostContext,
+  agent: Principal,
+  delivered: readonly DeliveredMessage[],
+): Promise<AttachmentSource[]> {
+  const relationOf = await relationsFor(ctx, agent);
+  return delivered.map((m) => ({
+    messageId: m.id,
+    by: senderLabel(m.projection.author.name, relationOf(m.projection.author)),
+  }));
+}
+
+/**
+ * One line that names an attachment and who sent it (provenance, docs/security.md); the name is
+ * JSON-quoted because a sender chose it.
+ */
+function attachmentLabel(media: Media, source: AttachmentSource): string {
+  return `Attachment ${media.id} sent by ${source.by}: ${JSON.stringify(media.name)} (${media.mime}, ${media.size} bytes) from message ${source.messageId}`;
+}
+
+function pointer(media: Media, source: AttachmentSource, path: string): string {
+  return `${attachmentLabel(media, source)} is saved at ${path}`;
 }
 
 async function bytesOf(ctx: HostContext, media: Media): Promise<Uint8Array> {
@@ -51,9 +75,10 @@ export async function claudeTurnContent(
   delivered: readonly DeliveredMessage[],
 ): Promise<ClaudeBlock[]> {
   const blocks: ClaudeBlock[] = [{ type: 'text', text: envelope }];
-  for (const message of delivered) {
+  const sources = await sourcesOf(ctx, agent, delivered);
+  for (const [i, message] of delivered.entries()) {
     for (const ref of message.attachments) {
-      blocks.push(...(await attachmentBlocks(ctx, agent, ref.attachment_id, message.id)));
+      blocks.push(...(await attachmentBlocks(ctx, agent, ref.attachment_id, sources[i] as AttachmentSource)));
     }
   }
   return blocks;
@@ -69,7 +94,7 @@ async function attachmentBlocks(
   ctx: HostContext,
   agent: Principal,
   attachmentId: string,
-  messageId: string,
+  source: AttachmentSource,
 ): Promise<ClaudeBlock[]> {
   let media: Media | undefined;
   try {
@@ -79,14 +104,14 @@ async function attachmentBlocks(
       const note = fitted.downscaled ? ' (downscaled to fit the model limits; the original is larger)' : '';
       const data = fitted.data.toString('base64');
       return [
-        { type: 'text', text: `${attachmentLabel(media, messageId)}${note}:` },
+        { type: 'text', text: `${attachmentLabel(media, source)}${note}:` },
         { type: 'image', source: { type: 'base64', media_type: fitted.mime, data } },
       ];
     }
     if (media.mime === 'application/pdf' && Math.ceil(media.size / 3) * 4 <= MAX_INLINE_PDF_BASE64) {
       const data = Buffer.from(await bytesOf(ctx, media)).toString('base64');
       return [
-        { type: 'text', text: `${attachmentLabel(media, messageId)}:` },
+        { type: 'text', text: `${attachmentLabel(media, source)}:` },
         {
           type: 'document',
           source: { type: 'base64', media_type: 'application/pdf', data },
@@ -94,9 +119,9 @@ async function attachmentBlocks(
         },
       ];
     }
-    return [{ type: 'text', text: pointer(media, messageId, await materializeMedia(ctx, media)) }];
+    return [{ type: 'text', text: pointer(media, source, await materializeMedia(ctx, media)) }];
   } catch (err) {
-    return [{ type: 'text', text: unavailable(attachmentId, media, messageId, err) }];
+    return [{ type: 'text', text: unavailable(attachmentId, media, source, err) }];
   }
 }
 
@@ -110,12 +135,12 @@ function failureReason(err: unknown): string {
 function unavailable(
   attachmentId: string,
   media: Media | undefined,
-  messageId: string,
+  source: AttachmentSource,
   err: unknown,
 ): string {
   const label = media
-    ? attachmentLabel(media, messageId)
-    : `Attachment ${attachmentId} from message ${messageId}`;
+    ? attachmentLabel(media, source)
+    : `Attachment ${attachmentId} sent by ${source.by} from message ${source.messageId}`;
   return `${label} could not be attached: ${failureReason(err)}`;
 }
 
@@ -133,7 +158,9 @@ export async function codexTurnInput(
 ): Promise<CodexInputItem[]> {
   const lines = [lead];
   const images: CodexInputItem[] = [];
-  for (const message of delivered) {
+  const sources = await sourcesOf(ctx, agent, delivered);
+  for (const [i, message] of delivered.entries()) {
+    const source = sources[i] as AttachmentSource;
     for (const ref of message.attachments) {
       let media: Media | undefined;
       try {
@@ -141,15 +168,13 @@ export async function codexTurnInput(
         const path = await materializeMedia(ctx, media);
         if (isInlineImage(media.mime)) {
           await checkImage(await bytesOf(ctx, media));
-          lines.push(
-            `${attachmentLabel(media, message.id)} is attached below as an image (saved at ${path}).`,
-          );
+          lines.push(`${attachmentLabel(media, source)} is attached below as an image (saved at ${path}).`);
           images.push({ type: 'localImage', path });
         } else {
-          lines.push(pointer(media, message.id, path));
+          lines.push(pointer(media, source, path));
         }
       } catch (err) {
-        lines.push(unavailable(ref.attachment_id, media, message.id, err));
+        lines.push(unavailable(ref.attachment_id, media, source, err));
       }
     }
   }

@@ -57,7 +57,9 @@ export async function renderHookContext(args: HookArgs, where: HookEnvironment):
           return renderMetadataNotice({
             agent: slice.agentName,
             totalPending: slice.totalPending,
-            oldest: oldest ? { id: oldest.id, from: oldest.from, createdAt: oldest.createdAt } : null,
+            oldest: oldest
+              ? { id: oldest.id, from: oldest.from, sender: oldest.sender, createdAt: oldest.createdAt }
+              : null,
           });
         }
         return renderDelivery({

@@ -6,6 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
 import { PENDING_STATES } from '../../core/pending.js';
+import { senderRelation } from '../../core/provenance.js';
 
 /** PENDING_STATES as an SQL list (constants, never input). */
 const PENDING_SQL = PENDING_STATES.map((state) => `'${state}'`).join(', ');
@@ -24,7 +25,7 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '008_commit_order',
   // An index on turns only (the page's presence read).
   '009_turns_by_start',
-  // A new table (agent managers) the reader never queries.
+  // A new table (agent managers): the reader only looks up who manages the agent (provenance).
   '010_agent_managers',
   // Nothing on SQLite (a PostgreSQL server function).
   '011_send_batches',
@@ -49,7 +50,9 @@ interface InboxMessageRow {
   id: string;
   channel_name: string | null;
   channel_id: string;
+  author_id: string;
   author_name: string | null;
+  author_kind: string | null;
   created_at: string;
   subject: string | null;
   reply_to: string | null;
@@ -116,7 +119,8 @@ export class PendingReader {
       // Same rows as listInboxEntries(channelIds = active memberships) + withProjections.
       const rows = db
         .prepare(
-          `select m.id, c.name as channel_name, i.channel_id, p.name as author_name, m.created_at, m.subject,
+          `select m.id, c.name as channel_name, i.channel_id, m.author_id, p.name as author_name,
+                  p.kind as author_kind, m.created_at, m.subject,
                   m.reply_to, m.body, m.attachments
              from inbox i
              join messages m on m.seq = i.message_seq
@@ -131,7 +135,15 @@ export class PendingReader {
       const queue = db.prepare('select waiting, returned from queues where agent_id = ?').get(agent.id) as
         | { waiting: number; returned: number }
         | undefined;
-      const candidates = rows.map(toCandidate);
+      // What each sender is to this agent (core/provenance.ts), as host/provenance.ts decides it.
+      const managers = new Set(
+        (
+          db.prepare('select person_id from agent_managers where agent_id = ?').all(agent.id) as {
+            person_id: string;
+          }[]
+        ).map((r) => r.person_id),
+      );
+      const candidates = rows.map((row) => toCandidate(row, agent.id, managers));
       const counted = queue ? queue.waiting + queue.returned : 0;
       return { agentName: agent.name, totalPending: Math.max(counted, candidates.length), candidates };
     });
@@ -143,12 +155,22 @@ export class PendingReader {
   }
 }
 
-function toCandidate(row: InboxMessageRow): DeliveryCandidate {
+function toCandidate(
+  row: InboxMessageRow,
+  agentId: string,
+  managers: ReadonlySet<string>,
+): DeliveryCandidate {
   const name = row.channel_name ?? row.channel_id;
+  const from = row.author_name ?? 'unknown';
   return {
     id: row.id,
     channel: name.startsWith('dm:') ? name : `#${name}`,
-    from: row.author_name ?? 'unknown',
+    from,
+    sender: senderRelation(
+      { id: row.author_id, name: from, kind: row.author_kind ?? 'unknown' },
+      agentId,
+      managers,
+    ),
     createdAt: row.created_at,
     subject: row.subject,
     replyTo: row.reply_to,

@@ -1,13 +1,8 @@
 import { utf8Length } from '../../core/measure.js';
 import { canWatchQueue } from '../../host/access.js';
 import { FULL_ROW_BYTES } from '../../host/history.js';
-import {
-  type ChannelEvent,
-  CoalescingOutbox,
-  type LiveHub,
-  type SidebarChange,
-  type SidebarEvent,
-} from '../../host/live.js';
+import type { ChannelEvent, LiveHub, SidebarEvent } from '../../host/live.js';
+import { CoalescingOutbox, type SidebarChange } from '../../host/live-outbox.js';
 import { liveReadsFor } from '../../host/live-reads.js';
 import type { Principal } from '../../host/principals.js';
 import { summaryForReader } from '../../host/queue.js';

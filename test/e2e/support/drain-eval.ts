@@ -535,6 +535,7 @@ export function headFit(client: Client, scenario: DrainScenario): 'envelope' | '
     id: '01KBAAAAAAAAAAAAAAAAAAAAAA',
     channel: `dm:${SENDER},${AGENT}`,
     from: SENDER,
+    sender: 'person' as const,
     createdAt: '2026-12-01T00:00:00.000Z',
     subject: null,
     replyTo: null,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
 import { channelMembers, recentProjections } from '../../../host/channel-reads.js';
 import {
@@ -16,9 +17,11 @@ import {
 import type { HostContext } from '../../../host/context.js';
 import { displayChannel } from '../../../host/inbox.js';
 import type { Principal } from '../../../host/principals.js';
+import { relationsFor, withSender } from '../../../host/provenance.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
+import { oneLine, quotedBody } from '../message-text.js';
 
 /**
  * The channel a read names: `#NAME`, a channel id, a DM as `channel ls` prints it (`dm:a,b`), or
@@ -192,11 +195,16 @@ export function registerChannelCommands(program: Command): void {
         const me = await actor();
         const ch = await channelToRead(host, me, target);
         const projections = ch ? await recentProjections(host, me, ch.id, limit) : [];
+        // Provenance: what each author is to the reader (an agent may run this too).
+        const relationOf = await relationsFor(host, me);
         if (opts.json) {
-          await writeOut(`${JSON.stringify(projections)}\n`);
+          await writeOut(`${JSON.stringify(projections.map((p) => withSender(p, relationOf)))}\n`);
           return;
         }
-        const lines = projections.map((p) => `${p.created_at} ${p.author.name} [${p.message_id}]: ${p.body}`);
+        const lines = projections.map((p) => {
+          const head = `${p.created_at} ${senderLabel(p.author.name, relationOf(p.author))} [${p.message_id}]:`;
+          return oneLine(p.body) ? `${head} ${p.body}` : `${head}\n${quotedBody(p.body)}`;
+        });
         await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no messages\n');
       }),
     );

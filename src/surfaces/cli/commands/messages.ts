@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
 import { shellWord } from '../../../core/shell-word.js';
 import type { HostContext } from '../../../host/context.js';
@@ -9,6 +10,7 @@ import { putMedia } from '../../../host/media.js';
 import { messagePlace } from '../../../host/message-place.js';
 import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
 import type { Principal } from '../../../host/principals.js';
+import { type RelationOf, relationsFor } from '../../../host/provenance.js';
 import { type AgentLock, readAttachment } from '../agent-lock.js';
 import {
   boundedMessagePage,
@@ -26,6 +28,7 @@ import {
 import { action, type GlobalOptions } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
+import { firstLine, quotedBody } from '../message-text.js';
 import { registerMessageStatus } from './message-status.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -57,12 +60,13 @@ async function uploadAll(
 }
 
 /** The `message ls --json` row shape (DESIGN.md §4). */
-export function listingRow(listing: InboxListing, includeBody: boolean): MessageRow {
+export function listingRow(listing: InboxListing, includeBody: boolean, relationOf: RelationOf): MessageRow {
   const p = listing.projection;
   return {
     id: p.message_id,
     channel: listing.channelName,
     from: p.author.name,
+    sender: relationOf(p.author),
     createdAt: p.created_at,
     subject: p.subject ?? null,
     replyTo: p.reply_to?.message_id ?? null,
@@ -169,11 +173,6 @@ function boundedTextListing(
   return hasMore && last ? `${text}next: ${commands.listAfter(last.projection.message_id)}\n` : text;
 }
 
-function firstLine(text: string, max = 80): string {
-  const line = text.split('\n', 1)[0] ?? '';
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
 export function registerMessageCommands(program: Command): void {
   const message = program.command('message').description('send, list, read, reply to and archive messages');
   registerMessageStatus(message);
@@ -244,8 +243,10 @@ export function registerMessageCommands(program: Command): void {
         ) => {
           const limit = parseLimit(opts.limit, '--limit', 10_000, 100);
           const budget = readBudget(opts);
+          const me = await actor();
+          const relationOf = await relationsFor(host, me);
           // One more than shown tells whether the listing continues.
-          const fetched = await listInbox(host, await actor(), {
+          const fetched = await listInbox(host, me, {
             archive: opts.archive === true,
             sinceId: opts.since,
             fromName: opts.from,
@@ -256,7 +257,7 @@ export function registerMessageCommands(program: Command): void {
           if (opts.json && opts.includeBody) {
             // A model's read: complete bodies, within its tool-output cap, with the command that continues.
             const page = boundedMessagePage(
-              rows.map((r) => listingRow(r, true)),
+              rows.map((r) => listingRow(r, true, relationOf)),
               hasMore,
               budget,
               continueCommands(opts, typed),
@@ -265,7 +266,7 @@ export function registerMessageCommands(program: Command): void {
             return;
           }
           if (opts.json) {
-            await writeOut(`${JSON.stringify(rows.map((r) => listingRow(r, false)))}\n`);
+            await writeOut(`${JSON.stringify(rows.map((r) => listingRow(r, false, relationOf)))}\n`);
             return;
           }
           if (!opts.includeBody) {
@@ -275,7 +276,10 @@ export function registerMessageCommands(program: Command): void {
               columns: [
                 { header: 'ID', cell: (r) => r.projection.message_id },
                 { header: 'CHANNEL', cell: (r) => r.channelName },
-                { header: 'FROM', cell: (r) => r.projection.author.name },
+                {
+                  header: 'FROM',
+                  cell: (r) => senderLabel(r.projection.author.name, relationOf(r.projection.author)),
+                },
                 { header: 'CREATED', cell: (r) => r.projection.created_at },
                 { header: 'STATE', cell: (r) => r.entry.state },
                 { header: 'SUBJECT', cell: (r) => firstLine(r.projection.subject ?? r.projection.body) },
@@ -289,8 +293,9 @@ export function registerMessageCommands(program: Command): void {
           }
           const out = rows.map((r) => {
             const p = r.projection;
-            const head = `${p.message_id}  ${r.channelName}  ${p.author.name}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
-            return `${head}\n${p.body}\n`;
+            const from = senderLabel(p.author.name, relationOf(p.author));
+            const head = `${p.message_id}  ${r.channelName}  ${from}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
+            return `${head}\n${quotedBody(p.body)}\n`;
           });
           await writeOut(boundedTextListing(rows, out, hasMore, budget, continueCommands(opts, typed)));
         },
@@ -314,6 +319,7 @@ export function registerMessageCommands(program: Command): void {
           const me = await actor();
           const p = await readProjection(host, me, id);
           const { channelName, state } = await messagePlace(host, me, p);
+          const sender = (await relationsFor(host, me))(p.author);
           if (opts.json) {
             const budget = readBudget(opts);
             const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
@@ -321,6 +327,7 @@ export function registerMessageCommands(program: Command): void {
               id: p.message_id,
               channel: channelName,
               from: p.author.name,
+              sender,
               createdAt: p.created_at,
               subject: p.subject ?? null,
               replyTo: p.reply_to?.message_id ?? null,
@@ -332,7 +339,7 @@ export function registerMessageCommands(program: Command): void {
             return;
           }
           const headers = [
-            `From: ${p.author.name} (${p.author.kind})`,
+            `From: ${senderLabel(p.author.name, sender)}`,
             `Channel: ${channelName}`,
             `Date: ${p.created_at}`,
             `Id: ${p.message_id}`,

@@ -1,0 +1,25 @@
+import type { Db, EventRow } from '../store.js';
+
+// SQLite commits one writer at a time (BEGIN IMMEDIATE; a group commit is one transaction), so
+// events commit in seq order: a reader follows seq and never meets a lower seq committing late
+// (PostgreSQL's sends commit in parallel: postgres/commit-order.ts).
+
+/** Events after the event `afterSeq` in commit order (here seq order); at most `limit`. */
+export async function listCommittedEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
+/** The last event (0 for none): readers that start now continue after it. */
+export async function lastCommittedEventSeq(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('seq').as('max'))
+    .executeTakeFirst();
+  return Number(row?.max ?? 0);
+}
