@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { BenchResult } from './result.js';
@@ -57,8 +57,18 @@ async function main(): Promise<void> {
     '',
   ];
   const target = resolve(here, '../../bench/results.md');
-  writeFileSync(target, lines.join('\n'));
+  writeFileSync(target, lines.join('\n') + keptSections(target));
   process.stdout.write(`\nwrote ${target}\n`);
+}
+
+/**
+ * Sections other runs write into the report between `<!-- NAME:begin … -->` and `<!-- NAME:end -->`
+ * (the drain rows come from `npm run eval`, with the real clients): kept as they are.
+ */
+function keptSections(path: string): string {
+  if (!existsSync(path)) return '';
+  const sections = readFileSync(path, 'utf8').match(/<!-- (\w+):begin[^>]*-->[\s\S]*?<!-- \1:end -->/g) ?? [];
+  return sections.map((s) => `\n${s}\n`).join('');
 }
 
 await main();

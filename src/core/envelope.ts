@@ -1,3 +1,4 @@
+import { type DeliveryLimits, fitsOnePage, resolveLimits } from './delivery-limits.js';
 import { fitLargestPrefix } from './fit.js';
 import { utf8Length } from './measure.js';
 import { cutUtf8 } from './preview.js';
@@ -26,17 +27,7 @@ export interface DeliveryCandidate {
   attachments: DeliveryAttachment[];
 }
 
-/** Caps for one delivery; every given cap holds for the whole rendered text. */
-export interface DeliveryLimits {
-  maxMessages: number;
-  /** UTF-8 bytes of the whole rendered text. */
-  maxBytes: number;
-  /** Adapter cap in UTF-16 units for the whole text including `wrapperUnits`. */
-  maxUnits?: number;
-}
-
-/** Provider-neutral defaults (DESIGN.md §3.2); also the Codex adapter's budget. */
-export const DEFAULT_DELIVERY_LIMITS: DeliveryLimits = Object.freeze({ maxMessages: 16, maxBytes: 16384 });
+export { DEFAULT_DELIVERY_LIMITS, type DeliveryLimits } from './delivery-limits.js';
 
 /**
  * Claude Code moves `additionalContext` longer than this many characters to a file and shows the
@@ -52,6 +43,8 @@ export interface OversizedHead {
   createdAt: string;
   bodyBytes: number;
   read: string;
+  /** Set when the head fits one listing page: the command that fetches it with what follows. */
+  list?: string;
 }
 
 /** A rendered delivery and what it contains. */
@@ -161,17 +154,6 @@ function projectCandidate(c: DeliveryCandidate): Record<string, unknown> {
   };
 }
 
-function resolveLimits(limits: Partial<DeliveryLimits> | undefined): DeliveryLimits {
-  const pick = (value: number | undefined, fallback: number) =>
-    value === undefined || Number.isNaN(value) ? fallback : value;
-  const maxMessages = Math.max(1, Math.floor(pick(limits?.maxMessages, DEFAULT_DELIVERY_LIMITS.maxMessages)));
-  const maxBytes = pick(limits?.maxBytes, DEFAULT_DELIVERY_LIMITS.maxBytes);
-  const maxUnits = limits?.maxUnits;
-  return maxUnits === undefined || Number.isNaN(maxUnits)
-    ? { maxMessages, maxBytes }
-    : { maxMessages, maxBytes, maxUnits };
-}
-
 /**
  * Renders the harness delivery envelope `sluice.delivery.v1` (DESIGN.md §3.2): a header line, one
  * line of JSON and an instruction line, holding the largest whole FIFO prefix of `candidates`
@@ -220,6 +202,9 @@ export function renderDelivery(input: DeliveryInput): RenderedDelivery {
           createdAt: head.createdAt,
           bodyBytes: utf8Length(head.body),
           read: readCommand(head.id),
+          ...(fitsOnePage(JSON.stringify({ ...projectCandidate(head), state: 'returned' }), limits.pageBytes)
+            ? { list: LIST_COMMAND }
+            : {}),
         };
   // Fallbacks, richest first: the text must fit, so drop what hostile metadata made too big.
   const attempts: string[] = [];
@@ -232,6 +217,7 @@ export function renderDelivery(input: DeliveryInput): RenderedDelivery {
         sender: oversizedHead.sender,
         bodyBytes: oversizedHead.bodyBytes,
         read: oversizedHead.read,
+        ...(oversizedHead.list === undefined ? {} : { list: oversizedHead.list }),
       }),
     );
   }
@@ -286,16 +272,21 @@ function oversizedText(
     messages: [],
   });
   const id = commandId(head.id);
+  const from =
+    shown.from !== undefined && shown.sender !== undefined
+      ? `It is from ${senderLabel(shown.from, shown.sender)}. `
+      : '';
+  if (head.list !== undefined) {
+    // One listing page holds the head (and what follows, FIFO): no read in parts, no extra request.
+    const instruction = `${from}${PROVENANCE_NOTE} It fits one listing: fetch it and the messages behind it with complete bodies, oldest first: ${head.list} (it names the command that continues), then ${REPLY_AND_ARCHIVE[0]?.toLowerCase()}${REPLY_AND_ARCHIVE.slice(1)}`;
+    return `${header}\n${json}\n${instruction}`;
+  }
   const where = id === '<id>' ? ' (the id is in oversizedHead)' : '';
   // The list is chained to the reply, not to the read: a read part and a page each fill a
   // client's output cap, so together they would be cut (measured with Codex, issue 13 item 5).
   const later =
     totalPending > 1
       ? ` Later messages stay pending: fetch the next batch in the same command as that reply: sluice message reply ${id} --archive -m "…" && ${LIST_COMMAND} --since ${id}`
-      : '';
-  const from =
-    shown.from !== undefined && shown.sender !== undefined
-      ? `It is from ${senderLabel(shown.from, shown.sender)}. `
       : '';
   const instruction = `${from}${PROVENANCE_NOTE} Read it whole with: ${readCommand(id)} --json${where} (a large body comes in parts: run each "next"), then reply and archive in one process: sluice message reply ${id} --archive -m "…".${later}`;
   return `${header}\n${json}\n${instruction}`;

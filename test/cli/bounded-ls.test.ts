@@ -47,8 +47,9 @@ describe('bounded model reads through the CLI', { timeout: 300_000 }, () => {
       pages++;
     }
     expect(seen).toEqual(ids);
-    // The default read is 60% of Claude Code's 30,000-byte cap (src/surfaces/cli/bounded-read.ts).
-    expect(pages).toBe(7);
+    // The default read is Claude Code's 30,000-byte cap less room for 16 receipts (27,680 bytes,
+    // src/core/output-cap.ts): 5 bodies of 5 KB a page.
+    expect(pages).toBe(4);
   });
 
   it('text ls --include-body is bounded too, with whole entries and a last line naming the command that continues', async () => {

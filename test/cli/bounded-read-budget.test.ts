@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAIN_RECEIPT_BYTES, receiptBytes } from '../../src/core/output-cap.js';
 import {
   boundedMessagePage,
   boundedMessagePart,
@@ -9,9 +10,20 @@ import { runCli, tempHome } from '../support/host.js';
 import { commands, row } from './bounded-read-fixtures.js';
 
 describe('the default budget of a model read follows the client cap in bytes', () => {
-  it('is 60% of Codex exec_command 10,000 bytes under Codex, else of Claude Code Bash 30,000 bytes', () => {
-    expect(defaultReadBudget({ CODEX_THREAD_ID: 't' })).toEqual({ chars: 18_000, bytes: 6_000 });
-    expect(defaultReadBudget({})).toEqual({ chars: 18_000, bytes: 18_000 });
+  it('is the cap less 16 receipts: of Codex exec_command 10,000 bytes under Codex, else of Claude Code Bash 30,000 bytes', () => {
+    const room = 16 * PLAIN_RECEIPT_BYTES;
+    expect(defaultReadBudget({ CODEX_THREAD_ID: 't' })).toEqual({
+      chars: 18_000,
+      bytes: 10_000 - room,
+      cap: 10_000,
+    });
+    // Outside a model's shell there is no receipt chain to size the next page for.
+    expect(defaultReadBudget({})).toEqual({ chars: 30_000 - room, bytes: 30_000 - room });
+    expect(defaultReadBudget({ CLAUDECODE: '1' })).toEqual({
+      chars: 30_000 - room,
+      bytes: 30_000 - room,
+      cap: 30_000,
+    });
   });
 
   it('bounds pages and parts in UTF-8 bytes: CJK bodies within the characters would not fit', () => {
@@ -55,9 +67,11 @@ describe('message ls and read under Codex print within its output cap', { timeou
   }, 60_000);
   afterAll(cleanup);
 
-  it('walks every body within 6,000 bytes per output, and 4,500-byte bodies one per page', async () => {
+  it('walks every body with each page and the receipts of the page before it within 10,000 bytes', async () => {
     const seen: string[] = [];
     let next: string | null = 'sluice message ls --json --include-body';
+    let receipts = 16 * PLAIN_RECEIPT_BYTES;
+    const perPage: number[] = [];
     for (let pages = 0; next !== null; pages++) {
       const out = await ok(
         [...next.split(' ').slice(1), '--as', 'bot'],
@@ -65,18 +79,39 @@ describe('message ls and read under Codex print within its output cap', { timeou
         undefined,
         pages === 0 ? runCli : runCliHere,
       );
-      expect(Buffer.byteLength(out)).toBeLessThanOrEqual(6_000);
+      expect(receipts + Buffer.byteLength(out)).toBeLessThanOrEqual(10_000);
       const page = JSON.parse(out) as { messages: { id: string; body: string }[]; next: string | null };
-      expect(page.messages).toHaveLength(1);
+      perPage.push(page.messages.length);
       for (const m of page.messages) {
         expect(m.body).toBe(bodies[ids.indexOf(m.id)]);
         seen.push(m.id);
       }
+      receipts = page.messages.reduce((n, m) => n + receiptBytes(m.id), 0);
+      if (page.next !== null) expect(page.next).toContain(` --max-bytes ${10_000 - receipts}`);
       next = page.next;
     }
+    // 4,500-byte bodies: one beside 16 receipts, then two beside one receipt.
+    expect(perPage).toEqual([1, 2, 1]);
     expect(seen).toEqual(ids);
     // Outside Codex the same listing fits Claude Code's larger cap in one page.
     const whole = JSON.parse(await ok(['message', 'ls', '--json', '--include-body', '--as', 'bot']));
-    expect(whole.messages).toHaveLength(3);
+    expect(whole.messages).toHaveLength(4);
+  });
+  it('--max-bytes bounds a page in a terminal and repeats in next; a budget under 2,000 is refused with one line', async () => {
+    const out = await ok(['message', 'ls', '--json', '--include-body', '--max-bytes', '5000', '--as', 'bot']);
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(5_000);
+    expect(JSON.parse(out).next).toBe(
+      `sluice message ls --json --include-body --since ${ids[0]} --max-bytes 5000 --as bot`,
+    );
+    const r = await runCliHere(
+      ['message', 'ls', '--json', '--include-body', '--max-bytes', '100', '--as', 'bot'],
+      {
+        home,
+      },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('--max-bytes must be at least 2000');
   });
 });

@@ -2,10 +2,12 @@
 // must act as the same principal on the same store. Found by a newcomer: it dropped `--as` and
 // `--home`, so the printed command failed ("owner is a person: people have no inbox") or read
 // another home.
+
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPageBytes } from '../../src/core/output-cap.js';
 import { runCliHere } from '../support/cli-in-process.js';
 import { type CliResult, runCommand, SLUICE_BIN, tempHome } from '../support/host.js';
 
@@ -94,9 +96,10 @@ describe('a bounded read’s next command, run as printed', { timeout: 120_000 }
   // so this runs in this process.
   it('--max-chars never lifts the client byte cap in a model shell, and is the only bound in a terminal', async () => {
     const args = 'message ls --as cjk --json --include-body --max-chars 18000'.split(' ');
+    // The default page: the client's cap less room for 16 receipts (src/core/output-cap.ts).
     const shells: [Record<string, string>, number][] = [
-      [{ CLAUDECODE: '1' }, 18_000],
-      [{ CODEX_THREAD_ID: 't1' }, 6_000],
+      [{ CLAUDECODE: '1' }, defaultPageBytes(30_000)],
+      [{ CODEX_THREAD_ID: 't1' }, defaultPageBytes(10_000)],
     ];
     for (const [env, cap] of shells) {
       const out = await ok(here(args, env));

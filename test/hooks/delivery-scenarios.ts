@@ -98,7 +98,7 @@ export interface Envelope {
   totalPending: number;
   included: number;
   overflow: number;
-  oversizedHead: { id: string; read: string } | null;
+  oversizedHead: { id: string; read: string; list?: string } | null;
   messages: { id: string; body: string }[];
 }
 

@@ -3,46 +3,72 @@ import { SluiceError } from '../../core/errors.js';
 import { fitJsonPage } from '../../core/fit.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
+import { defaultPageBytes, pageBytesAfter, receiptBytes, shellOutputCap } from '../../core/output-cap.js';
 import type { SenderRelation } from '../../core/provenance.js';
 
-/**
- * A model's command chains a bounded read after the receipts of the batch it handled (the delivery
- * instruction asks for `… handle && … ls`), so a read takes this share of the client's output cap
- * by default; a receipt is at most ~0.6 of the row it answers, so both fit.
- */
-export const MODEL_READ_SHARE = 0.6;
+export { CLAUDE_MAX_BYTES, CODEX_MAX_BYTES } from '../../core/output-cap.js';
 
-/** Default output budget of a model read in characters (UTF-16 units, newline included). */
+/** Default output budget of a read in characters outside a model's shell (UTF-16 units, newline included). */
 export const DEFAULT_MAX_CHARS = 18_000;
 
-/**
- * Claude Code 2.1.332's Bash tool keeps 30,000 UTF-8 bytes of a command's output (measured: 30,000
- * arrive whole, 30,001 go to a file with a 2 KB preview), so the default read is bounded in bytes
- * too: 30,000 characters of CJK would be 90,000 bytes.
- */
-export const CLAUDE_MAX_BYTES = 30_000;
+/** Smallest accepted `--max-bytes`: room for one message's headers and a part of its body. */
+export const MIN_MAX_BYTES = 2_000;
 
 /**
- * Codex 0.171's `exec_command` keeps 10,000 UTF-8 bytes of a command's output (measured with the
- * real client: 10,000 arrive whole, 10,001 come back with the middle cut; gpt-5.1-codex and models
- * without a token policy — gpt-5.5's is 10,000 tokens, 40,000 bytes). docs/delivery.md.
+ * What a model read may print: characters (UTF-16 units) and, for some clients, UTF-8 bytes.
+ * `cap` is the client's whole shell-output cap when the read runs in a model's shell: a page then
+ * sizes the page after it to what is left of the cap beside the receipts of its own rows.
  */
-export const CODEX_MAX_BYTES = 10_000;
-
-/** What a model read may print: characters (UTF-16 units) and, for some clients, UTF-8 bytes. */
 export interface ReadBudget {
   chars: number;
   bytes?: number;
+  cap?: number;
+}
+
+/** The shell-output cap of the client running this command: Codex sets CODEX_THREAD_ID in every command. */
+export function clientOutputCap(env: NodeJS.ProcessEnv): number {
+  return shellOutputCap(env.CODEX_THREAD_ID ? 'codex' : 'claude');
+}
+
+/** True in a model's shell: Claude Code sets CLAUDECODE, Codex CODEX_THREAD_ID, a driver SLUICE_AGENT_LOCK. */
+export function inModelShell(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.CLAUDECODE || env.CODEX_THREAD_ID || env.SLUICE_AGENT_LOCK);
 }
 
 /**
- * The default budget for the client running this command: Codex sets CODEX_THREAD_ID in every
- * command it runs and keeps 10,000 bytes; otherwise Claude Code's 30,000 bytes. Either way
- * {@link MODEL_READ_SHARE} of it: 6,000 or 18,000 bytes.
+ * The default budget for the client running this command: its cap less the receipts of a whole
+ * delivery handled before the read in the same command ({@link defaultPageBytes}), and as many
+ * characters (a character is at least a byte), never fewer than {@link DEFAULT_MAX_CHARS}.
  */
 export function defaultReadBudget(env: NodeJS.ProcessEnv): ReadBudget {
-  const cap = env.CODEX_THREAD_ID ? CODEX_MAX_BYTES : CLAUDE_MAX_BYTES;
-  return { chars: DEFAULT_MAX_CHARS, bytes: Math.floor(cap * MODEL_READ_SHARE) };
+  const cap = clientOutputCap(env);
+  const bytes = defaultPageBytes(cap);
+  return {
+    chars: Math.max(DEFAULT_MAX_CHARS, bytes),
+    bytes,
+    ...(inModelShell(env) ? { cap } : {}),
+  };
+}
+
+/**
+ * The budget of one read: `maxBytes` (`--max-bytes`, what a page's `next` carries) and `maxChars`
+ * (`--max-chars`) over the defaults. In a model's shell neither ever lifts the client's byte cap;
+ * in a person's terminal `--max-chars` alone is the only bound.
+ */
+export function readBudgetFor(
+  env: NodeJS.ProcessEnv,
+  given: { maxChars?: number | undefined; maxBytes?: number | undefined },
+): ReadBudget {
+  const defaults = defaultReadBudget(env);
+  const { maxChars, maxBytes } = given;
+  if (!inModelShell(env)) {
+    if (maxBytes !== undefined)
+      return { chars: maxChars ?? Math.max(DEFAULT_MAX_CHARS, maxBytes), bytes: maxBytes };
+    return maxChars === undefined ? defaults : { chars: maxChars };
+  }
+  const cap = clientOutputCap(env);
+  const bytes = Math.min(maxBytes ?? (defaults.bytes as number), cap);
+  return { chars: maxChars ?? Math.max(DEFAULT_MAX_CHARS, bytes), bytes, cap };
 }
 
 function asBudget(budget: ReadBudget | number): ReadBudget {
@@ -76,8 +102,8 @@ export interface MessageRow {
 
 /** The commands a bounded read names to continue. */
 export interface ContinueCommands {
-  /** Lists on, after message `id`. */
-  listAfter: (id: string) => string;
+  /** Lists on, after message `id`; with `maxBytes`, a page of at most that many bytes. */
+  listAfter: (id: string, maxBytes?: number) => string;
   /** Reads message `id`, from UTF-16 offset `offset` of its body (0: the first part). */
   readFrom: (id: string, offset: number) => string;
 }
@@ -87,6 +113,10 @@ export interface ContinueCommands {
  * `{"messages":[…],"next":…}`. `next` is the exact command that continues, null when the listing
  * is complete. When the first message is too large alone the page holds none: `next` reads it in
  * parts and `after` lists the messages after it.
+ *
+ * With `budget.cap` (a model's shell) the model handles this page's rows and runs `next` in one
+ * command, so `next` carries `--max-bytes`: the cap less those rows' receipts, which print first.
+ * A page holds no more rows than leave half the cap to the page after them.
  */
 export function boundedMessagePage(
   rows: readonly MessageRow[],
@@ -94,21 +124,42 @@ export function boundedMessagePage(
   budget: ReadBudget | number,
   commands: ContinueCommands,
 ): { text: string; count: number } {
-  const { chars, bytes } = asBudget(budget);
+  const { chars, bytes, cap } = asBudget(budget);
+  // receipts[k]: the bytes handling the first k rows prints.
+  const receipts = [0];
+  let shown = rows;
+  if (cap !== undefined) {
+    for (const [i, row] of rows.entries()) {
+      const total = (receipts[i] as number) + receiptBytes(row.id);
+      if (i > 0 && total > cap / 2) {
+        shown = rows.slice(0, i);
+        break;
+      }
+      receipts.push(total);
+    }
+  }
+  const more = hasMore || shown.length < rows.length;
+  const after = (id: string, handled: number) =>
+    cap === undefined ? commands.listAfter(id) : commands.listAfter(id, cap - (receipts[handled] as number));
   const fitted = fitJsonPage({
     arrayKey: 'messages',
-    items: rows,
+    items: shown,
     budgets: bytes === undefined ? { utf16: chars - 1 } : { utf16: chars - 1, utf8: bytes - 1 },
     rest: (count) => {
-      if (count === rows.length) {
-        const last = rows[count - 1];
-        return { next: hasMore && last ? commands.listAfter(last.id) : null };
+      if (count === shown.length) {
+        const last = shown[count - 1];
+        return { next: more && last ? after(last.id, count) : null };
       }
       if (count === 0) {
-        const head = rows[0] as MessageRow;
-        return { after: commands.listAfter(head.id), next: commands.readFrom(head.id, 0) };
+        // The head is read in parts, then its reply (one receipt) runs with `after`.
+        const head = shown[0] as MessageRow;
+        const afterHead =
+          cap === undefined
+            ? commands.listAfter(head.id)
+            : commands.listAfter(head.id, pageBytesAfter(cap, [head.id]));
+        return { after: afterHead, next: commands.readFrom(head.id, 0) };
       }
-      return { next: commands.listAfter((rows[count - 1] as MessageRow).id) };
+      return { next: after((shown[count - 1] as MessageRow).id, count) };
     },
   });
   return { text: `${fitted.text}\n`, count: fitted.count };

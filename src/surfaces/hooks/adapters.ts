@@ -1,4 +1,5 @@
 import { CLAUDE_ADDITIONAL_CONTEXT_LIMIT, type DeliveryLimits } from '../../core/envelope.js';
+import { defaultPageBytes, shellOutputCap } from '../../core/output-cap.js';
 
 /** The harnesses whose hooks `sluice hook` speaks. */
 export type HookClient = 'claude' | 'codex';
@@ -21,11 +22,22 @@ export const CODEX_HOOK_CONTEXT_BYTES = 10_000;
 
 /**
  * Per-client caps for the whole `additionalContext` text. Sluice adds no wrapper inside
- * additionalContext, so each cap applies to the rendered envelope itself.
+ * additionalContext, so each cap applies to the rendered envelope itself. `pageBytes` is the
+ * client's default listing page, so an oldest message over the hook's cap but within a page is
+ * fetched with that page.
  */
 export const HOOK_LIMITS: Readonly<Record<HookClient, Partial<DeliveryLimits>>> = Object.freeze({
-  claude: Object.freeze({ maxMessages: 16, maxBytes: 16_384, maxUnits: CLAUDE_ADDITIONAL_CONTEXT_LIMIT }),
-  codex: Object.freeze({ maxMessages: 16, maxBytes: CODEX_HOOK_CONTEXT_BYTES }),
+  claude: Object.freeze({
+    maxMessages: 16,
+    maxBytes: 16_384,
+    maxUnits: CLAUDE_ADDITIONAL_CONTEXT_LIMIT,
+    pageBytes: defaultPageBytes(shellOutputCap('claude')),
+  }),
+  codex: Object.freeze({
+    maxMessages: 16,
+    maxBytes: CODEX_HOOK_CONTEXT_BYTES,
+    pageBytes: defaultPageBytes(shellOutputCap('codex')),
+  }),
 });
 
 export function isHookClient(value: unknown): value is HookClient {

@@ -6,6 +6,9 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { renderDelivery } from '../../../src/core/envelope.js';
+import { shellOutputCap } from '../../../src/core/output-cap.js';
+import { HOOK_LIMITS } from '../../../src/surfaces/hooks/adapters.js';
 import {
   AGENT,
   agentShellCall,
@@ -37,7 +40,9 @@ export type DrainScenario =
   | 'arrival after the slice'
   | 'burst of 40'
   | 'oversized head + 5'
-  | '20 of 5 KB';
+  | '20 of 5 KB'
+  | '16 of 12 KB'
+  | 'mixed CJK';
 
 export const DRAIN_SCENARIOS: readonly DrainScenario[] = [
   'cold backlog of 2',
@@ -47,6 +52,8 @@ export const DRAIN_SCENARIOS: readonly DrainScenario[] = [
   'burst of 40',
   'oversized head + 5',
   '20 of 5 KB',
+  '16 of 12 KB',
+  'mixed CJK',
 ];
 
 const SENDER = 'alice';
@@ -64,23 +71,41 @@ function smallBody(i: number): string {
   return `Message ${i + 1} for ${AGENT}: please confirm item #${i + 1} (ünïcode ✓, "quoted", <tag>, 'single').`;
 }
 
-/** Larger than every delivery cap (10,000 characters / 16 KiB) and than Codex's 10,000-byte output cap. */
-function oversizedBody(): string {
+/**
+ * Larger than every delivery cap (10,000 characters / 16 KiB) and than Codex's 10,000-byte output
+ * cap: 20,000 characters (~24.7 KB as JSON), or `units` characters.
+ */
+function oversizedBody(units = 20_000): string {
   const unit = 'Line of a long report — 長い報告 🚢 with "quotes", \'apostrophes\' and \\backslashes\\.\n';
-  return `OVERSIZED-HEAD ${unit.repeat(Math.ceil(20_000 / unit.length))}END`;
+  return `OVERSIZED-HEAD ${unit.repeat(Math.ceil(units / unit.length))}END`;
 }
 
-/** About 5,000 UTF-8 bytes, with characters JSON escapes and multi-byte ones. */
-function fiveKbBody(i: number): string {
-  const unit = `Paragraph of report ${i + 1} — 段落 ✓ "q" \\ line\n`;
-  const body = `REPORT ${i + 1}: ${unit.repeat(200)}`;
+/** At most `bytes` UTF-8 bytes of `text`, whole code points. */
+function cutToBytes(text: string, bytes: number): string {
   let out = '';
-  for (const ch of body) {
-    if (Buffer.byteLength(out + ch) > 5_000) break;
+  let size = 0;
+  for (const ch of text) {
+    size += Buffer.byteLength(ch);
+    if (size > bytes) break;
     out += ch;
   }
   return out;
 }
+
+/** About `bytes` UTF-8 bytes (5,000 by default), with characters JSON escapes and multi-byte ones. */
+function reportBody(i: number, bytes = 5_000): string {
+  const unit = `Paragraph of report ${i + 1} — 段落 ✓ "q" \\ line\n`;
+  return cutToBytes(`REPORT ${i + 1}: ${unit.repeat(Math.ceil(bytes / 40))}`, bytes);
+}
+
+/** Mostly CJK text (3 bytes a character) of about `bytes` UTF-8 bytes, with some ASCII and emoji. */
+function cjkBody(i: number, bytes: number): string {
+  const unit = `第${i + 1}報：東京の会議は延期されました。確認してください 🚢 "OK" 한국어 텍스트도 있습니다。\n`;
+  return cutToBytes(`CJK ${i + 1}: ${unit.repeat(Math.ceil(bytes / 60))}`, bytes);
+}
+
+/** Mixed CJK: 24 messages cycling 200 B, 1.5 KB and 6 KB of mostly 3-byte text (~62 KB). */
+const MIXED_CJK_SIZES = [200, 1_500, 6_000] as const;
 
 export function bodiesFor(scenario: DrainScenario): string[] {
   switch (scenario) {
@@ -93,9 +118,15 @@ export function bodiesFor(scenario: DrainScenario): string[] {
     case 'oversized head':
       return [oversizedBody(), smallBody(1)];
     case 'oversized head + 5':
-      return [oversizedBody(), ...Array.from({ length: 5 }, (_, i) => smallBody(i + 1))];
+      // As measured in issue 26: a head of ~12 KB, over the hook's 10,000-character cap but
+      // within one listing page of Claude Code's shell.
+      return [oversizedBody(10_500), ...Array.from({ length: 5 }, (_, i) => smallBody(i + 1))];
     case '20 of 5 KB':
-      return Array.from({ length: 20 }, (_, i) => fiveKbBody(i));
+      return Array.from({ length: 20 }, (_, i) => reportBody(i));
+    case '16 of 12 KB':
+      return Array.from({ length: 16 }, (_, i) => reportBody(i, 12_000));
+    case 'mixed CJK':
+      return Array.from({ length: 24 }, (_, i) => cjkBody(i, MIXED_CJK_SIZES[i % 3] as number));
     case 'arrival after the slice':
       return [smallBody(0)];
   }
@@ -196,6 +227,8 @@ function fromEnvelope(req: RecordedRequest): { command: string; afterHead?: stri
   if (envelope === undefined) return undefined;
   if (envelope.messages.length > 0)
     return { command: handleCommand(envelope.messages, envelope.overflow > 0 ? [LIST] : []) };
+  // A head within one listing page: the listing the envelope names fetches it and what follows.
+  if (envelope.oversizedHead?.list) return { command: envelope.oversizedHead.list };
   if (envelope.oversizedHead) {
     const id = envelope.oversizedHead.id;
     const command = `sluice message read ${id} --json`;
@@ -483,4 +516,81 @@ export function drainTable(rows: readonly DrainMetrics[]): string {
     `| ${cells.map((c, i) => (numeric[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
   const rule = `| ${widths.map((w, i) => (numeric[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
   return [line(header), rule, ...body.map(line)].join('\n');
+}
+
+// --- the target (issue 26) ---------------------------------------------------------------------
+
+/**
+ * Bytes one page delivers per request at best: 80 % of the client's shell-output cap (24,000 of
+ * Claude Code's 30,000 bytes; 8,000 of Codex's 10,000), the rest being the receipts and `next`.
+ */
+export function pageShare(client: Client): number {
+  return Math.floor(shellOutputCap(client) * 0.8);
+}
+
+/** Where the oldest message stands against the client's hook cap and its listing page. */
+export function headFit(client: Client, scenario: DrainScenario): 'envelope' | 'page' | 'parts' {
+  const body = bodiesFor(scenario)[0] as string;
+  const head = {
+    id: '01KBAAAAAAAAAAAAAAAAAAAAAA',
+    channel: `dm:${SENDER},${AGENT}`,
+    from: SENDER,
+    sender: 'person' as const,
+    createdAt: '2026-12-01T00:00:00.000Z',
+    subject: null,
+    replyTo: null,
+    body,
+    attachments: [],
+  };
+  const rendered = renderDelivery({
+    agent: AGENT,
+    totalPending: 1,
+    candidates: [head],
+    limits: HOOK_LIMITS[client],
+  });
+  if (rendered.oversizedHead === null) return 'envelope';
+  return rendered.oversizedHead.list === undefined ? 'parts' : 'page';
+}
+
+/**
+ * The most model requests a drain may take (issue 26): max(⌈n/16⌉, ⌈bytes/page share⌉) + 1 (the
+ * closing request), + 1 when the envelope can carry no body because the oldest is over the hook's
+ * cap, + 1 more when that head is larger than a page (read in parts). Null for the late arrival
+ * (two turns by design).
+ */
+export function drainTarget(client: Client, scenario: DrainScenario): number | null {
+  if (scenario === 'arrival after the slice') return null;
+  const bodies = bodiesFor(scenario);
+  const bytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
+  const fit = headFit(client, scenario);
+  const extra = fit === 'envelope' ? 0 : fit === 'page' ? 1 : 2;
+  return Math.max(Math.ceil(bodies.length / 16), Math.ceil(bytes / pageShare(client))) + 1 + extra;
+}
+
+/**
+ * The rows of bench/results.md: per client and scenario, body delivery's model requests against
+ * {@link drainTarget} and against metadata delivery (a row meets its target when both hold).
+ */
+export function drainBenchRows(rows: readonly DrainMetrics[]): string {
+  const lines = ['| benchmark | ratio | target | meets | detail |', '| --- | --- | --- | --- | --- |'];
+  for (const body of rows) {
+    if (body.mode !== 'body') continue;
+    const target = drainTarget(body.client, body.scenario);
+    if (target === null) continue;
+    const metadata = rows.find(
+      (r) => r.mode === 'metadata' && r.client === body.client && r.scenario === body.scenario,
+    );
+    const meets = body.requests <= target && (metadata === undefined || body.requests <= metadata.requests);
+    const bodies = bodiesFor(body.scenario);
+    const bytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
+    const detail = [
+      `body ${body.requests} requests, metadata ${metadata?.requests ?? 'not run'}, target ${target}`,
+      `${bodies.length} messages, ${bytes} bytes, head ${headFit(body.client, body.scenario) === 'envelope' ? 'in the envelope' : `over the hook cap (${headFit(body.client, body.scenario) === 'page' ? 'within a page' : 'larger than a page'})`}`,
+      `largest tool output ${body.maxToolOutputBytes} bytes`,
+    ].join('; ');
+    lines.push(
+      `| drain: ${body.client}, ${body.scenario}: model requests vs target | ${(body.requests / target).toFixed(3)} | <= 1 | ${meets ? 'yes' : '**no**'} | ${detail} |`,
+    );
+  }
+  return lines.join('\n');
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CLAUDE_ADDITIONAL_CONTEXT_LIMIT, type DeliveryLimits } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
+import { defaultPageBytes, shellOutputCap } from '../../../core/output-cap.js';
 import { deliveryFor, metadataNoticeFor } from '../../../host/delivery.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
@@ -33,6 +34,8 @@ export function registerDeliveryCommands(program: Command): void {
             maxBytes: parseLimit(opts.maxBytes, '--max-bytes', 1_000_000, 16_384),
           };
           if (opts.for === 'claude') limits.maxUnits = CLAUDE_ADDITIONAL_CONTEXT_LIMIT;
+          // The listing page in that client's shell: an oldest message within it is fetched with it.
+          if (opts.for !== undefined) limits.pageBytes = defaultPageBytes(shellOutputCap(opts.for));
           const rendered = await deliveryFor(host, me, { limits });
           if (rendered.text !== '') await writeOut(`${rendered.text}\n`);
         },

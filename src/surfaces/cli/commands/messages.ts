@@ -15,15 +15,15 @@ import { type AgentLock, readAttachment } from '../agent-lock.js';
 import {
   boundedMessagePage,
   boundedMessagePart,
-  CODEX_MAX_BYTES,
   type ContinueCommands,
   DEFAULT_MAX_CHARS,
-  defaultReadBudget,
   fitsReadBudget,
+  inModelShell,
   type MessageRow,
+  MIN_MAX_BYTES,
   MIN_MAX_CHARS,
-  MODEL_READ_SHARE,
   type ReadBudget,
+  readBudgetFor,
 } from '../bounded-read.js';
 import { action, type GlobalOptions } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
@@ -76,7 +76,9 @@ export function listingRow(listing: InboxListing, includeBody: boolean, relation
   };
 }
 
-const MAX_CHARS_HELP = `print at most N characters (default ${DEFAULT_MAX_CHARS}); in Claude Code or Codex also within its output cap in bytes (${DEFAULT_MAX_CHARS}, ${Math.floor(CODEX_MAX_BYTES * MODEL_READ_SHARE)} under Codex)`;
+const MAX_CHARS_HELP = `print at most N characters (default ${DEFAULT_MAX_CHARS}, or the byte budget when larger)`;
+const MAX_BYTES_HELP =
+  "print at most N UTF-8 bytes (default: the client's output cap less room for 16 receipts; never above the cap in Claude Code or Codex)";
 
 function parseMaxChars(value: string | undefined): number {
   const n = parseLimit(value, '--max-chars', 100_000_000, DEFAULT_MAX_CHARS);
@@ -85,18 +87,20 @@ function parseMaxChars(value: string | undefined): number {
   return n;
 }
 
-/**
- * `--max-chars N` sets the character budget. In a model's shell (Claude Code sets CLAUDECODE,
- * Codex CODEX_THREAD_ID, a driver SLUICE_AGENT_LOCK) the client's byte cap stays too: the model
- * sees no more than its client shows, and `next` repeats the flag on every page. A person's
- * terminal or script gets exactly N characters.
- */
-function readBudget(value: string | undefined): ReadBudget {
-  const clientCap = defaultReadBudget(process.env);
-  if (value === undefined) return clientCap;
-  const env = process.env;
-  const inModelShell = Boolean(env.CLAUDECODE || env.CODEX_THREAD_ID || env.SLUICE_AGENT_LOCK);
-  return inModelShell ? { ...clientCap, chars: parseMaxChars(value) } : { chars: parseMaxChars(value) };
+function parseMaxBytes(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = parseLimit(value, '--max-bytes', 100_000_000, 0);
+  if (n < MIN_MAX_BYTES)
+    throw new SluiceError('invalid_params', `--max-bytes must be at least ${MIN_MAX_BYTES}`);
+  return n;
+}
+
+/** `--max-chars` and `--max-bytes` over the client's defaults (bounded-read.ts `readBudgetFor`). */
+function readBudget(opts: { maxChars?: string | undefined; maxBytes?: string | undefined }): ReadBudget {
+  return readBudgetFor(process.env, {
+    maxChars: opts.maxChars === undefined ? undefined : parseMaxChars(opts.maxChars),
+    maxBytes: parseMaxBytes(opts.maxBytes),
+  });
 }
 
 function parseOffset(value: string): number {
@@ -110,7 +114,7 @@ function parseOffset(value: string): number {
  * They stay at the end, so the command still starts with `sluice message` (what clients pre-approve).
  */
 function continueCommands(
-  opts: { from?: string; archive?: boolean; limit?: string; maxChars?: string },
+  opts: { from?: string; archive?: boolean; limit?: string; maxChars?: string; maxBytes?: string },
   typed: GlobalOptions,
 ): ContinueCommands {
   const where = [
@@ -119,16 +123,23 @@ function continueCommands(
     ...(typed.db !== undefined ? [` --db ${shellWord(typed.db)}`] : []),
   ].join('');
   const shared = opts.maxChars !== undefined ? ` --max-chars ${parseMaxChars(opts.maxChars)}` : '';
+  const typedBytes = parseMaxBytes(opts.maxBytes);
+  // A page in a model's shell names the budget of the page after it; otherwise a typed one repeats.
+  const bytesFlag = (maxBytes: number | undefined) => {
+    const n = maxBytes ?? typedBytes;
+    return n === undefined ? '' : ` --max-bytes ${n}`;
+  };
   const list = [
     ...(opts.archive ? [' --archive'] : []),
     ...(opts.from !== undefined ? [` --from ${shellWord(opts.from)}`] : []),
     ...(opts.limit !== undefined ? [` --limit ${opts.limit}`] : []),
   ].join('');
   return {
-    listAfter: (id) =>
-      `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}${where}`,
+    listAfter: (id, maxBytes) =>
+      `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}${bytesFlag(maxBytes)}${where}`,
+    // In a model's shell a read part runs alone, so it takes the default budget, not a page's chained one.
     readFrom: (id, offset) =>
-      `sluice message read ${shellWord(id)} --json${shared}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
+      `sluice message read ${shellWord(id)} --json${shared}${inModelShell(process.env) ? '' : bytesFlag(undefined)}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
   };
 }
 
@@ -214,6 +225,7 @@ export function registerMessageCommands(program: Command): void {
     .option('--from <name>', 'only messages from this principal')
     .option('--limit <n>', 'how many (default 100)')
     .option('--max-chars <n>', `with --include-body: ${MAX_CHARS_HELP}`)
+    .option('--max-bytes <n>', `with --include-body: ${MAX_BYTES_HELP}`)
     .action(
       action(
         async (
@@ -226,10 +238,11 @@ export function registerMessageCommands(program: Command): void {
             from?: string;
             limit?: string;
             maxChars?: string;
+            maxBytes?: string;
           },
         ) => {
           const limit = parseLimit(opts.limit, '--limit', 10_000, 100);
-          const budget = readBudget(opts.maxChars);
+          const budget = readBudget(opts);
           const me = await actor();
           const relationOf = await relationsFor(host, me);
           // One more than shown tells whether the listing continues.
@@ -294,20 +307,21 @@ export function registerMessageCommands(program: Command): void {
     .description('print one message whole (--json: within --max-chars, a large body in parts)')
     .option('--json', 'print the message as `message ls --json` rows do, with `next`')
     .option('--max-chars <n>', `with --json: ${MAX_CHARS_HELP}`)
+    .option('--max-bytes <n>', `with --json: ${MAX_BYTES_HELP}`)
     .option('--offset <n>', 'with --json: the part of the body from this UTF-16 offset (from `next`)')
     .action(
       action(
         async (
           { host, actor, typed },
           id: string,
-          opts: { json?: boolean; maxChars?: string; offset?: string },
+          opts: { json?: boolean; maxChars?: string; maxBytes?: string; offset?: string },
         ) => {
           const me = await actor();
           const p = await readProjection(host, me, id);
           const { channelName, state } = await messagePlace(host, me, p);
           const sender = (await relationsFor(host, me))(p.author);
           if (opts.json) {
-            const budget = readBudget(opts.maxChars);
+            const budget = readBudget(opts);
             const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
             const row = {
               id: p.message_id,
