@@ -37,16 +37,17 @@ export interface CardToClose {
  * What the bridge owes the chats: a card for every pending request in each paired chat whose person
  * may decide it (the host owner or a manager of the agent, {@link mayDecideApprovals}) that has
  * none yet, and an edit for every card still showing buttons whose request is decided. Requests
- * whose time ran out are marked expired first, so their cards close too.
+ * whose time ran out are marked expired first, so their cards close too; `nextExpiry` (ms since
+ * epoch) is when the next pending request times out, for the bridge to look again then.
  */
 export async function approvalCardWork(
   ctx: HostContext,
-): Promise<{ send: CardToSend[]; close: CardToClose[] }> {
+): Promise<{ send: CardToSend[]; close: CardToClose[]; nextExpiry: number | undefined }> {
   await sweepExpiredApprovals(ctx);
   const db = ctx.store.db;
-  const send: CardToSend[] = [];
   const pending = await listPendingApprovals(db, MAX_PENDING_CHECKED);
   const links = pending.length === 0 ? [] : await listTelegramLinks(db);
+  const due: { row: (typeof pending)[number]; chatId: string }[] = [];
   if (links.length > 0) {
     const have = new Set(
       (
@@ -59,17 +60,29 @@ export async function approvalCardWork(
     const persons = new Map(
       (await findPrincipalsByIds(db, [...new Set(links.map((l) => l.person_id))])).map((p) => [p.id, p]),
     );
-    const views = await approvalViews(db, pending);
-    for (const [i, row] of pending.entries()) {
+    // One access check per (agent, person), however many requests the agent has open.
+    const decides = new Map<string, boolean>();
+    for (const row of pending) {
       for (const link of links) {
         const person = persons.get(link.person_id);
         if (!person || have.has(`${row.id} ${link.chat_id}`)) continue;
-        if (!(await mayDecideApprovals(db, person, { id: row.agent_id }))) continue;
+        const key = `${row.agent_id} ${person.id}`;
+        let may = decides.get(key);
+        if (may === undefined) {
+          may = await mayDecideApprovals(db, person, { id: row.agent_id });
+          decides.set(key, may);
+        }
+        if (!may) continue;
         have.add(`${row.id} ${link.chat_id}`);
-        send.push({ approval: views[i] as ApprovalView, chatId: link.chat_id });
+        due.push({ row, chatId: link.chat_id });
       }
     }
   }
+  const views = await approvalViews(
+    db,
+    due.map((d) => d.row),
+  );
+  const send = due.map((d, i) => ({ approval: views[i] as ApprovalView, chatId: d.chatId }));
   const close: CardToClose[] = [];
   for (const card of await listOpenTelegramApprovalCards(db, MAX_OPEN_CHECKED)) {
     const row = await findApprovalById(db, card.approval_id);
@@ -77,7 +90,8 @@ export async function approvalCardWork(
     if (!row) await markApprovalCardShown(ctx, card, 'gone');
     else if (row.status !== 'pending') close.push({ card, approval: await approvalView(db, row) });
   }
-  return { send, close };
+  const expiries = pending.map((r) => Date.parse(r.expires_at));
+  return { send, close, nextExpiry: expiries.length === 0 ? undefined : Math.min(...expiries) };
 }
 
 /** Records the card sent to a chat; `messageId` null when Telegram refused it (never retried). */

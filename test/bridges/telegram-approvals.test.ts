@@ -162,6 +162,14 @@ describe.each(backendsUnderTest())('Telegram approval cards on %s', (backend) =>
     expect(editsOf(MEG_PHONE, cardsTo(MEG_PHONE)[0]?.messageId)[0]?.text).toMatch(/❌ Denied by owner\.$/);
   });
 
+  it('a request nobody decides in time: its cards are edited to the timeout, with no other commit', async () => {
+    const helper = await setUp();
+    await requestApproval(h.t.ctx, helper, bash('make deploy'), 1500);
+    await h.fake.until(() => cardsTo(MEG_PHONE).length === 1, 20_000, 'the card');
+    await h.fake.until(() => h.fake.edits.length === 2, 20_000, 'the cards edited at the timeout');
+    expect(h.fake.edits[0]?.text).toMatch(/⌛ Nobody decided in time: denied\.$/);
+  });
+
   it('a restarted bridge sends no card twice and still edits the cards it sent', async () => {
     const helper = await setUp();
     const { row } = await requestApproval(h.t.ctx, helper, bash('make deploy'), 600_000);

@@ -107,6 +107,8 @@ export function startApprovalCardPump(options: {
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  // A timeout commits nothing by itself: look again when the next pending request runs out.
+  let expiryTimer: NodeJS.Timeout | undefined;
 
   const refused = (what: string, err: unknown) => {
     if (!isRefusal(err)) throw err;
@@ -148,6 +150,12 @@ export function startApprovalCardPump(options: {
 
   const pass = async () => {
     const work = await approvalCardWork(host);
+    clearTimeout(expiryTimer);
+    if (work.nextExpiry !== undefined && !stopped) {
+      const wait = Math.min(Math.max(0, work.nextExpiry - host.now().getTime()) + 50, 2 ** 31 - 1);
+      expiryTimer = setTimeout(run, wait);
+      expiryTimer.unref();
+    }
     for (const item of work.close) {
       if (stopped) return;
       await close(item);
@@ -184,6 +192,7 @@ export function startApprovalCardPump(options: {
     poke: run,
     async stop() {
       stopped = true;
+      clearTimeout(expiryTimer);
       await running;
     },
   };
