@@ -298,6 +298,18 @@ export interface TelegramReactionsTable {
   updated_at: string;
 }
 
+/** The Allow / Deny card sent to a decider's chat for an approval request (migration 019). */
+export interface TelegramApprovalsTable {
+  approval_id: string;
+  chat_id: string;
+  /** The card's message; null when Telegram refused to send it (never tried again). */
+  telegram_message_id: number | null;
+  /** What the card shows: `pending` (with buttons) or the outcome it was edited to. */
+  shown: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface TelegramSentTable {
   message_id: string;
   chat_id: string;
@@ -363,4 +375,5 @@ export interface Database {
   approval_rules: ApprovalRulesTable;
   approval_policies: ApprovalPoliciesTable;
   telegram_reactions: TelegramReactionsTable;
+  telegram_approvals: TelegramApprovalsTable;
 }

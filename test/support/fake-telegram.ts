@@ -1,5 +1,6 @@
 // A fake Telegram Bot API server for offline tests: getMe, deleteWebhook, getUpdates (long polling
-// with offsets), getFile and file download, sendMessage, sendPhoto, sendDocument, setMessageReaction, injected 429s and
+// with offsets), getFile and file download, sendMessage (with its inline keyboard), sendPhoto, sendDocument,
+// setMessageReaction, callback_query updates, answerCallbackQuery, editMessageText, injected 429s and
 // refusals, Telegram's 4,096-character text limit, and file downloads that redirect or stall.
 // It keeps what the bot sent so tests can check it, and wakes waiters on every change (no sleeps).
 import { EventEmitter } from 'node:events';
@@ -16,6 +17,24 @@ export interface SentItem {
   caption?: string;
   fileName?: string;
   bytes?: Buffer;
+  /** The message id the fake gave it. */
+  messageId?: number;
+  /** The inline keyboard sent with it (`reply_markup.inline_keyboard`), if any. */
+  keyboard?: { text: string; callback_data?: string }[][];
+}
+
+/** An `editMessageText` the fake accepted; `keyboard` is the new one (undefined: buttons removed). */
+export interface EditItem {
+  chatId: string;
+  messageId: number;
+  text: string;
+  keyboard?: { text: string; callback_data?: string }[][];
+}
+
+/** An `answerCallbackQuery` the fake accepted. */
+export interface CallbackAnswer {
+  callbackQueryId: string;
+  text?: string;
 }
 
 interface StoredFile {
@@ -77,6 +96,10 @@ export interface FakeTelegram {
   sent: SentItem[];
   /** Every `setMessageReaction` the fake accepted, in order. */
   reactions: ReactionItem[];
+  /** Every `editMessageText` the fake accepted, in order. */
+  edits: EditItem[];
+  /** Every `answerCallbackQuery` the fake accepted, in order. */
+  callbackAnswers: CallbackAnswer[];
   /** Calls the fake refused (a refusal rule, an over-long text, an unknown file). */
   refused: RefusedCall[];
   /** File download requests served (any answer), in order, as paths without the token. */
@@ -85,6 +108,8 @@ export interface FakeTelegram {
   confirmedOffset(): number;
   /** Queues a private-chat message from a user; returns its update_id. */
   pushMessage(fromUserId: number, message: Json): number;
+  /** Queues a button press (`callback_query`) by a user on a message the bot sent; returns its id. */
+  pushCallback(fromUserId: number, data: string, message: { chatId: string; messageId: number }): string;
   /** Hands an update out again, as Telegram does when a bot never confirmed it. */
   redeliver(updateId: number): void;
   /** Registers a file the bot may fetch; `claimedSize` overrides the size Telegram reports. */
@@ -100,6 +125,15 @@ export interface FakeTelegram {
   /** Resolves once `check` holds, re-checked on every request the fake serves. */
   until(check: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The inline keyboard of a `reply_markup` field (JSON text in a form, an object in JSON). */
+function keyboardOf(markup: unknown): { text: string; callback_data?: string }[][] | undefined {
+  if (markup === undefined) return undefined;
+  const parsed = (typeof markup === 'string' ? JSON.parse(markup) : markup) as {
+    inline_keyboard?: { text: string; callback_data?: string }[][];
+  };
+  return parsed.inline_keyboard;
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -143,6 +177,8 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   const history = new Map<number, Json>();
   const sent: SentItem[] = [];
   const reactions: ReactionItem[] = [];
+  const edits: EditItem[] = [];
+  const callbackAnswers: CallbackAnswer[] = [];
   const refused: RefusedCall[] = [];
   const downloads: string[] = [];
   const refusals: Refusal[] = [];
@@ -314,6 +350,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
           // grammY sends the file as a part with a random name and `attach://name` in the field.
           const field = String(fields[method === 'sendPhoto' ? 'photo' : 'document'] ?? '');
           const attached = uploads.get(field.replace(/^attach:\/\//, '')) ?? [...uploads.values()][0];
+          const messageId = nextMessageId++;
           sent.push({
             method,
             chatId: String(fields.chat_id),
@@ -321,9 +358,11 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
             caption: fields.caption as string | undefined,
             fileName: attached?.name,
             bytes: attached?.bytes,
+            messageId,
+            keyboard: keyboardOf(fields.reply_markup),
           });
           return ok(res, {
-            message_id: nextMessageId++,
+            message_id: messageId,
             date: Math.floor(Date.now() / 1000),
             chat: { id: Number(fields.chat_id), type: 'private' },
           });
@@ -339,6 +378,35 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
           });
           return ok(res, true);
         }
+        case 'editMessageText': {
+          const text = String(fields.text ?? '');
+          if (text.length > FAKE_TEXT_LIMIT) {
+            return refuseCall(res, {
+              method,
+              chatId,
+              code: 400,
+              description: 'Bad Request: MESSAGE_TOO_LONG',
+              text,
+            });
+          }
+          edits.push({
+            chatId: String(fields.chat_id),
+            messageId: Number(fields.message_id),
+            text,
+            keyboard: keyboardOf(fields.reply_markup),
+          });
+          return ok(res, {
+            message_id: Number(fields.message_id),
+            date: 0,
+            chat: { id: Number(fields.chat_id) },
+          });
+        }
+        case 'answerCallbackQuery':
+          callbackAnswers.push({
+            callbackQueryId: String(fields.callback_query_id),
+            text: fields.text as string | undefined,
+          });
+          return ok(res, true);
         default:
           return answer(res, 404, { ok: false, error_code: 404, description: `Not Found: method ${method}` });
       }
@@ -346,6 +414,12 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       answer(res, 500, { ok: false, error_code: 500, description: String(err) });
     }
   });
+  const queue = (update: Json & { update_id: number }) => {
+    history.set(update.update_id, update);
+    updates.push(update);
+    changes.emit('update');
+    changed();
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
@@ -353,6 +427,8 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     url: `http://127.0.0.1:${port}`,
     sent,
     reactions,
+    edits,
+    callbackAnswers,
     refused,
     downloads,
     confirmedOffset: () => confirmed,
@@ -373,6 +449,27 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       changes.emit('update');
       changed();
       return update_id;
+    },
+    pushCallback(fromUserId, data, message) {
+      const update_id = nextUpdateId++;
+      const id = `cb-${update_id}`;
+      const user = { id: fromUserId, is_bot: false, first_name: `user${fromUserId}` };
+      queue({
+        update_id,
+        callback_query: {
+          id,
+          from: user,
+          chat_instance: `ci-${message.chatId}`,
+          data,
+          message: {
+            message_id: message.messageId,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(message.chatId), type: 'private', first_name: 'chat' },
+            text: '(the card)',
+          },
+        },
+      });
+      return id;
     },
     redeliver(updateId) {
       const update = history.get(updateId);

@@ -123,6 +123,13 @@ const migrations: Record<string, Migration> = {
       for (const statement of TELEGRAM_REACTIONS) await sql.raw(statement).execute(db);
     },
   },
+  // The Allow / Deny card the Telegram bridge sent a decider's chat for each approval request, and
+  // what it last showed (docs/telegram.md, "Approvals from Telegram").
+  '019_telegram_approvals': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of TELEGRAM_APPROVALS) await sql.raw(statement).execute(db);
+    },
+  },
 };
 
 /**
@@ -142,6 +149,15 @@ const TELEGRAM_REACTIONS = [
      telegram_message_id integer not null, person_id text not null, state text, created_at text not null,
      updated_at text not null)`,
   `create index telegram_reactions_open on telegram_reactions (channel_id, created_at)`,
+];
+
+/** One row per (approval request, chat): the card's message id (null when Telegram refused it). */
+const TELEGRAM_APPROVALS = [
+  `create table telegram_approvals (
+     approval_id text not null, chat_id text not null, telegram_message_id integer,
+     shown text not null, created_at text not null, updated_at text not null,
+     primary key (approval_id, chat_id))`,
+  `create index telegram_approvals_open on telegram_approvals (shown)`,
 ];
 
 // Text columns that lists are ordered by use the "C" collation: byte order, as SQLite compares,

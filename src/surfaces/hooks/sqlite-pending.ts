@@ -44,6 +44,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '017_channels_by_activity',
   // A new table (the Telegram bridge's reactions) the reader never queries.
   '018_telegram_reactions',
+  // A new table (the Telegram bridge's approval cards) the reader never queries.
+  '019_telegram_approvals',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

@@ -4,6 +4,7 @@ import type { Update } from 'grammy/types';
 import type { HostContext } from '../../../host/context.js';
 import { announceCommit } from '../../../host/context.js';
 import { checkedApiRoot } from './api-root.js';
+import { handleApprovalPress, startApprovalCardPump } from './approval-cards.js';
 import { FaultCounts, faultText, isRefusal } from './faults.js';
 import { handleUpdate, reportAbandoned } from './inbound.js';
 import { startOutboundPump } from './outbound.js';
@@ -110,6 +111,7 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     log,
   };
   bot.on('message', (c) => handleUpdate(inbound, c));
+  bot.on('callback_query', (c) => handleApprovalPress(inbound, c));
 
   // After a failed scan the next one waits for its backoff: commits meanwhile do not hurry it (they
   // would spend a failing part's tries in a burst).
@@ -160,14 +162,39 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
       reactionFailures = 0;
     },
   });
+  // Approval cards (Allow / Deny) follow the same commits, with their own backoff.
+  let cardFailures = 0;
+  let cardTimer: NodeJS.Timeout | undefined;
+  const cards = startApprovalCardPump({
+    host,
+    api: bot.api,
+    counts,
+    log,
+    onError(err) {
+      log(`approval cards paused: ${faultText(err)}; retrying`);
+      clearTimeout(cardTimer);
+      cardTimer = setTimeout(
+        () => {
+          cardTimer = undefined;
+          cards.poke();
+        },
+        backoffMs(policy, cardFailures++),
+      );
+    },
+    onCaughtUp() {
+      cardFailures = 0;
+    },
+  });
   const wake = () => {
     if (retryTimer === undefined) pump.poke();
     if (reactionTimer === undefined) reactions.poke();
+    if (cardTimer === undefined) cards.poke();
   };
   const unwatch = host.store.watchChanges(wake);
   host.localCommitListeners.add(wake);
   pump.poke();
   reactions.poke();
+  cards.poke();
 
   let offset: number | undefined;
   const handleOne = (update: Update) =>
@@ -190,7 +217,7 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
       const deadline = withDeadline(abort.signal, (pollSeconds + 30) * 1000);
       try {
         updates = await bot.api.getUpdates(
-          { offset, timeout: pollSeconds, allowed_updates: ['message'] },
+          { offset, timeout: pollSeconds, allowed_updates: ['message', 'callback_query'] },
           deadline.signal as ApiSignal,
         );
         attempt = 0;
@@ -222,7 +249,8 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     host.localCommitListeners.delete(wake);
     clearTimeout(retryTimer);
     clearTimeout(reactionTimer);
-    await Promise.all([pump.stop(), reactions.stop()]);
+    clearTimeout(cardTimer);
+    await Promise.all([pump.stop(), reactions.stop(), cards.stop()]);
   };
   const done = poll().finally(stopForwarding);
   return {
