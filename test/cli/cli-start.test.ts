@@ -194,7 +194,10 @@ await main(process.argv);
     // (The resolve hook sees ES imports; the addon is loaded by require() and is not listed.)
     expect(packages).toEqual([]);
     expect(urls.filter((u) => u.includes('/dist/src/'))).toEqual([]);
-    expect(urls.filter((u) => u.includes('/dist/cli/')).length).toBeLessThan(30);
+    // The splitter makes one chunk per set of modules shared by the same entries, so the count
+    // grows with the command groups (34 after approvals, consent and provenance); what keeps the
+    // start fast is the two lines above, and this bound only catches a fast path that loads it all.
+    expect(urls.filter((u) => u.includes('/dist/cli/')).length).toBeLessThan(45);
   });
 });
 

@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seedChannels } from '../../bench/channels.js';
 import { FILTER_SCAN } from '../../src/host/channel-pages.js';
 import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
+import { acceptInvitation } from '../../src/host/invitations.js';
 import type { Principal } from '../../src/host/principals.js';
 import { listChannelsByActivity } from '../../src/store/ops/channel-activity.js';
 import type { Database } from '../../src/store/schema.js';
@@ -49,9 +50,10 @@ describe.each(backendsUnderTest())('channel.list by activity (%s)', (backend) =>
     const secret = await createChannel(h.ctx, alice, { name: 'secret-plans', members: [] });
     const shared = await createChannel(h.ctx, bob, { name: 'secret-shared', members: [] });
     await createChannel(h.ctx, bob, { name: 'plans-of-bob', members: [] });
-    // Bob was in #secret-plans once (a person a member adds joins at once) and was removed.
+    // Bob was in #secret-plans once (invited by alice, he accepted) and was removed.
     await createChannel(h.ctx, alice, { name: 'other', members: [] });
     await addMember(h.ctx, alice, secret.id, 'bob');
+    await acceptInvitation(h.ctx, bob, secret.id);
     expect(names(await rpc(bob, { order: 'activity', filter: 'secret' }))).toEqual([
       'secret-plans',
       'secret-shared',
