@@ -12,6 +12,7 @@ import {
   recordApprovalCard,
 } from '../../../host/telegram-approvals.js';
 import { type FaultCounts, faultText, isRefusal } from './faults.js';
+import { startPump } from './pump.js';
 import { callDeadline, TELEGRAM_TEXT_LIMIT } from './replies.js';
 
 /** What a card says when the request did not fit: the page shows it whole. */
@@ -104,9 +105,6 @@ export function startApprovalCardPump(options: {
   onCaughtUp(): void;
 }): ApprovalCardPump {
   const { host, api, counts, log } = options;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
   // A timeout commits nothing by itself: look again when the next pending request runs out.
   let expiryTimer: NodeJS.Timeout | undefined;
 
@@ -151,49 +149,29 @@ export function startApprovalCardPump(options: {
   const pass = async () => {
     const work = await approvalCardWork(host);
     clearTimeout(expiryTimer);
-    if (work.nextExpiry !== undefined && !stopped) {
+    if (work.nextExpiry !== undefined && !pump.stopped) {
       const wait = Math.min(Math.max(0, work.nextExpiry - host.now().getTime()) + 50, 2 ** 31 - 1);
-      expiryTimer = setTimeout(run, wait);
+      expiryTimer = setTimeout(pump.poke, wait);
       expiryTimer.unref();
     }
     for (const item of work.close) {
-      if (stopped) return;
+      if (pump.stopped) return;
       await close(item);
     }
     for (const item of work.send) {
-      if (stopped) return;
+      if (pump.stopped) return;
       await send(item);
     }
   };
 
-  const run = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          await pass();
-        } catch (err) {
-          options.onError(err);
-          return;
-        }
-        options.onCaughtUp();
-      } while (again && !stopped);
-    })().finally(() => {
-      running = undefined;
-    });
-  };
+  const pump = startPump(pass, options);
 
   return {
-    poke: run,
+    poke: pump.poke,
     async stop() {
-      stopped = true;
+      const stopping = pump.stop();
       clearTimeout(expiryTimer);
-      await running;
+      await stopping;
     },
   };
 }

@@ -109,6 +109,11 @@ export async function startTelegramBridge(options: TelegramBridgeOptions): Promi
     replies: createReplies({ api: bot.api, counts, log }),
     counts,
     log,
+    // An agent may move the message before its tracking row exists: read its channel once more.
+    onTracked(channelId: string) {
+      reactions.recheckChannel(channelId);
+      if (reactionTimer === undefined) reactions.poke();
+    },
   };
   bot.on('message', (c) => handleUpdate(inbound, c));
   bot.on('callback_query', (c) => handleApprovalPress(inbound, c));

@@ -39,6 +39,8 @@ export interface InboundOptions {
   replies: Replies;
   counts: FaultCounts;
   log(line: string): void;
+  /** A person's message was tracked for reactions (its status may already have moved). */
+  onTracked?(channelId: string): void;
 }
 
 const STRANGER = 'This bot belongs to a Sluice host. Ask its owner for a pairing code, then send /pair CODE.';
@@ -228,14 +230,16 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
     return;
   }
   const updateId = c.update.update_id;
-  const track = (stored: { message_id: string; channel_id: string }) =>
-    trackTelegramMessage(options.host, {
+  const track = async (stored: { message_id: string; channel_id: string }) => {
+    await trackTelegramMessage(options.host, {
       messageId: stored.message_id,
       channelId: stored.channel_id,
       chatId: String(chatId),
       telegramMessageId: message.message_id,
       person: sender.person,
     });
+    options.onTracked?.(stored.channel_id);
+  };
   const already = await inboundAlreadyStored(options.host, sender.person, options.botId, updateId);
   if (already) {
     // Stored before a crash that came before its tracking: track it now (a no-op if it was).

@@ -13,6 +13,7 @@ import {
   sentParts,
 } from '../../../host/telegram.js';
 import { type FaultCounts, faultText, isRefusal, isServerError, isStoreFault } from './faults.js';
+import { startPump } from './pump.js';
 import { TELEGRAM_TEXT_LIMIT } from './replies.js';
 /** A body needing more parts than this goes out as one text document instead of a wall of parts. */
 export const MAX_TEXT_PARTS = 5;
@@ -105,9 +106,6 @@ export function startOutboundPump(options: {
   onCaughtUp(): void;
 }): OutboundPump {
   const { host, api, botId, counts } = options;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
   // Failed tries per part (message, chat, index), in memory: a restart gives every part a fresh bound.
   const failedTries = new Map<string, number>();
 
@@ -115,7 +113,7 @@ export function startOutboundPump(options: {
     const done = await sentParts(host, message.messageId, chat.chatId);
     const parts = partsFor(message, chat);
     for (const [index, part] of parts.entries()) {
-      if (stopped) return false;
+      if (pump.stopped) return false;
       if (done.has(index)) continue;
       const key = `${message.messageId} ${chat.chatId} ${index}`;
       try {
@@ -166,34 +164,7 @@ export function startOutboundPump(options: {
     }
   };
 
-  const run = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          await scan();
-        } catch (err) {
-          // The caller schedules the next scan after a backoff; a wake meanwhile does not retry early.
-          options.onError(err);
-          return;
-        }
-        options.onCaughtUp();
-      } while (again && !stopped);
-    })().finally(() => {
-      running = undefined;
-    });
-  };
+  const pump = startPump(scan, options);
 
-  return {
-    poke: run,
-    async stop() {
-      stopped = true;
-      await running;
-    },
-  };
+  return { poke: pump.poke, stop: pump.stop };
 }

@@ -10,6 +10,7 @@ import {
   reactionCursorStart,
 } from '../../../host/telegram-reactions.js';
 import { type FaultCounts, faultText, isRefusal } from './faults.js';
+import { startPump } from './pump.js';
 import { callDeadline, fitText } from './replies.js';
 
 type Emoji = ReactionTypeEmoji['emoji'];
@@ -41,6 +42,11 @@ export function returnedLine(change: ReactionChange): string {
 export interface ReactionPump {
   poke(): void;
   stop(): Promise<void>;
+  /**
+   * A message of this channel was just tracked: its status may have moved before its row existed
+   * (an agent can archive it first), so the next pass reads the channel whatever the events say.
+   */
+  recheckChannel(channelId: string): void;
 }
 
 /**
@@ -62,9 +68,8 @@ export function startReactionPump(options: {
   let cursor: number | undefined;
   // After a failed pass (or at start) every open message is checked, not only the moved channels.
   let checkAll = true;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
+  // Channels with a message tracked since the last pass (see recheckChannel).
+  const tracked = new Set<string>();
 
   const show = async (change: ReactionChange) => {
     const chatId = Number(change.row.chat_id);
@@ -104,43 +109,24 @@ export function startReactionPump(options: {
     } else {
       const moved = await channelsMovedAfter(host, cursor);
       cursor = moved.lastSeq;
-      channels = moved.channelIds;
+      channels = [...new Set([...moved.channelIds, ...tracked])];
     }
+    tracked.clear();
     checkAll = true;
     for (const change of await reactionChanges(host, channels)) {
-      if (stopped) return;
+      if (pump.stopped) return;
       await show(change);
     }
     checkAll = false;
   };
 
-  const run = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          await pass();
-        } catch (err) {
-          options.onError(err);
-          return;
-        }
-        options.onCaughtUp();
-      } while (again && !stopped);
-    })().finally(() => {
-      running = undefined;
-    });
-  };
+  const pump = startPump(pass, options);
 
   return {
-    poke: run,
-    async stop() {
-      stopped = true;
-      await running;
+    poke: pump.poke,
+    stop: pump.stop,
+    recheckChannel(channelId) {
+      tracked.add(channelId);
     },
   };
 }
