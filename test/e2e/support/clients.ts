@@ -1,7 +1,7 @@
 // Installs the real agent clients on demand into <repo>/.cache/clients (gitignored).
 // Pinned versions: see docs/e2e-clients.md for why these and what runs on Node 20.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -51,7 +51,27 @@ function installedVersion(dir: string, pkg: string): string | undefined {
   }
 }
 
+/**
+ * Written last, under the lock, once npm has finished: until then a binary can be complete in
+ * size but still open for writing, and running it fails with "Text file busy" (seen in a clean
+ * clone's CI, where one worker installs while another starts a test).
+ */
+const INSTALLED_MARKER = join(CLIENTS_DIR, '.installed');
+const INSTALLED_TEXT = `claude-code ${CLAUDE_CODE_VERSION} codex ${CODEX_VERSION}\n`;
+
 function isInstalled(dir: string): boolean {
+  return markerMatches() && filesInPlace(dir);
+}
+
+function markerMatches(): boolean {
+  try {
+    return readFileSync(INSTALLED_MARKER, 'utf8') === INSTALLED_TEXT;
+  } catch {
+    return false;
+  }
+}
+
+function filesInPlace(dir: string): boolean {
   const p = clientPaths(dir);
   return (
     installedVersion(dir, '@anthropic-ai/claude-code') === CLAUDE_CODE_VERSION &&
@@ -129,15 +149,18 @@ export async function ensureClients(): Promise<ClientPaths> {
   if (isInstalled(CLIENTS_DIR)) return clientPaths();
   await acquireLock();
   try {
-    if (!isInstalled(CLIENTS_DIR)) {
+    // Holding the lock, nobody else is writing: files already in place only need the marker.
+    if (!filesInPlace(CLIENTS_DIR)) {
+      rmSync(INSTALLED_MARKER, { force: true });
       // A fresh machine downloads ~800 MB here; say so rather than look hung.
       process.stderr.write(
         `[sluice tests] installing claude ${CLAUDE_CODE_VERSION} and codex ${CODEX_VERSION} into ${CLIENTS_DIR} (~800 MB, once)\n`,
       );
       await npmInstall();
     }
-    if (!isInstalled(CLIENTS_DIR))
+    if (!filesInPlace(CLIENTS_DIR))
       throw new Error(`agent clients still missing after install in ${CLIENTS_DIR}`);
+    writeFileSync(INSTALLED_MARKER, INSTALLED_TEXT);
   } finally {
     rmSync(LOCK_DIR, { recursive: true, force: true });
   }
