@@ -1,4 +1,4 @@
-import { findChannelById, listActiveChannelIds, listActiveMembersBounded } from '../store/ops/channels.js';
+import { findChannelById, listActiveMembersBounded } from '../store/ops/channels.js';
 import type { Db } from '../store/store.js';
 import { type ChannelSummary, LIST_MEMBERS_SHOWN } from './channels.js';
 
@@ -13,9 +13,4 @@ export async function channelListRow(db: Db, channelId: string): Promise<Channel
   if (!channel) return null;
   const { members, count } = await listActiveMembersBounded(db, channel.id, LIST_MEMBERS_SHOWN);
   return { id: channel.id, name: channel.name, kind: channel.kind, members, memberCount: count };
-}
-
-/** Ids of the channels a principal is in now (what a channel-list subscriber starts from). */
-export async function channelIdsOf(db: Db, principalId: string): Promise<string[]> {
-  return listActiveChannelIds(db, principalId);
 }

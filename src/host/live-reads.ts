@@ -3,7 +3,7 @@ import type { Db } from '../store/store.js';
 import { queueReaderIds } from './access.js';
 import { agentListing } from './agent-managers.js';
 import { approvalForDecider } from './approvals/decisions.js';
-import { channelIdsOf, channelListRow } from './channel-list-live.js';
+import { channelListRow } from './channel-list-live.js';
 import type { HostContext } from './context.js';
 import { currentMemberIds, presentForLive, presentReceipts } from './history.js';
 import { agentPresence } from './presence.js';
@@ -21,7 +21,6 @@ export function liveReadsFor(ctx: HostContext) {
     (...args: A): R =>
       read(db, ...args);
   return {
-    channelIdsOf: bind(channelIdsOf),
     channelListRow: bind(channelListRow),
     currentMemberIds: bind(currentMemberIds),
     unreadCounts: bind(unreadCounts),
