@@ -45,12 +45,15 @@ export async function deliveryFor(
   requireAgent(agent);
   checkLimits(options.limits);
   const maxMessages = options.limits?.maxMessages ?? DEFAULT_DELIVERY_LIMITS.maxMessages;
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
-  const listings = await withProjections(db, entries);
+  // The rows and the count from one snapshot: read apart, a send committing between them was
+  // counted but not listed, and a waiter woke with an envelope that carried nothing.
+  const { listings, pending } = await ctx.store.readSnapshot(async (db) => {
+    const channelIds = await listActiveChannelIds(db, agent.id);
+    const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
+    return { listings: await withProjections(db, entries), pending: await pendingCount(db, agent.id) };
+  });
   const candidates = await toCandidates(listings, await relationsFor(ctx, agent), options.attachmentPath);
-  const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
+  const totalPending = Math.max(pending, candidates.length);
   return renderDelivery({
     agent: agent.name,
     totalPending,
@@ -102,11 +105,17 @@ export async function candidatesBehind(
   maxMessages: number,
   attachmentPath?: AttachmentPath,
 ): Promise<{ candidates: DeliveryCandidate[]; totalPending: number } | undefined> {
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const entries = await listInboxEntries(db, agent.id, {
-    channelIds,
-    limit: carried.length + maxMessages + 1,
+  const { entries, pending, listings } = await ctx.store.readSnapshot(async (db) => {
+    const channelIds = await listActiveChannelIds(db, agent.id);
+    const entries = await listInboxEntries(db, agent.id, {
+      channelIds,
+      limit: carried.length + maxMessages + 1,
+    });
+    return {
+      entries,
+      pending: await pendingCount(db, agent.id),
+      listings: await withProjections(db, entries),
+    };
   });
   const carriedIds = new Set(carried);
   let start = 0;
@@ -115,25 +124,27 @@ export async function candidatesBehind(
   const behind = entries.slice(start);
   if (behind.length === 0 || behind.some((e) => carriedIds.has(e.message_id))) return undefined;
   const candidates = await toCandidates(
-    await withProjections(db, behind),
+    listings.slice(start),
     await relationsFor(ctx, agent),
     attachmentPath,
   );
-  return {
-    candidates,
-    totalPending: Math.max((await pendingCount(db, agent.id)) - start, candidates.length),
-  };
+  return { candidates, totalPending: Math.max(pending - start, candidates.length) };
 }
 
 /** The short metadata notification for transports that cannot take bodies. */
 export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Promise<string> {
   requireAgent(agent);
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const [oldest] = await withProjections(db, await listInboxEntries(db, agent.id, { channelIds, limit: 1 }));
+  const { oldest, pending } = await ctx.store.readSnapshot(async (db) => {
+    const channelIds = await listActiveChannelIds(db, agent.id);
+    const [oldest] = await withProjections(
+      db,
+      await listInboxEntries(db, agent.id, { channelIds, limit: 1 }),
+    );
+    return { oldest, pending: await pendingCount(db, agent.id) };
+  });
   return renderMetadataNotice({
     agent: agent.name,
-    totalPending: await pendingCount(db, agent.id),
+    totalPending: pending,
     oldest: oldest
       ? {
           id: oldest.projection.message_id,
