@@ -64,7 +64,7 @@ const QUERY_EXCEPTIONS: Record<string, string> = {};
 const HANDLE_EXCEPTIONS: Record<string, string> = {
   // The hook and the waiter start fast: one read-only SQLite connection, no Kysely (README).
   'src/surfaces/hooks/sqlite-pending.ts': 'hook fast path',
-  'src/surfaces/hooks/wait-cli.ts': 'wake fast path (PRAGMA data_version)',
+  'src/surfaces/hooks/wait-sources.ts': 'wake fast path (PRAGMA data_version)',
 };
 
 /** Cursor tokens are signed and parsed only in host/cursors.ts (one schema per kind). */
