@@ -13,14 +13,12 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
-import { confirmSeen } from '../../src/host/receipts.js';
-import type { TurnOutcome } from '../../src/host/turns.js';
+import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
   ClientGoneError,
   type DriverClient,
   type LoopCheck,
   runDriverLoop,
-  type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
@@ -102,7 +100,7 @@ class ScriptedClient implements DriverClient {
   }
   async steer(request: TurnRequest): Promise<boolean> {
     const answer = this.answers[this.steers.length % this.answers.length]!;
-    this.steers.push({ turnId: request.turnId, ids: request.delivered.map((m) => m.id), answer });
+    this.steers.push({ turnId: request.turn.id, ids: request.delivered.map((m) => m.id), answer });
     if (answer === 'late')
       await new Promise<void>((resolve) => {
         this.late.push(resolve);
@@ -111,7 +109,7 @@ class ScriptedClient implements DriverClient {
     if (answer === 'refuse') return false;
     // What a real client's stream shows when the model got the steered text.
     if (answer === 'echo' || answer === 'late')
-      await confirmSeen(this.h.ctx, this.agent, request.turnId, request.delivery.text);
+      request.turn.saw({ kind: 'user_message', text: request.delivery.text });
     return true;
   }
   /** Ends the running turn, then lets late steers answer (after the end, within the grace). */
@@ -265,7 +263,7 @@ describe('a driver steering its running turn, under random schedules (sqlite)', 
           const handledIn = new Map<string, number>();
           for (const [t, report] of reports.entries()) {
             const request = client.requests[t]!;
-            expect(report.turnId).toBe(request.turnId);
+            expect(report.turnId).toBe(request.turn.id);
             const initial = request.delivered.map((m) => m.id);
             const steers = client.steers.filter((s) => s.turnId === report.turnId);
             // Delivered = the turn's own messages, then every steer the client took, in order.

@@ -4,13 +4,11 @@ import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue } from '../../src/host/queue.js';
-import { confirmSeen } from '../../src/host/receipts.js';
-import type { TurnOutcome } from '../../src/host/turns.js';
+import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
   ClientGoneError,
   type DriverClient,
   runDriverLoop,
-  type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
@@ -54,8 +52,7 @@ class SteeringClient implements DriverClient {
     if (this.answerGate) await this.answerGate;
     if (this.mode === 'refuse') return false;
     // What a real client's stream shows when the model got the steered text.
-    if (this.mode === 'echo')
-      await confirmSeen(this.h.ctx, this.agent(), request.turnId, request.delivery.text);
+    if (this.mode === 'echo') request.turn.saw({ kind: 'user_message', text: request.delivery.text });
     return true;
   }
   finish(outcome: TurnOutcome): void {
