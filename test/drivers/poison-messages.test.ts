@@ -9,8 +9,12 @@ import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { resumeQueue, withdrawMessage } from '../../src/host/queue.js';
-import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
-import { DEFAULT_MAX_DISPATCH_ATTEMPTS, REPEATED_FAILURE_KIND } from '../../src/host/turns/index.js';
+import {
+  DEFAULT_MAX_DISPATCH_ATTEMPTS,
+  REPEATED_FAILURE_KIND,
+  type TurnOutcome,
+  type TurnReport,
+} from '../../src/host/turns/index.js';
 import { CODEX_TURN_LEAD } from '../../src/surfaces/drivers/codex.js';
 import { claudeTurnContent, codexTurnInput } from '../../src/surfaces/drivers/content.js';
 import {

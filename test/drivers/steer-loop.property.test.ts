@@ -11,7 +11,6 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
 import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
@@ -21,7 +20,7 @@ import {
   runDriverLoop,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
-import { type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
+import { conformanceHostSeries } from '../conformance/backend.js';
 import { LoopChecks, Progress } from './loop-checks.js';
 
 /** How the client answers a steer: shown to the model, refused, taken but never shown, or late. */
@@ -81,8 +80,6 @@ class ScriptedClient implements DriverClient {
   });
 
   constructor(
-    private readonly h: ConformanceHost,
-    private readonly agent: Principal,
     private readonly answers: readonly Answer[],
     private readonly progressed: () => void,
   ) {}
@@ -134,7 +131,7 @@ describe('a driver steering its running turn, under random schedules (sqlite)', 
         const h = await hosts.open();
         const bot = await h.agent('bot', 'turn');
         const progress = new Progress();
-        const client = new ScriptedClient(h, bot, schedule.answers, () => progress.notify());
+        const client = new ScriptedClient(schedule.answers, () => progress.notify());
         const checks = new LoopChecks();
         const decided: (string | undefined)[] = [];
         const reports: TurnReport[] = [];

@@ -32,11 +32,7 @@ class SteeringClient implements DriverClient {
     this.die = resolve;
   });
 
-  constructor(
-    private readonly h: ConformanceHost,
-    private readonly agent: () => Principal,
-    private readonly progressed: () => void,
-  ) {}
+  constructor(private readonly progressed: () => void) {}
 
   runTurn(request: TurnRequest): Promise<TurnOutcome> {
     this.requests.push(request);
@@ -87,11 +83,7 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     h = await hosts.open();
     bot = await h.agent('bot', 'turn');
     progress = new Progress();
-    client = new SteeringClient(
-      h,
-      () => bot,
-      () => progress.notify(),
-    );
+    client = new SteeringClient(() => progress.notify());
     stop = new AbortController();
     reports.length = 0;
     checks = new LoopChecks();
