@@ -23,7 +23,7 @@ import {
   type ReadOutcome,
   toolBudgets,
 } from '../../host/reads.js';
-import type { PendingReceipt } from '../../host/receipts.js';
+import type { PendingReceipt } from '../../host/turns/index.js';
 import { packageVersion } from '../sluice-package.js';
 import { describeIssues } from './argument-issues.js';
 
