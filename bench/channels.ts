@@ -4,9 +4,14 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import WebSocket from 'ws';
-import type { HostContext } from '../src/host/context.js';
-import { initHome, openHost } from '../src/host/home.js';
-import { addPrincipal, issueToken, type Principal, resolvePrincipal } from '../src/host/principals.js';
+import type { HostContext } from '../src/host/identity/context.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import {
+  addPrincipal,
+  issueToken,
+  type Principal,
+  resolvePrincipal,
+} from '../src/host/identity/principals.js';
 import { startHostServer } from '../src/surfaces/http/server.js';
 import { handleRpcText } from '../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../src/surfaces/rpc/methods.js';

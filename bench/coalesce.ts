@@ -1,4 +1,4 @@
-import { CoalescingOutbox } from '../src/host/live-outbox.js';
+import { CoalescingOutbox } from '../src/host/live/live-outbox.js';
 import type { BenchResult } from './result.js';
 
 /**

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { initHome, openHost } from '../src/host/home.js';
-import { sendMessage } from '../src/host/messages.js';
-import { addPrincipal, resolvePrincipal } from '../src/host/principals.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal, resolvePrincipal } from '../src/host/identity/principals.js';
+import { sendMessage } from '../src/host/messages/messages.js';
 import type { BenchResult } from './result.js';
 
 const TARGET_RATIO = 2.5;

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { createChannel } from '../src/host/channels.js';
-import { initHome, openHost } from '../src/host/home.js';
-import { addPrincipal, issueToken, resolvePrincipal } from '../src/host/principals.js';
+import { createChannel } from '../src/host/channels/channels.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal, issueToken, resolvePrincipal } from '../src/host/identity/principals.js';
 import { startHostServer } from '../src/surfaces/http/server.js';
 import type { BenchResult } from './result.js';
 

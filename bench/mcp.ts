@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { createChannel } from '../src/host/channels.js';
-import type { HostContext } from '../src/host/context.js';
-import { initHome, openHost } from '../src/host/home.js';
-import { sendMessage } from '../src/host/messages.js';
-import { addPrincipal, type Principal } from '../src/host/principals.js';
-import { channelRead, type PageResult } from '../src/host/reads.js';
+import { createChannel } from '../src/host/channels/channels.js';
+import type { HostContext } from '../src/host/identity/context.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal, type Principal } from '../src/host/identity/principals.js';
+import { sendMessage } from '../src/host/messages/messages.js';
+import { channelRead, type PageResult } from '../src/host/reads/index.js';
 import type { BenchResult } from './result.js';
 
 const LATENCY_TARGET = 1.5;

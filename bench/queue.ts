@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { ensureDmChannel } from '../src/host/channels.js';
-import type { HostContext } from '../src/host/context.js';
-import { initHome, openHost } from '../src/host/home.js';
-import { addPrincipal, type Principal, resolvePrincipal } from '../src/host/principals.js';
-import { queueSummary } from '../src/host/queue.js';
+import { ensureDmChannel } from '../src/host/channels/channels.js';
+import type { HostContext } from '../src/host/identity/context.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal, type Principal, resolvePrincipal } from '../src/host/identity/principals.js';
+import { queueSummary } from '../src/host/queue/queue.js';
 import type { BenchResult } from './result.js';
 
 const TARGET_RATIO = 1.5;

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { initHome, openHost } from '../src/host/home.js';
-import { sendMessage } from '../src/host/messages.js';
-import { addPrincipal, resolvePrincipal } from '../src/host/principals.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal, resolvePrincipal } from '../src/host/identity/principals.js';
+import { sendMessage } from '../src/host/messages/messages.js';
 import type { BenchResult } from './result.js';
 
 const BODY = 'Could you look at the failing invoice export? The CSV has a stray quote in row 14 — thanks! 😀';

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import type { HostContext } from '../src/host/context.js';
-import { initHome, openHost } from '../src/host/home.js';
-import { sendMessage } from '../src/host/messages.js';
-import { addPrincipal, resolvePrincipal } from '../src/host/principals.js';
+import type { HostContext } from '../src/host/identity/context.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal, resolvePrincipal } from '../src/host/identity/principals.js';
+import { sendMessage } from '../src/host/messages/messages.js';
 
 const MESSAGES = 2_000;
 

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { initHome, openHost } from '../src/host/home.js';
-import { addPrincipal } from '../src/host/principals.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal } from '../src/host/identity/principals.js';
 
 export interface CampaignOptions {
   home: string;

@@ -1,10 +1,10 @@
 import { openSync, writeSync } from 'node:fs';
 import { isSluiceError } from '../src/core/errors.js';
-import { openHost } from '../src/host/home.js';
-import { archiveMessages, listInbox } from '../src/host/inbox.js';
-import { sendMessage } from '../src/host/messages.js';
-import { resolvePrincipal } from '../src/host/principals.js';
-import { channelRead } from '../src/host/reads.js';
+import { openHost } from '../src/host/identity/home.js';
+import { resolvePrincipal } from '../src/host/identity/principals.js';
+import { sendMessage } from '../src/host/messages/messages.js';
+import { archiveMessages, listInbox } from '../src/host/queue/inbox.js';
+import { channelRead } from '../src/host/reads/index.js';
 import { beginTurn, endTurn, receivedInProcess } from '../src/host/turns/index.js';
 
 // One crash-campaign worker: random send / read / fragment / turn / archive operations against

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { initHome, openHost } from '../src/host/home.js';
-import { addPrincipal } from '../src/host/principals.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import { addPrincipal } from '../src/host/identity/principals.js';
 import { main } from '../src/surfaces/cli/main.js';
 import { runInThisProcess } from './in-process.js';
 import { stateSnapshot } from './state-snapshot.js';

@@ -3,11 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import { createChannel } from '../src/host/channels.js';
-import type { HostContext, HostLimits } from '../src/host/context.js';
-import { initHome, openHost } from '../src/host/home.js';
-import { sendMessage } from '../src/host/messages.js';
-import { addPrincipal, issueToken, type Principal, resolvePrincipal } from '../src/host/principals.js';
+import { createChannel } from '../src/host/channels/channels.js';
+import type { HostContext, HostLimits } from '../src/host/identity/context.js';
+import { initHome, openHost } from '../src/host/identity/home.js';
+import {
+  addPrincipal,
+  issueToken,
+  type Principal,
+  resolvePrincipal,
+} from '../src/host/identity/principals.js';
+import { sendMessage } from '../src/host/messages/messages.js';
 import { findMessageById } from '../src/store/ops/messages.js';
 import { type HostServer, startHostServer } from '../src/surfaces/http/server.js';
 import type { FuzzFailure, FuzzReport } from './fuzz-cli.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { issueAccessToken } from '../src/host/principals.js';
-import { issueLoginCode } from '../src/host/sessions.js';
+import { issueAccessToken } from '../src/host/identity/principals.js';
+import { issueLoginCode } from '../src/host/identity/sessions.js';
 import { PAGE_CSP } from '../src/surfaces/http/guard.js';
 import type { FuzzFailure, FuzzReport } from './fuzz-cli.js';
 import { openFuzzHost } from './fuzz-rpc.js';

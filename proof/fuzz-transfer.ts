@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { uploadTempDir } from '../src/host/media.js';
+import { uploadTempDir } from '../src/host/media/media.js';
 import type { FuzzFailure, FuzzReport } from './fuzz-cli.js';
 import { openFuzzHost } from './fuzz-rpc.js';
 

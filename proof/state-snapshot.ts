@@ -1,4 +1,4 @@
-import type { HostContext } from '../src/host/context.js';
+import type { HostContext } from '../src/host/identity/context.js';
 
 const TABLES = [
   'principals',

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_TABLE, oneLine, renderingOf, SluiceError, type SluiceErrorCode } from '../src/core/errors.js';
-import { errorTextFor } from '../src/host/reads.js';
+import { errorTextFor } from '../src/host/reads/index.js';
 import { exitCodeFor } from '../src/surfaces/cli/io.js';
 import { httpError } from '../src/surfaces/http/status.js';
 import { toRpcError } from '../src/surfaces/rpc/errors.js';

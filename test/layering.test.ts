@@ -67,15 +67,15 @@ const HANDLE_EXCEPTIONS: Record<string, string> = {
   'src/surfaces/hooks/wait-sources.ts': 'wake fast path (PRAGMA data_version)',
 };
 
-/** Cursor tokens are signed and parsed only in host/cursors.ts (one schema per kind). */
-const CURSOR_MODULE = 'src/host/cursors.ts';
+/** Cursor tokens are signed and parsed only in host/reads/cursors.ts (one schema per kind). */
+const CURSOR_MODULE = 'src/host/reads/cursors.ts';
 const RAW_CURSOR: readonly [string, RegExp][] = [['a raw cursor call', /\b(encodeCursor|decodeCursor)\s*\(/]];
 const CURSOR_EXCEPTIONS: Record<string, string> = {
-  // On every CLI command's import path (`message ls` resolves targets here): host/cursors.ts loads
+  // On every CLI command's import path (`message ls` resolves targets here): host/reads/cursors.ts loads
   // zod, which the fast CLI start (test/cli/cli-start.test.ts) keeps out of the message commands.
-  'src/host/channels.ts': 'fast CLI start',
-  // Imported by host/channels.ts (a create or add invites), so on the same fast path.
-  'src/host/invitations.ts': 'fast CLI start',
+  'src/host/channels/channels.ts': 'fast CLI start',
+  // Imported by host/channels/channels.ts (a create or add invites), so on the same fast path.
+  'src/host/channels/invitations.ts': 'fast CLI start',
 };
 
 /**
@@ -97,6 +97,17 @@ const DIALECT_CHECK: readonly [string, RegExp][] = [
  * (docs/architecture.md). The turn protocol is the first; others join as they get a folder.
  */
 const FRONT_DOORS = ['src/host/turns'];
+
+/**
+ * True when `target` is a host module other than a feature folder's index.ts: surfaces import the
+ * host only through src/host/<feature>/index.ts (docs/architecture.md), so a module can move
+ * inside its folder without touching a surface.
+ */
+function hostBesidesDoors(target: string): boolean {
+  const rel = relative(join(REPO_ROOT, 'src/host'), target).split(/[/\\]/);
+  if (rel[0] === '..') return false;
+  return !(rel.length === 2 && rel[1] === 'index.ts');
+}
 
 /** The import of a room's inner module from outside the room, if `target` is one. */
 function pastTheDoor(file: string, target: string): string | undefined {
@@ -203,7 +214,7 @@ describe('layering', () => {
   );
 
   it.each(hostAndSurfaces.map((f) => [relative(REPO_ROOT, f), f]))(
-    '%s issues and reads cursors through host/cursors.ts',
+    '%s issues and reads cursors through host/reads/cursors.ts',
     (name, file) => {
       if (name === CURSOR_MODULE) return;
       const found = breaches(readFileSync(file, 'utf8'), RAW_CURSOR);
@@ -238,6 +249,24 @@ describe('layering', () => {
       ).toEqual([]);
     },
   );
+
+  it.each(surfaces.map((f) => [relative(REPO_ROOT, f), f]))(
+    '%s enters the host only through the index.ts of a feature folder',
+    (name, file) => {
+      const past = localImportsOf(file).filter((target) => hostBesidesDoors(target));
+      expect(
+        past.map((t) => relative(REPO_ROOT, t)),
+        name,
+      ).toEqual([]);
+    },
+  );
+
+  it('catches a surface importing a host module past its door when planted', () => {
+    expect(hostBesidesDoors(join(REPO_ROOT, 'src/host/channels/channels.ts'))).toBe(true);
+    expect(hostBesidesDoors(join(REPO_ROOT, 'src/host/channels/index.ts'))).toBe(false);
+    expect(hostBesidesDoors(join(REPO_ROOT, 'src/host/stray.ts'))).toBe(true);
+    expect(hostBesidesDoors(join(REPO_ROOT, 'src/store/store.ts'))).toBe(false);
+  });
 
   it('catches an import past a front door when planted', () => {
     const outside = join(REPO_ROOT, 'src/surfaces/drivers/loop.ts');

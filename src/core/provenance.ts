@@ -19,7 +19,7 @@ export const SENDER_RELATIONS: readonly SenderRelation[] = Object.freeze([
   'unknown',
 ]);
 
-/** The host owner's principal name (`sluice init` makes it; host/home.ts OWNER_NAME). */
+/** The host owner's principal name (`sluice init` makes it; host/identity/home.ts OWNER_NAME). */
 export const HOST_OWNER_NAME = 'owner';
 
 /** The facts about a message's author that decide its relation to a reader. */

@@ -1,4 +1,4 @@
-// Run specs in the store (src/host/agent-runs.ts, migration 012) on SQLite and PostgreSQL: `agent
+// Run specs in the store (src/host/agents/agent-runs.ts, migration 012) on SQLite and PostgreSQL: `agent
 // run` adds the agent and settles it by turns, a lease gives each spec to one host of its machine
 // and home, a lapsed lease passes to the next host, a report without the lease writes nothing, and
 // the view reads a spec nobody holds as waiting for a host. Plus the CLI's lines and refusals.
@@ -12,8 +12,8 @@ import {
   releaseRuns,
   reportRun,
   thisMachine,
-} from '../../src/host/agent-runs.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
+} from '../../src/host/agents/agent-runs.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
 import { claimAgentRuns } from '../../src/store/ops/agent-runs.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { runCliHere } from '../support/cli-in-process.js';

@@ -9,7 +9,7 @@ import {
   controlAgentRun,
   type HeldRun,
   registerAgentRun,
-} from '../../src/host/agent-runs.js';
+} from '../../src/host/agents/agent-runs.js';
 import {
   type ChildOutput,
   DEFAULT_BACKOFF,

@@ -1,10 +1,10 @@
 // Issue 24 on the phone: approval requests as Allow / Deny cards in the deciders' paired chats.
 import { describe, expect, it } from 'vitest';
-import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
+import { addAgentManager, removeAgentManager } from '../../src/host/agents/agent-managers.js';
 import { decideApprovalRequest } from '../../src/host/approvals/decisions.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
-import { resolveAgent } from '../../src/host/principals.js';
+import { resolveAgent } from '../../src/host/identity/principals.js';
 import { findApprovalById } from '../../src/store/ops/approvals.js';
 import {
   approvalCardText,

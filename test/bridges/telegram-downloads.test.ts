@@ -8,7 +8,7 @@ import { createServer as createTcpServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { readMediaBytes } from '../../src/host/media.js';
+import { readMediaBytes } from '../../src/host/media/media.js';
 import { startTelegramBridge } from '../../src/surfaces/bridges/telegram/bridge.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { FAKE_BOT_TOKEN } from '../support/fake-telegram.js';

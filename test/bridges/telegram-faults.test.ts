@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { isWellFormed } from '../../src/core/text.js';
-import type { HostContext } from '../../src/host/context.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { PHONE, STRANGER, useBridgeHarness } from './telegram-harness.js';
 

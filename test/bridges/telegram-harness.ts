@@ -1,8 +1,8 @@
 // One Telegram bridge in this process against the fake Bot API, on a fresh host per test: the
 // helpers the bridge test files share (start, pair a phone, wait for stored messages).
 import { afterAll, afterEach, beforeEach } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { createPairCode } from '../../src/host/telegram.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { createPairCode } from '../../src/host/telegram/telegram.js';
 import {
   startTelegramBridge,
   type TelegramBridge,

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { openHost } from '../../src/host/identity/home.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { FAKE_BOT_TOKEN, type FakeTelegram, startFakeTelegram } from '../support/fake-telegram.js';
 import { runCli, SLUICE_BIN, tempHome } from '../support/host.js';
 

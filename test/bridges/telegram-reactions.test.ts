@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolveAgent } from '../../src/host/principals.js';
-import { resumeQueue } from '../../src/host/queue.js';
-import { channelRead } from '../../src/host/reads.js';
+import { resolveAgent } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { resumeQueue } from '../../src/host/queue/queue.js';
+import { channelRead } from '../../src/host/reads/index.js';
 import { beginTurn, endTurn, receivedInProcess } from '../../src/host/turns/index.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { PHONE, useBridgeHarness } from './telegram-harness.js';

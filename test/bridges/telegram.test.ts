@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import type { HostContext } from '../../src/host/context.js';
-import { putMedia, readMediaBytes } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
-import { createPairCode, PAIR_CODE_TTL_MS } from '../../src/host/telegram.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
+import { putMedia, readMediaBytes } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { createPairCode, PAIR_CODE_TTL_MS } from '../../src/host/telegram/telegram.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { PHONE, STRANGER, useBridgeHarness } from './telegram-harness.js';
 

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal } from '../../src/host/principals.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import {
   AGENT_LOCK_ENV,
   type AgentLock,

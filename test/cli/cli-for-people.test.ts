@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { closestNames, resolvePrincipal } from '../../src/host/principals.js';
+import { closestNames, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { renderTable } from '../../src/surfaces/cli/list-output.js';
 import { findOnPath, launcherNotes } from '../../src/surfaces/cli/on-path.js';
 import { runCliHere } from '../support/cli-in-process.js';

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../proof/fuzz-cli.js';
-import type { HostContext } from '../../src/host/context.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
 import { tempHome } from '../support/host.js';
 import { drainAsModel, SHELLS, type ShellClient } from './drain-model.js';

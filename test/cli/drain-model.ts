@@ -6,9 +6,9 @@
 import { expect } from 'vitest';
 import { runCliInProcess } from '../../proof/fuzz-cli.js';
 import { shellOutputCap } from '../../src/core/output-cap.js';
-import type { HostContext } from '../../src/host/context.js';
-import { deliveryFor } from '../../src/host/delivery.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { deliveryFor } from '../../src/host/queue/delivery.js';
 import { HOOK_LIMITS } from '../../src/surfaces/hooks/adapters.js';
 
 export type ShellClient = 'claude' | 'codex';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { bodiesFor, DRAIN_SCENARIOS, drainTarget } from '../e2e/support/drain-eval.js';
 import { tempHome } from '../support/host.js';
 import { drainAsModel, type ShellClient } from './drain-model.js';

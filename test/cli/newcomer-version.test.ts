@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Principal } from '../../src/host/principals.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import type { TestHost } from '../support/host.js';
 
 const PACKAGE = '../../src/surfaces/sluice-package.js';

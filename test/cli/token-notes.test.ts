@@ -2,8 +2,8 @@
 // shown by `token ls`; the secret stays alone on stdout with one line on stderr saying how to use it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { issueAccessToken, MAX_TOKEN_NOTE_LENGTH } from '../../src/host/principals.js';
-import { listCredentials } from '../../src/host/sessions.js';
+import { issueAccessToken, MAX_TOKEN_NOTE_LENGTH } from '../../src/host/identity/principals.js';
+import { listCredentials } from '../../src/host/identity/sessions.js';
 import { backendsUnderTest, openConformanceHost } from '../conformance/backend.js';
 import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, type TestHost } from '../support/host.js';

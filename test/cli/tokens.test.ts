@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLoginCode, signInWithCode } from '../../src/host/sessions.js';
+import { issueLoginCode, signInWithCode } from '../../src/host/identity/sessions.js';
 import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { HostContext } from '../../src/host/context.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { tempHome } from '../support/host.js';
 
 export type Backend = 'sqlite' | 'postgres';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { lastEventSeq, listEventsAfter } from '../../src/store/ops/events.js';
 import { eventsHeldBack } from '../../src/store/postgres/commit-order.js';
 import { WRITE_LOCK_CLASS } from '../../src/store/postgres/migrations.js';

@@ -9,10 +9,10 @@ import {
   type UnknownRow,
 } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { deliveryFor } from '../../src/host/delivery.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { deliveryFor } from '../../src/host/queue/delivery.js';
 import type { Db, Store } from '../../src/store/store.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
 

@@ -4,11 +4,16 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { isWellFormed, sliceWhole } from '../../src/core/text.js';
-import type { HostContext } from '../../src/host/context.js';
-import { putMedia, sanitizeFileName } from '../../src/host/media.js';
-import { editMessage, readProjection, replyToMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { editQueuedMessage, pauseQueue } from '../../src/host/queue.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { putMedia, sanitizeFileName } from '../../src/host/media/media.js';
+import {
+  editMessage,
+  readProjection,
+  replyToMessage,
+  sendMessage,
+} from '../../src/host/messages/messages.js';
+import { editQueuedMessage, pauseQueue } from '../../src/host/queue/queue.js';
 import { buildMcpServer } from '../../src/surfaces/mcp/tools.js';
 import { handleRpcBytes, handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../../src/surfaces/rpc/methods.js';

@@ -1,8 +1,8 @@
 import type { CompiledQuery } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage, sendToChannel } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage, sendToChannel } from '../../src/host/messages/messages.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
 import type { Db } from '../../src/store/store.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';

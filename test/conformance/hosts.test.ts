@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { openHost } from '../../src/host/identity/home.js';
 import { tempHome } from '../support/host.js';
 import { RpcError, retryStaleSocket, type ServeProcess, serialized, staleSocket } from './hosts.js';
 

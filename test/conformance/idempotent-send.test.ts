@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { createChannel } from '../../src/host/channels.js';
-import type { HostContext } from '../../src/host/context.js';
-import { IDEMPOTENCY_KEY_RETENTION_MS } from '../../src/host/idempotent-sends.js';
-import { putMedia } from '../../src/host/media.js';
-import { replyToMessage, type SendInput, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { IDEMPOTENCY_KEY_RETENTION_MS } from '../../src/host/messages/idempotent-sends.js';
+import { replyToMessage, type SendInput, sendMessage } from '../../src/host/messages/messages.js';
 import { upsertMembership } from '../../src/store/ops/channels.js';
 import type { Store } from '../../src/store/store.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import type { HostContext } from '../../src/host/context.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, type Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, type Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { tempHome } from '../support/host.js';
 import { backendsUnderTest, dropSchema, freshSchemaUrl } from './backend.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { addPrincipal, issueToken, type Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, issueToken, type Principal } from '../../src/host/identity/principals.js';
 import { tempHome } from '../support/host.js';
 import { clusterUnavailableReason, type PgCluster, startPgCluster } from '../support/pg-cluster.js';
 import { RpcError, rpc, type ServeProcess, type Subscriber, startServe, subscribe } from './hosts.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
-import { initHome, openHost } from '../../src/host/home.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
 import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/connect.js';
 import { postgresMigrations, SchemaTablesIntrospector } from '../../src/store/postgres/migrations.js';
 import {

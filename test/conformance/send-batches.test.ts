@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Channel, createChannel } from '../../src/host/channels.js';
-import { sendToChannel } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { type Channel, createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendToChannel } from '../../src/host/messages/messages.js';
 import { findMessagesBySeqs } from '../../src/store/ops/messages.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from './backend.js';
 

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initHome, openHost } from '../../src/host/home.js';
-import { listInbox } from '../../src/host/inbox.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { listInbox } from '../../src/host/queue/inbox.js';
 import { tempHome } from '../support/host.js';
 
 const WORKER = join(import.meta.dirname, 'send-worker.mjs');

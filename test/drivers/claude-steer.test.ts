@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { RenderedDelivery } from '../../src/core/envelope.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { beginTurn, type ClientSaw, type ClientTurn } from '../../src/host/turns/index.js';
 import { startClaudeClient } from '../../src/surfaces/drivers/claude.js';
 import type { DriverClient, TurnRequest } from '../../src/surfaces/drivers/loop.js';

@@ -4,7 +4,7 @@
 // note steered to the model. The real client is driven in test/e2e/drive-approvals-codex*.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideApprovalRequest } from '../../src/host/approvals/decisions.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { findApprovalById } from '../../src/store/ops/approvals.js';
 import {
   answerCodexApproval,

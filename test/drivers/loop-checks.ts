@@ -1,5 +1,5 @@
 // What the driver loop tests wait on: the loop's own looks at the queue (its onCheck), not sleeps.
-import type { HostContext } from '../../src/host/context.js';
+import type { HostContext } from '../../src/host/identity/context.js';
 import type { LoopCheck } from '../../src/surfaces/drivers/loop.js';
 
 /**

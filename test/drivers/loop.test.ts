@@ -1,10 +1,10 @@
 // The shared driver loop against an in-memory client (the real clients are exercised in
 // test/e2e/drive-*.e2e.test.ts): dispatch rules, settlement and the queue controls.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { pauseQueue, resumeQueue } from '../../src/host/queue/queue.js';
 import {
   beginTurn,
   requireTurnSettlement,

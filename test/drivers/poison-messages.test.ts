@@ -5,10 +5,10 @@
 // after a few tries; a driver stopped on purpose is not held against the message.
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { resumeQueue, withdrawMessage } from '../../src/host/queue.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { resumeQueue, withdrawMessage } from '../../src/host/queue/queue.js';
 import {
   DEFAULT_MAX_DISPATCH_ATTEMPTS,
   REPEATED_FAILURE_KIND,

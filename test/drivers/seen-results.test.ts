@@ -2,8 +2,8 @@
 // the stream readers pick out exactly the sluice results, and on both backends a result the client
 // never showed (or showed altered) leaves its message pending after a successful turn.
 import { afterEach, describe, expect, it } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { beginTurn, endTurn, TurnSightings } from '../../src/host/turns/index.js';
 import { ClaudeStreamResults, codexSluiceResults } from '../../src/surfaces/drivers/seen-results.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';

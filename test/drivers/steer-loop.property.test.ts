@@ -10,8 +10,8 @@
 // would need a 2 s wait per case and is left out.
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { pauseQueue, resumeQueue } from '../../src/host/queue/queue.js';
 import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
   ClientGoneError,

@@ -1,9 +1,9 @@
 // Steering a running driven turn, against an in-memory client (the real clients are exercised in
 // test/e2e/drive-steer.e2e.test.ts): what is steered, when it counts, what waits for the next turn.
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { pauseQueue } from '../../src/host/queue.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { pauseQueue } from '../../src/host/queue/queue.js';
 import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
   ClientGoneError,

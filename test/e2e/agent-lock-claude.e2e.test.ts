@@ -5,9 +5,9 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { addPrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { type DriveHome, openDriveHome, startDriver } from '../drivers/drive-harness.js';
 import { runCli, SLUICE_BIN } from '../support/host.js';
 import { ensureClients } from './support/clients.js';

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openHost } from '../../src/host/home.js';
+import { openHost } from '../../src/host/identity/home.js';
 import { envelopesIn } from '../drivers/drive-harness.js';
 import { runCli, SLUICE_BIN, tempHome } from '../support/host.js';
 import { ensureClients } from './support/clients.js';

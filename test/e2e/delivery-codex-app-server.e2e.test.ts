@@ -2,9 +2,9 @@
 // `additionalContext` (codexAdditionalContext), reaches the model as a developer message, and the
 // scripted model replies and archives from its first request with one shell call.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { deliveryFor } from '../../src/host/delivery.js';
-import { openHost } from '../../src/host/home.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
+import { openHost } from '../../src/host/identity/home.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
+import { deliveryFor } from '../../src/host/queue/delivery.js';
 import { codexAdditionalContext } from '../../src/surfaces/hooks/codex-context.js';
 import {
   AGENT,

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { CLAUDE_IMAGE_LIMITS, fitImage } from '../../src/host/image-fit.js';
-import { resumeQueue } from '../../src/host/queue.js';
+import { CLAUDE_IMAGE_LIMITS, fitImage } from '../../src/host/media/image-fit.js';
+import { resumeQueue } from '../../src/host/queue/queue.js';
 import {
   type DriveHome,
   type DriverProcess,

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { resumeQueue } from '../../src/host/queue.js';
+import { resumeQueue } from '../../src/host/queue/queue.js';
 import {
   type DriveHome,
   type DriverProcess,

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { withdrawMessage } from '../../src/host/queue.js';
+import { withdrawMessage } from '../../src/host/queue/queue.js';
 import {
   type DriveHome,
   type DriverProcess,

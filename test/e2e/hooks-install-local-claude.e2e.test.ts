@@ -5,8 +5,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 import { ensureClients } from './support/clients.js';
 import {

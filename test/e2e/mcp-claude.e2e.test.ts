@@ -3,10 +3,10 @@
 // Needs the built CLI (`npm run build`) and the pinned clients; run with:
 //   SLUICE_E2E=1 npx vitest run test/e2e/mcp-claude.e2e.test.ts
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { channelRead } from '../../src/host/reads.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { channelRead } from '../../src/host/reads/index.js';
 import { openTestHost, SLUICE_BIN, type TestHost } from '../support/host.js';
 import { ensureClients } from './support/clients.js';
 import {

@@ -11,11 +11,11 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
-import { pendingCount } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { openHost } from '../../src/host/identity/home.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { pendingCount } from '../../src/host/queue/inbox.js';
 import { openTestHost, runCli, SLUICE_BIN, type TestHost } from '../support/host.js';
 import {
   findTmux,

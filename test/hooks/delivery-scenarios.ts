@@ -4,10 +4,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initHome, openHost } from '../../src/host/home.js';
-import { listInbox } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { listInbox } from '../../src/host/queue/inbox.js';
 import {
   findTool,
   isMainAgentRequest,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runHookInProcess } from '../../proof/hook-in-process.js';
 import { utf8Length } from '../../src/core/measure.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, SLUICE_BIN, type TestHost, tempHome } from '../support/host.js';
 
 interface HookRun {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, SLUICE_BIN, type TestHost } from '../support/host.js';
 import { createImportProbe, type ImportProbe } from '../support/import-probe.js';
 

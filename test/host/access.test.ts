@@ -2,14 +2,14 @@
 // outsiders, summary ids from other conversations, a flood of channels naming a person, and nobody
 // being able to leave. Each refused call is shown to change nothing (a snapshot of every table).
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addAgentManager } from '../../src/host/agent-managers.js';
-import { createChannel, listAllChannels } from '../../src/host/channels.js';
-import { nowIso } from '../../src/host/context.js';
-import { transitionEntry } from '../../src/host/inbox.js';
-import { acceptInvitation } from '../../src/host/invitations.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { pauseQueue } from '../../src/host/queue.js';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
+import { createChannel, listAllChannels } from '../../src/host/channels/channels.js';
+import { acceptInvitation } from '../../src/host/channels/invitations.js';
+import { nowIso } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { transitionEntry } from '../../src/host/queue/inbox.js';
+import { pauseQueue } from '../../src/host/queue/queue.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';

@@ -2,12 +2,12 @@
 // any interleaving of asks, decisions, timeouts and applications (fast-check, SQLite).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addAgentManager } from '../../src/host/agent-managers.js';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
 import { decideApprovalRequest, sweepExpiredApprovals } from '../../src/host/approvals/decisions.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
-import type { HostContext } from '../../src/host/context.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { markApprovalApplied } from '../../src/store/ops/approvals.js';
 import { type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 

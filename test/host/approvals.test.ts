@@ -1,14 +1,14 @@
 // Durable approvals (docs/approvals.md): requests, decisions at most once, timeouts that deny,
 // "allow always" rules and the access rule — on every backend under test.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
+import { addAgentManager, removeAgentManager } from '../../src/host/agents/agent-managers.js';
 import { decideApprovalRequest, listApprovals } from '../../src/host/approvals/decisions.js';
 import { setApprovalPolicy } from '../../src/host/approvals/policy.js';
 import { askApproval, requestApproval } from '../../src/host/approvals/requests.js';
 import { listRulesOf, revokeRule } from '../../src/host/approvals/rules.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
-import { createChannel } from '../../src/host/channels.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { findApprovalById } from '../../src/store/ops/approvals.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { snapshotStore } from '../support/store-snapshot.js';

@@ -6,9 +6,9 @@
 // both), so pages and announcements together are exactly the person's channels.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listChannelsByActivityPage } from '../../src/host/channel-pages.js';
-import { createChannel, leaveChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { listChannelsByActivityPage } from '../../src/host/channels/channel-pages.js';
+import { createChannel, leaveChannel } from '../../src/host/channels/channels.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 
 type Step =

@@ -5,14 +5,14 @@
 // invitation waits from an inviter its invitee blocks.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { addMember, createChannel, leaveChannel, removeMember } from '../../src/host/channels.js';
+import { addMember, createChannel, leaveChannel, removeMember } from '../../src/host/channels/channels.js';
 import {
   acceptInvitation,
   blockInviter,
   declineInvitation,
   unblockInviter,
-} from '../../src/host/invitations.js';
-import type { Principal } from '../../src/host/principals.js';
+} from '../../src/host/channels/invitations.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { blocksInvitationsFrom } from '../../src/store/ops/invitation-blocks.js';
 import { listInvitationsPageOf } from '../../src/store/ops/invitations.js';

@@ -4,9 +4,9 @@
 // who joins directly, who may accept, blocking an inviter, the caps — each refused call changing
 // nothing (a snapshot of every table).
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
-import { acceptInvitation, blockInviter } from '../../src/host/invitations.js';
-import type { Principal } from '../../src/host/principals.js';
+import { addMember, createChannel, removeMember } from '../../src/host/channels/channels.js';
+import { acceptInvitation, blockInviter } from '../../src/host/channels/invitations.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../../src/surfaces/rpc/methods.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';

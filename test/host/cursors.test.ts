@@ -10,7 +10,7 @@ import {
   QUEUE_PAGE_CURSOR,
   READ_PAGE_CURSOR,
   readCursor,
-} from '../../src/host/cursors.js';
+} from '../../src/host/reads/cursors.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
 const binding = { caller: 'p_1', filter: 'f', target: 't' };

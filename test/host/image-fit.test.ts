@@ -7,7 +7,7 @@ import {
   fitImage,
   IMAGE_DECODE_LIMITS,
   INLINE_IMAGE_MIMES,
-} from '../../src/host/image-fit.js';
+} from '../../src/host/media/image-fit.js';
 import { pixelBombPng, truncatedPng } from '../support/poison-images.js';
 
 const solid = (width: number, height: number) =>

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/fragment.js';
-import { createChannel, removeMember } from '../../src/host/channels.js';
-import { archiveMessages, listInbox } from '../../src/host/inbox.js';
-import { editMessage, readProjection, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { projectionText } from '../../src/host/projection.js';
-import { isDeliverable, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue.js';
+import { createChannel, removeMember } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { editMessage, readProjection, sendMessage } from '../../src/host/messages/messages.js';
+import { projectionText } from '../../src/host/messages/projection.js';
+import { archiveMessages, listInbox } from '../../src/host/queue/inbox.js';
+import { isDeliverable, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue/queue.js';
 import { beginTurn, endTurn, recordCoverage } from '../../src/host/turns/index.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';

@@ -3,8 +3,8 @@
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { putMedia } from '../../src/host/media.js';
-import { captionFor, sendMessage } from '../../src/host/messages.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { captionFor, sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
 const ref = (name: string, mime: string) => ({ attachment_id: `a_${name}`, name, mime, size: 1 });

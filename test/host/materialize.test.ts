@@ -7,9 +7,9 @@ import {
   materializedPath,
   materializedRoot,
   materializeMedia,
-} from '../../src/host/materialize.js';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
+} from '../../src/host/media/materialize.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
 const SHA = 'a'.repeat(64);

@@ -2,11 +2,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { materializeMedia } from '../../src/host/materialize.js';
-import { putMedia } from '../../src/host/media.js';
-import { collectMediaGarbage, parseAge } from '../../src/host/media-gc.js';
-import { sendMessage } from '../../src/host/messages.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { materializeMedia } from '../../src/host/media/materialize.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { collectMediaGarbage, parseAge } from '../../src/host/media/media-gc.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { backendsUnderTest, dropSchema, emptySchema, freshSchemaUrl } from '../conformance/backend.js';
 import { openTestHost, runCli, type TestHost } from '../support/host.js';
 

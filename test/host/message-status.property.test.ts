@@ -4,12 +4,12 @@
 // `stored` or `offered` stays pending.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { readMessageStatus } from '../../src/host/message-status.js';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { channelRead } from '../../src/host/reads.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { readMessageStatus } from '../../src/host/messages/message-status.js';
+import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { channelRead } from '../../src/host/reads/index.js';
 import { beginTurn, confirmWritten, endTurn } from '../../src/host/turns/index.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';
 import { findMessageById } from '../../src/store/ops/messages.js';

@@ -4,13 +4,13 @@
 // states come back over the host call, JSON-RPC, MCP and the CLI.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
-import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { type MessageStatus, readMessageStatus } from '../../src/host/message-status.js';
-import { editMessage, replyToMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { withdrawMessage } from '../../src/host/queue.js';
-import { channelRead } from '../../src/host/reads.js';
+import { addMember, createChannel, removeMember } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { type MessageStatus, readMessageStatus } from '../../src/host/messages/message-status.js';
+import { editMessage, replyToMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { withdrawMessage } from '../../src/host/queue/queue.js';
+import { channelRead } from '../../src/host/reads/index.js';
 import {
   beginTurn,
   confirmSeen,
@@ -176,7 +176,7 @@ describe.each(backendsUnderTest())('%s', (backend) => {
 
     for (const who of ['mallory', 'nina', 'rem']) {
       it(`${who} (outsider / non-member / removed member) is refused with not_member and nothing changes`, async () => {
-        const caller = await import('../../src/host/principals.js').then((m) =>
+        const caller = await import('../../src/host/identity/principals.js').then((m) =>
           m.resolvePrincipal(t.ctx, who),
         );
         const before = await snapshotStore(t.ctx);

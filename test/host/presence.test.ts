@@ -1,8 +1,8 @@
 // An agent's presence comes from its latest turn; turns that started in the same millisecond must
 // still give one answer, whatever order they were stored in and on either backend.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentPresence } from '../../src/host/presence.js';
-import type { Principal } from '../../src/host/principals.js';
+import { agentPresence } from '../../src/host/identity/presence.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { abandonTurn, beginTurn } from '../../src/host/turns/index.js';
 import { insertTurn, type TurnRow } from '../../src/store/ops/turns.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';

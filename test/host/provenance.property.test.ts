@@ -12,11 +12,11 @@ import {
 } from '../../src/core/envelope.js';
 import { utf8Length } from '../../src/core/measure.js';
 import { SENDER_RELATIONS, type SenderRelation } from '../../src/core/provenance.js';
-import { addAgentManager } from '../../src/host/agent-managers.js';
-import { deliveryFor } from '../../src/host/delivery.js';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { deliveryFor } from '../../src/host/queue/delivery.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
 import { HOOK_LIMITS } from '../../src/surfaces/hooks/adapters.js';
 import { renderHookContext } from '../../src/surfaces/hooks/hook-cli.js';
 import { hostileString } from '../core/arbitraries.js';

@@ -2,10 +2,10 @@
 // and what they are to the agent reading it — owner, manager, person, agent — on every path: the
 // delivery envelope (host and the hook's direct reader), MCP pages and fragments, and the CLI rows.
 import { afterEach, describe, expect, it } from 'vitest';
-import { addAgentManager } from '../../src/host/agent-managers.js';
-import { deliveryFor, metadataNoticeFor } from '../../src/host/delivery.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { deliveryFor, metadataNoticeFor } from '../../src/host/queue/delivery.js';
 import { renderHookContext } from '../../src/surfaces/hooks/hook-cli.js';
 import { connectInMemory } from '../mcp/support.js';
 import { runCliHere } from '../support/cli-in-process.js';

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
-import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
-import type { HostContext } from '../../src/host/context.js';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { type ChannelReadParams, channelRead, type ReadOutcome } from '../../src/host/reads.js';
+import { addMember, createChannel, removeMember } from '../../src/host/channels/channels.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { type ChannelReadParams, channelRead, type ReadOutcome } from '../../src/host/reads/index.js';
 import { beginTurn, confirmSeen, confirmWritten, endTurn } from '../../src/host/turns/index.js';
 import { withBudget } from '../mcp/support.js';
 import { openTestHost, type TestHost } from '../support/host.js';

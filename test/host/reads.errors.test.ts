@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { errorText, errorTextFor } from '../../src/host/reads.js';
+import { errorText, errorTextFor } from '../../src/host/reads/index.js';
 import { hostileString, splitsSurrogatePair } from '../core/arbitraries.js';
 
 describe('error results within the budget', () => {

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listInbox } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { listInbox } from '../../src/host/queue/inbox.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
-// A send by principal name remembers the DM it found (host/messages.ts, knownDm): these pin down
+// A send by principal name remembers the DM it found (host/messages/messages.ts, knownDm): these pin down
 // that what is remembered is exactly what a fresh lookup would find.
 let t: TestHost;
 beforeEach(async () => {

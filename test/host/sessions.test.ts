@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
-import { authenticateToken, hashToken, issueAccessToken } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { openHost } from '../../src/host/identity/home.js';
+import { authenticateToken, hashToken, issueAccessToken } from '../../src/host/identity/principals.js';
 import {
   authenticateSession,
   endSession,
@@ -13,7 +13,7 @@ import {
   listCredentials,
   revokeCredential,
   signInWithCode,
-} from '../../src/host/sessions.js';
+} from '../../src/host/identity/sessions.js';
 import type { Database } from '../../src/store/schema.js';
 import { sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';

@@ -5,8 +5,8 @@
 // failed turn returns exactly those; an abandoned one consumes nothing; nothing is ever lost.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
 import { TurnSession } from '../../src/host/turns/index.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 

@@ -2,9 +2,9 @@
 // what the first slice covers, when a steer counts, what the client's sightings confirm, how an
 // abandoned turn treats its dispatch attempts, the waiting-on-a-person phase, and the dispatcher.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { pauseQueue } from '../../src/host/queue.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { pauseQueue } from '../../src/host/queue/queue.js';
 import { dispatchAttemptsOf } from '../../src/host/turns/attempts.js';
 import { carriedWhole } from '../../src/host/turns/carried.js';
 import {

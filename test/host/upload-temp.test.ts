@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import { putMediaStream, uploadTempDir } from '../../src/host/media.js';
+import { putMediaStream, uploadTempDir } from '../../src/host/media/media.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
 const tempFiles = (h: TestHost) => {

@@ -4,7 +4,7 @@
 // 100 s: Node's own periodic sweep is not a deadline. The earlier tests ran on an idle server.
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueToken } from '../../src/host/principals.js';
+import { issueToken } from '../../src/host/identity/principals.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { headersOnly, openRaw, type RawConnection } from './support/raw-socket.js';

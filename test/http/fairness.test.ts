@@ -4,7 +4,7 @@
 // sockets were never closed; and one sender could send without limit.
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { issueToken } from '../../src/host/principals.js';
+import { issueToken } from '../../src/host/identity/principals.js';
 import { openServedHost, RpcClient, type ServedHost } from '../rpc/support.js';
 
 let h: ServedHost | undefined;

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sanitizeFileName } from '../../src/host/media.js';
-import { addPrincipal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { addPrincipal } from '../../src/host/identity/principals.js';
+import { sanitizeFileName } from '../../src/host/media/media.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 
 /** Bidi overrides and isolates, zero-width marks, BOM, soft hyphen, line separators, C0/C1 controls. */

@@ -12,7 +12,7 @@ describe('limits before work (sluice serve on a real port)', () => {
 
   beforeAll(async () => {
     h = await openTestHost();
-    const { issueToken } = await import('../../src/host/principals.js');
+    const { issueToken } = await import('../../src/host/identity/principals.js');
     token = await issueToken(h.ctx, 'owner');
     server = await startHostServer({
       ctx: h.ctx,

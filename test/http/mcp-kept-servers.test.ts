@@ -3,9 +3,9 @@
 // requests (with the same JSON-RPC ids) each get their own results, a revoked token reaches no
 // kept server, and a server handed another principal's call refuses it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import { issueAccessToken, type Principal } from '../../src/host/principals.js';
-import { revokeCredential } from '../../src/host/sessions.js';
+import { issueAccessToken, type Principal } from '../../src/host/identity/principals.js';
+import { revokeCredential } from '../../src/host/identity/sessions.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { RequestRouterTransport } from '../../src/surfaces/mcp/request-router.js';
 import { buildMcpServer } from '../../src/surfaces/mcp/tools.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';

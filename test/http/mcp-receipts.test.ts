@@ -5,10 +5,10 @@
 import { connect, type Socket } from 'node:net';
 import sharp from 'sharp';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { issueToken, type Principal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { issueToken, type Principal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putMedia, uploadTempDir } from '../../src/host/media.js';
-import { issueToken } from '../../src/host/principals.js';
+import { issueToken } from '../../src/host/identity/principals.js';
+import { putMedia, uploadTempDir } from '../../src/host/media/media.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { headersOnly, openRaw } from './support/raw-socket.js';

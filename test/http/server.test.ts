@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { InjectOptions } from 'fastify';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import { issueLoginCode } from '../../src/host/sessions.js';
+import { issueLoginCode } from '../../src/host/identity/sessions.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { startHostServer } from '../../src/surfaces/http/server.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueToken } from '../../src/host/principals.js';
+import { issueToken } from '../../src/host/identity/principals.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 

@@ -4,8 +4,8 @@
 // request after a logout was still answered while its check ran alongside).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { issueAccessToken } from '../../src/host/principals.js';
-import { endSession, revokeCredential } from '../../src/host/sessions.js';
+import { issueAccessToken } from '../../src/host/identity/principals.js';
+import { endSession, revokeCredential } from '../../src/host/identity/sessions.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 
 let h: ServedHost;

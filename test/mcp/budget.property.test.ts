@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { hostileMessage, idsOf, seedHostile, sweepChannel } from './hostile.js';
 import { connectInMemory, type ToolCaller, walkPages } from './support.js';

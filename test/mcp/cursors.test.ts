@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel, removeMember } from '../../src/host/channels.js';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel, removeMember } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { connectInMemory, type ToolCaller, type ToolText } from './support.js';
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { readProjection, sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { projectionText } from '../../src/host/projection.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { readProjection, sendMessage } from '../../src/host/messages/messages.js';
+import { projectionText } from '../../src/host/messages/projection.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
 import { readAllFragments, renameMessage, type ToolCaller, type ToolText, walkPages } from './support.js';
 

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { pixelBombPng, truncatedPng } from '../support/poison-images.js';
 import { connectInMemory, type ToolCaller } from './support.js';

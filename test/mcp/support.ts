@@ -2,8 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { sql } from 'kysely';
 import { expect, vi } from 'vitest';
-import { createHostContext, type HostContext } from '../../src/host/context.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createHostContext, type HostContext } from '../../src/host/identity/context.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { ConfirmingTransport, ReceiptLedger } from '../../src/surfaces/mcp/receipts.js';
 import { buildMcpServer, type McpServerOptions } from '../../src/surfaces/mcp/tools.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fuzzRpcPost, fuzzRpcWebSocket, replyProblems } from '../../proof/fuzz-rpc.js';
 import { stateSnapshot } from '../../proof/state-snapshot.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 
 describe('JSON-RPC bad-input fuzzing against a real server', () => {

@@ -5,11 +5,11 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createChannel, removeMember } from '../../src/host/channels.js';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { issueAccessToken, type Principal } from '../../src/host/principals.js';
-import { revokeCredential } from '../../src/host/sessions.js';
+import { createChannel, removeMember } from '../../src/host/channels/channels.js';
+import { issueAccessToken, type Principal } from '../../src/host/identity/principals.js';
+import { revokeCredential } from '../../src/host/identity/sessions.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { connectInMemory, type ToolCaller } from '../mcp/support.js';
 import { openServedHost, type ServedHost } from '../rpc/support.js';
 

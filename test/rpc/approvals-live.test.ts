@@ -2,10 +2,10 @@
 // request a driver made and its decision; a person who only shares a
 // channel with the agent, subscribed to the same queue, hears nothing of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addAgentManager } from '../../src/host/agent-managers.js';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
-import { createChannel } from '../../src/host/channels.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
 import { openServedHost, type RpcClient, type ServedHost } from './support.js';
 
 let h: ServedHost;

@@ -4,18 +4,18 @@
 // The table has a row for every RPC method: a method added without one fails here.
 // docs/security.md, "Who may do what", states the rules this table checks.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
-import { controlAgentRun, registerAgentRun } from '../../src/host/agent-runs.js';
+import { addAgentManager, removeAgentManager } from '../../src/host/agents/agent-managers.js';
+import { controlAgentRun, registerAgentRun } from '../../src/host/agents/agent-runs.js';
 import { decideApprovalRequest } from '../../src/host/approvals/decisions.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
 import { listRulesOf } from '../../src/host/approvals/rules.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
-import { createChannel, removeMember } from '../../src/host/channels.js';
-import { nowIso } from '../../src/host/context.js';
-import { transitionEntry } from '../../src/host/inbox.js';
-import { acceptInvitation } from '../../src/host/invitations.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { type Principal, resolvePrincipal } from '../../src/host/principals.js';
+import { createChannel, removeMember } from '../../src/host/channels/channels.js';
+import { acceptInvitation } from '../../src/host/channels/invitations.js';
+import { nowIso } from '../../src/host/identity/context.js';
+import { type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { transitionEntry } from '../../src/host/queue/inbox.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { buildProgram } from '../../src/surfaces/cli/main.js';

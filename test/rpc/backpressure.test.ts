@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type LiveHub, startLiveHub } from '../../src/host/live.js';
+import { type LiveHub, startLiveHub } from '../../src/host/live/live.js';
 import { RpcConnection, type SocketLike } from '../../src/surfaces/rpc/connection.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../../src/surfaces/rpc/methods.js';
 import { openTestHost, type TestHost } from '../support/host.js';

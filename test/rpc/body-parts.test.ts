@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { transitionEntry } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { renderBodyPart } from '../../src/host/queue-pages.js';
+import { renderBodyPart } from '../../src/host/device/queue-pages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { transitionEntry } from '../../src/host/queue/inbox.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { hostileString, splitsSurrogatePair } from '../core/arbitraries.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
-import { readQueuePage } from '../../src/host/queue-pages.js';
+import { readQueuePage } from '../../src/host/device/queue-pages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
 import { type Json, openServedHost, type RpcClient, type RpcReply, type ServedHost } from './support.js';
 

@@ -3,7 +3,7 @@
 // drop; the owner is exempt by default. First through the dispatcher with a clock the test moves,
 // then through a served host (WebSocket and POST share one bucket).
 import { afterEach, describe, expect, it } from 'vitest';
-import { issueToken, type Principal } from '../../src/host/principals.js';
+import { issueToken, type Principal } from '../../src/host/identity/principals.js';
 import { channelCreateRateGate } from '../../src/surfaces/http/channel-create-rate.js';
 import { parseHttpLimits } from '../../src/surfaces/http/limits.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';

@@ -1,9 +1,9 @@
 // channel.list adds each row's unread count after fitting the page: it reserves room for the rows
 // it lists, so a small page fits a small reply budget, and every reply stays within it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 
 const REPLY_BYTES = 2_000;

@@ -2,13 +2,13 @@
 // a principal hears about its own memberships only, and an outsider hears nothing at all.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
-import { excerptLine, REPLY_EXCERPT_UNITS } from '../../src/host/history.js';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { acceptInvitation } from '../../src/host/invitations.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { type Principal, resolvePrincipal } from '../../src/host/principals.js';
-import { MAX_UNREAD, markRead, unreadCounts } from '../../src/host/read-marks.js';
+import { addMember, createChannel, removeMember } from '../../src/host/channels/channels.js';
+import { acceptInvitation } from '../../src/host/channels/invitations.js';
+import { MAX_UNREAD, markRead, unreadCounts } from '../../src/host/channels/read-marks.js';
+import { type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { excerptLine, REPLY_EXCERPT_UNITS } from '../../src/host/reads/history.js';
 import { runCli } from '../support/host.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 
@@ -235,7 +235,7 @@ it('a read mark that does not move is not news', async () => {
 
 describe('channel-list changes held while a socket is backed up', () => {
   it('stay one entry per channel, collapse past the bound into one resync, and membership outranks unread', async () => {
-    const { CoalescingOutbox } = await import('../../src/host/live-outbox.js');
+    const { CoalescingOutbox } = await import('../../src/host/live/live-outbox.js');
     let buffered = 10_000_000;
     const sent: string[] = [];
     const rendered: [string, string][] = [];

@@ -3,8 +3,8 @@
 // channel (the `channel.list` row holds only the first 50).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createChannel } from '../../src/host/channels.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { addMember, createChannel } from '../../src/host/channels/channels.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { type Json, openServedHost, type ServedHost } from './support.js';
 
 describe('host.hello says whether the caller may add an agent', () => {

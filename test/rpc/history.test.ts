@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 
 describe('channel.history', () => {

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { issueToken } from '../../src/host/principals.js';
+import { issueToken } from '../../src/host/identity/principals.js';
 import type { Store } from '../../src/store/store.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';

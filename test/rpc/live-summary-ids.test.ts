@@ -1,8 +1,8 @@
 // Live `queue.changed` pushes follow the summary rule: a subscriber sees the newest person
 // message's id only when it is from a channel the subscriber shares with the agent (issue 12).
 import { afterEach, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openServedHost, type ServedHost } from './support.js';
 
 describe('live queue summaries', () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeMember } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { removeMember } from '../../src/host/channels/channels.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { runCli } from '../support/host.js';
 import { openServedHost, type ServedHost } from './support.js';
 

@@ -3,7 +3,7 @@
 // added or its managers change, saying whether the subscriber manages it now.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
+import { addAgentManager, removeAgentManager } from '../../src/host/agents/agent-managers.js';
 import { runCli } from '../support/host.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 

@@ -4,11 +4,11 @@
 // channel is its counts and state, never a card, a body or a message id (I6). An outsider, a
 // person in other channels and a removed manager are still refused, and nothing changes.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canWatchQueue, queueReaderIds } from '../../src/host/access.js';
-import { addAgentManager, removeAgentManager } from '../../src/host/agent-managers.js';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, type Principal } from '../../src/host/principals.js';
+import { addAgentManager, removeAgentManager } from '../../src/host/agents/agent-managers.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { canWatchQueue, queueReaderIds } from '../../src/host/identity/access.js';
+import { addPrincipal, type Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS, type SubscriptionControl } from '../../src/surfaces/rpc/methods.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
@@ -44,7 +44,7 @@ describe.each(backendsUnderTest())('the agents a person manages (%s)', (backend)
     const nina = await h.person('nina');
     const rita = await h.person('rita');
     people = { alice, meg, mallory, nina, rita };
-    // meg added her own agent from a device or the CLI: she manages it (host/agent-managers.ts).
+    // meg added her own agent from a device or the CLI: she manages it (host/agents/agent-managers.ts).
     await addPrincipal(h.ctx, { name: 'megbot', kind: 'agent', managerId: meg.id });
     await addAgentManager(h.ctx, h.owner, 'helper', 'meg');
     await addAgentManager(h.ctx, h.owner, 'helper', 'rita');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveAgent } from '../../src/host/principals.js';
+import { resolveAgent } from '../../src/host/identity/principals.js';
 import { channelRead } from '../../src/host/reads/channel-read.js';
 import { beginTurn, countDispatch, receivedInProcess } from '../../src/host/turns/index.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
-import type { ChannelEvent } from '../../src/host/live.js';
-import { CoalescingOutbox } from '../../src/host/live-outbox.js';
+import type { ChannelEvent } from '../../src/host/live/live.js';
+import { CoalescingOutbox } from '../../src/host/live/live-outbox.js';
 
 /**
  * A subscriber's notifications while the store is unavailable (PostgreSQL restarting): what could

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelEvent } from '../../src/host/live.js';
-import { CoalescingOutbox } from '../../src/host/live-outbox.js';
+import type { ChannelEvent } from '../../src/host/live/live.js';
+import { CoalescingOutbox } from '../../src/host/live/live-outbox.js';
 
 function fakeSink() {
   const sent: string[] = [];

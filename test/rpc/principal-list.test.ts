@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addPrincipal } from '../../src/host/principals.js';
+import { addPrincipal } from '../../src/host/identity/principals.js';
 import { openServedHost, type ServedHost } from './support.js';
 
 describe('principal.list', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { SluiceErrorCode } from '../../src/core/errors.js';
 import { SluiceError } from '../../src/core/errors.js';
-import { sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { RPC_CODE_FOR, toRpcError } from '../../src/surfaces/rpc/errors.js';
 import { openServedHost, type RpcClient, type ServedHost } from './support.js';
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedQueueCards } from '../../bench/queue.js';
-import { transitionEntry } from '../../src/host/inbox.js';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { withdrawMessage } from '../../src/host/queue.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { transitionEntry } from '../../src/host/queue/inbox.js';
+import { withdrawMessage } from '../../src/host/queue/queue.js';
 import { findInboxEntry } from '../../src/store/ops/inbox.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import { issueToken } from '../../src/host/principals.js';
-import { issueLoginCode, signInWithCode } from '../../src/host/sessions.js';
+import { issueToken } from '../../src/host/identity/principals.js';
+import { issueLoginCode, signInWithCode } from '../../src/host/identity/sessions.js';
 import type { HttpLimits } from '../../src/surfaces/http/limits.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import type { RpcLimits } from '../../src/surfaces/rpc/methods.js';

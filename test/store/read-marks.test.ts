@@ -1,10 +1,10 @@
 // message.markRead moves a read mark forward in one statement (two when it stays), on both backends.
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
-import { markRead } from '../../src/host/read-marks.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { markRead } from '../../src/host/channels/read-marks.js';
+import type { Principal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { advanceReadMark } from '../../src/store/ops/read-marks.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 

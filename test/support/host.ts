@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import type { HostContext } from '../../src/host/context.js';
-import { initHome, openHost } from '../../src/host/home.js';
-import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { initHome, openHost } from '../../src/host/identity/home.js';
+import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const SLUICE_BIN = join(REPO_ROOT, 'bin/sluice.js');

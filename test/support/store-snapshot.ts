@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { HostContext } from '../../src/host/context.js';
+import type { HostContext } from '../../src/host/identity/context.js';
 
 /**
  * Every row of every table of the store (and the SQLite sequence counters), as sorted JSON text

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideApprovalRequest } from '../../src/host/approvals/decisions.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
-import { createChannel } from '../../src/host/channels.js';
-import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { findApprovalById } from '../../src/store/ops/approvals.js';
 import {
   collectProblems,

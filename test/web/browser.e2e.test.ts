@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostContext } from '../../src/host/context.js';
-import { openHost } from '../../src/host/home.js';
-import { listInbox } from '../../src/host/inbox.js';
-import { readProjection, sendMessage } from '../../src/host/messages.js';
-import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
-import { queueSummary } from '../../src/host/queue.js';
-import { issueLoginCode } from '../../src/host/sessions.js';
+import type { HostContext } from '../../src/host/identity/context.js';
+import { openHost } from '../../src/host/identity/home.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { issueLoginCode } from '../../src/host/identity/sessions.js';
+import { readProjection, sendMessage } from '../../src/host/messages/messages.js';
+import { listInbox } from '../../src/host/queue/inbox.js';
+import { queueSummary } from '../../src/host/queue/queue.js';
 import { REPO_ROOT } from '../support/host.js';
 import {
   ARTIFACTS,

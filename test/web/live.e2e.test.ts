@@ -6,12 +6,12 @@
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel, removeMember } from '../../src/host/channels.js';
-import { archiveMessages } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
-import { resumeQueue } from '../../src/host/queue.js';
-import { channelRead } from '../../src/host/reads.js';
+import { createChannel, removeMember } from '../../src/host/channels/channels.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { archiveMessages } from '../../src/host/queue/inbox.js';
+import { resumeQueue } from '../../src/host/queue/queue.js';
+import { channelRead } from '../../src/host/reads/index.js';
 import { beginTurn, countDispatch, endTurn, receivedInProcess } from '../../src/host/turns/index.js';
 import { seriousViolations } from './axe-scan.js';
 import {

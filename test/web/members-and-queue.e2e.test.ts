@@ -7,10 +7,10 @@
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createChannel } from '../../src/host/channels.js';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';

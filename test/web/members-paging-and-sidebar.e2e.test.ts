@@ -7,8 +7,8 @@
 
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createChannel } from '../../src/host/channels.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { addMember, createChannel } from '../../src/host/channels/channels.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
 import {
   collectProblems,
   loginLinkFor,

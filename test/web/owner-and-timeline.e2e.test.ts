@@ -12,9 +12,9 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { putMedia } from '../../src/host/media.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { putMedia } from '../../src/host/media/media.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   cli,

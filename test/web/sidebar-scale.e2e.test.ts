@@ -7,9 +7,9 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seedChannels } from '../../bench/channels.js';
-import { createChannel } from '../../src/host/channels.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { addPrincipal, resolvePrincipal } from '../../src/host/principals.js';
+import { createChannel } from '../../src/host/channels/channels.js';
+import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import {
   collectProblems,
   loginLinkFor,

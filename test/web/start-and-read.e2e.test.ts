@@ -8,12 +8,12 @@
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChannel, listAllChannels } from '../../src/host/channels.js';
-import { listInbox } from '../../src/host/inbox.js';
-import { sendMessage } from '../../src/host/messages.js';
-import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
-import { queueSummary } from '../../src/host/queue.js';
-import { issueLoginCode } from '../../src/host/sessions.js';
+import { createChannel, listAllChannels } from '../../src/host/channels/channels.js';
+import { resolveAgent, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { issueLoginCode } from '../../src/host/identity/sessions.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
+import { listInbox } from '../../src/host/queue/inbox.js';
+import { queueSummary } from '../../src/host/queue/queue.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   collectProblems,

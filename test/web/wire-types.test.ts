@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelPage } from '../../src/host/channels.js';
-import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/history.js';
-import type { InvitationPage } from '../../src/host/invitations.js';
-import type { MemberPage } from '../../src/host/member-pages.js';
-import type { QueueSummary } from '../../src/host/queue.js';
-import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/queue-pages.js';
+import type { ChannelPage } from '../../src/host/channels/channels.js';
+import type { InvitationPage } from '../../src/host/channels/invitations.js';
+import type { MemberPage } from '../../src/host/channels/member-pages.js';
+import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/device/queue-pages.js';
+import type { QueueSummary } from '../../src/host/queue/queue.js';
+import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/reads/history.js';
 import type { ConnectInfo } from '../../src/surfaces/agents/connect.js';
 import type { AgentStatusReply } from '../../src/surfaces/rpc/agent-runs.js';
 import type { PrincipalListPage } from '../../src/surfaces/rpc/methods.js';

@@ -288,7 +288,11 @@ export interface InvitationPage {
 }
 
 // Taken from the host's own types (a module with no imports), not restated.
-export type { MessageStatus, RecipientState, RecipientStatus } from '../../src/host/message-status-types.js';
+export type {
+  MessageStatus,
+  RecipientState,
+  RecipientStatus,
+} from '../../src/host/messages/message-status-types.js';
 
 // An approval request (`approval.list`, `approval.decide`, the `approval.changed` push), inferred
 // from the host's own wire schema (src/surfaces/rpc/schemas.ts), not restated.

@@ -12,9 +12,9 @@ import {
 import { appendEvent } from '../../store/ops/events.js';
 import { findPrincipalById, listPrincipals } from '../../store/ops/principals.js';
 import type { Db } from '../../store/store.js';
-import { isHostOwner, mayDecideApprovals, requireApprovalDecider } from '../access.js';
-import { announceCommit, type HostContext, newId, nowIso } from '../context.js';
-import { type Principal, resolveAgent } from '../principals.js';
+import { isHostOwner, mayDecideApprovals, requireApprovalDecider } from '../identity/access.js';
+import { announceCommit, type HostContext, newId, nowIso } from '../identity/context.js';
+import { type Principal, resolveAgent } from '../identity/principals.js';
 import { ruleFor } from './subject.js';
 import { type ApprovalView, approvalView, approvalViews } from './views.js';
 

@@ -2,9 +2,9 @@ import { SluiceError } from '../../core/errors.js';
 import type { ApprovalAsk } from '../../store/approvals-schema.js';
 import { findApprovalPolicy, upsertApprovalPolicy } from '../../store/ops/approval-rules.js';
 import type { Db } from '../../store/store.js';
-import { requireApprovalDecider } from '../access.js';
-import { type HostContext, nowIso } from '../context.js';
-import { type Principal, resolveAgent } from '../principals.js';
+import { requireApprovalDecider } from '../identity/access.js';
+import { type HostContext, nowIso } from '../identity/context.js';
+import { type Principal, resolveAgent } from '../identity/principals.js';
 
 /** How long a request waits for a person before it is denied (10 minutes). */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60 * 1000;

@@ -7,8 +7,8 @@ import {
   markApprovalApplied,
 } from '../../store/ops/approvals.js';
 import { appendEvent } from '../../store/ops/events.js';
-import { announceCommit, type HostContext, newId, nowIso } from '../context.js';
-import type { Principal } from '../principals.js';
+import { announceCommit, type HostContext, newId, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
 import { expireDueApprovals } from './decisions.js';
 import { readApprovalPolicy } from './policy.js';
 import { type ApprovalAsk, approvalFingerprint, ruleAllows } from './subject.js';

@@ -1,9 +1,9 @@
 import { SluiceError } from '../../core/errors.js';
 import { deleteApprovalRule, findApprovalRule, listApprovalRules } from '../../store/ops/approval-rules.js';
 import { findPrincipalById } from '../../store/ops/principals.js';
-import { requireApprovalDecider } from '../access.js';
-import type { HostContext } from '../context.js';
-import { type Principal, resolveAgent } from '../principals.js';
+import { requireApprovalDecider } from '../identity/access.js';
+import type { HostContext } from '../identity/context.js';
+import { type Principal, resolveAgent } from '../identity/principals.js';
 import { type ApprovalRuleView, approvalRuleViews } from './views.js';
 
 // "Allow always" rules (docs/approvals.md): made by a person's `allow --always`, listed and revoked

@@ -2,7 +2,7 @@ import { utf8Length } from '../../core/measure.js';
 import { cutUtf8 } from '../../core/preview.js';
 import type { CardRow } from '../../store/ops/queue-pages.js';
 import type { InboxState, MessageSource } from '../../store/schema.js';
-import { parseJsonArray } from '../projection.js';
+import { parseJsonArray } from '../messages/projection.js';
 
 /** Device-read limits (DESIGN.md §3.3); each is a setting with the design's default. */
 export const PREVIEW_BYTES = 512;

@@ -1,6 +1,6 @@
 import { type CardQuery, type CardRow, inboxPositionOf, loadCards } from '../../store/ops/queue-pages.js';
 import type { Db } from '../../store/store.js';
-import type { QueuePageCursor } from '../cursors.js';
+import type { QueuePageCursor } from '../reads/cursors.js';
 import { HEAD_CHARS } from './cards.js';
 
 /** The candidate rows of one page, before it is fitted to the reply budget. */

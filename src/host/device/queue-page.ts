@@ -5,10 +5,10 @@ import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import type { QueueRow } from '../../store/ops/queues.js';
 import type { MessageSource } from '../../store/schema.js';
-import { requireQueueAccess } from '../access.js';
-import type { HostContext } from '../context.js';
-import { issueCursor, QUEUE_PAGE_CURSOR, readCursor } from '../cursors.js';
-import type { Principal } from '../principals.js';
+import { requireQueueAccess } from '../identity/access.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { issueCursor, QUEUE_PAGE_CURSOR, readCursor } from '../reads/cursors.js';
 import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,

@@ -4,10 +4,10 @@ import { utf8Length } from '../../core/measure.js';
 import { isPendingState } from '../../core/pending.js';
 import { queuedBody } from '../../store/ops/queue-pages.js';
 import type { InboxState } from '../../store/schema.js';
-import { requireQueueAccess } from '../access.js';
-import type { HostContext } from '../context.js';
-import { BODY_PART_CURSOR, issueCursor, readCursor } from '../cursors.js';
-import type { Principal } from '../principals.js';
+import { requireQueueAccess } from '../identity/access.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { BODY_PART_CURSOR, issueCursor, readCursor } from '../reads/cursors.js';
 import { renderBodyPartOf } from './body-parts.js';
 import type { Rendered } from './cards.js';
 

@@ -3,7 +3,7 @@ import { ERROR_TABLE, isSluiceError, type SluiceErrorCode } from '../../core/err
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { asStoreFault } from '../../core/store-faults.js';
-import type { HostContext } from '../context.js';
+import type { HostContext } from '../identity/context.js';
 
 /** The output budgets of a tool result: UTF-16 units, and UTF-8 bytes when that cap is set. */
 export function toolBudgets(ctx: HostContext): { utf16: number; utf8?: number } {

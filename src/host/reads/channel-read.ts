@@ -3,9 +3,9 @@ import { SluiceError } from '../../core/errors.js';
 import type { FragmentResult } from '../../core/fragment.js';
 import { findQueue } from '../../store/ops/queues.js';
 import { channelMessagesBefore, pendingMessagesAfter } from '../../store/ops/reads.js';
-import type { HostContext } from '../context.js';
-import { requireAgent } from '../inbox.js';
-import type { Principal } from '../principals.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { requireAgent } from '../queue/inbox.js';
 import { readMessage } from './message.js';
 import { assemblePage, pageKey, readableChannels } from './page.js';
 import {

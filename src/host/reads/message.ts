@@ -1,14 +1,14 @@
 import type { CursorBinding } from '../../core/cursor.js';
 import { isSluiceError, SluiceError } from '../../core/errors.js';
 import { type FragmentResult, fragmentAt, sha256Hex } from '../../core/fragment.js';
-import type { HostContext } from '../context.js';
-import { CONTENT_CURSOR, issueCursor, readCursor } from '../cursors.js';
-import { getMessageRow, loadProjections } from '../messages.js';
-import type { Principal } from '../principals.js';
-import { type MessageProjection, projectionText } from '../projection.js';
-import { relationsFor, withSender } from '../provenance.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { getMessageRow, loadProjections } from '../messages/messages.js';
+import { type MessageProjection, projectionText } from '../messages/projection.js';
+import { relationsFor, withSender } from '../messages/provenance.js';
 import { offerReads } from '../turns/index.js';
 import { fitsToolOutput } from './budgets.js';
+import { CONTENT_CURSOR, issueCursor, readCursor } from './cursors.js';
 import type { ChannelReadParams, PageResult, ReadOutcome } from './params.js';
 
 const CHANGED_HINT = 'if the message changed since, read it again from message_id without content_cursor';

@@ -5,15 +5,15 @@ import { sha256Hex } from '../../core/fragment.js';
 import { listActiveChannelIds } from '../../store/ops/channels.js';
 import type { KeyedMessage } from '../../store/ops/reads.js';
 import type { Db } from '../../store/store.js';
-import { requireMember } from '../access.js';
-import type { HostContext } from '../context.js';
-import { issueCursor, READ_PAGE_CURSOR, readCursor } from '../cursors.js';
-import { loadProjections } from '../messages.js';
-import type { Principal } from '../principals.js';
-import { type MessageProjection, projectionText } from '../projection.js';
-import { relationsFor, withSender } from '../provenance.js';
+import { requireMember } from '../identity/access.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { loadProjections } from '../messages/messages.js';
+import { type MessageProjection, projectionText } from '../messages/projection.js';
+import { relationsFor, withSender } from '../messages/provenance.js';
 import { type CoverageRead, offerReads } from '../turns/index.js';
 import { fitsToolOutput, toolBudgets } from './budgets.js';
+import { issueCursor, READ_PAGE_CURSOR, readCursor } from './cursors.js';
 import type { PageResult, ReadOutcome } from './params.js';
 
 /** The channels a page may draw from: the one named (if the caller is a member), else all of theirs. */

@@ -1,5 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
-import type { ReaderMessage } from '../provenance.js';
+import type { ReaderMessage } from '../messages/provenance.js';
 import type { PendingReceipt } from '../turns/index.js';
 
 /** `channel_read` parameters (DESIGN.md §3.1). */

@@ -1,8 +1,8 @@
 import { type CursorBinding, canonicalFilter } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { messagesKeyedBySeq } from '../../store/ops/reads.js';
-import type { HostContext } from '../context.js';
-import type { Principal } from '../principals.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
 import { assemblePage, pageKey, readableChannels } from './page.js';
 import {
   type ChannelSearchParams,

@@ -10,9 +10,9 @@ import {
 } from '../../store/ops/dispatch-attempts.js';
 import { findInboxEntry } from '../../store/ops/inbox.js';
 import { appendProgressEvents } from '../../store/ops/message-status.js';
-import { announceCommit, type HostContext, nowIso } from '../context.js';
-import { transitionEntry } from '../inbox.js';
-import type { Principal } from '../principals.js';
+import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { transitionEntry } from '../queue/inbox.js';
 
 /**
  * Driver turns that may carry one message without settling before it is returned with its reason

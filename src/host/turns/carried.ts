@@ -1,9 +1,9 @@
 import { sha256Hex } from '../../core/fragment.js';
-import type { HostContext } from '../context.js';
-import type { RenderedFrom } from '../delivery.js';
-import { getMessageRow, loadProjections } from '../messages.js';
-import type { Principal } from '../principals.js';
-import { type AttachmentRef, type MessageProjection, projectionText } from '../projection.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { getMessageRow, loadProjections } from '../messages/messages.js';
+import { type AttachmentRef, type MessageProjection, projectionText } from '../messages/projection.js';
+import type { RenderedFrom } from '../queue/delivery.js';
 import type { CoverageRead } from './coverage.js';
 
 /** A message a turn carries: its projection and the attachments to materialise for the client. */

@@ -1,8 +1,8 @@
 import { appendProgressEvents } from '../../store/ops/message-status.js';
 import { findCoverage, type TurnRow, upsertCoverage } from '../../store/ops/turns.js';
 import type { Db } from '../../store/store.js';
-import { announceCommit, type HostContext, nowIso } from '../context.js';
-import type { Principal } from '../principals.js';
+import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
 import { openTurnOf } from './lifecycle.js';
 
 export interface CoverageRead {

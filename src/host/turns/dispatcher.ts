@@ -1,7 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
-import type { HostContext } from '../context.js';
-import type { Principal } from '../principals.js';
-import { dispatchState } from '../queue.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { dispatchState } from '../queue/queue.js';
 import { DEFAULT_MAX_DISPATCH_ATTEMPTS, returnExhaustedMessages } from './attempts.js';
 import { abandonTurn, openTurnOf } from './lifecycle.js';
 import { type DrivenTurnOptions, type TurnReport, TurnSession } from './session.js';

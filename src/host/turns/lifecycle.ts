@@ -15,12 +15,12 @@ import {
 } from '../../store/ops/turns.js';
 import type { TurnReceipt } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
-import { announceCommit, type HostContext, newId, nowIso } from '../context.js';
-import { repliesSettled } from '../in-flight.js';
-import { isPending, requireAgent, transitionEntry } from '../inbox.js';
-import { loadProjections } from '../messages.js';
-import type { Principal } from '../principals.js';
-import { projectionText } from '../projection.js';
+import { announceCommit, type HostContext, newId, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { loadProjections } from '../messages/messages.js';
+import { projectionText } from '../messages/projection.js';
+import { repliesSettled } from '../queue/in-flight.js';
+import { isPending, requireAgent, transitionEntry } from '../queue/inbox.js';
 
 export type Turn = TurnRow;
 

@@ -8,8 +8,8 @@ import { appendProgressEvents } from '../../store/ops/message-status.js';
 import { findTurn } from '../../store/ops/turns.js';
 import type { TurnReceipt } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
-import { announceCommit, type HostContext, nowIso } from '../context.js';
-import type { Principal } from '../principals.js';
+import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
 import { type CoverageRead, coverTurn } from './coverage.js';
 import { openTurnOf } from './lifecycle.js';
 

@@ -1,7 +1,7 @@
 import type { RenderedDelivery } from '../../core/envelope.js';
 import { sha256Hex } from '../../core/fragment.js';
-import type { HostContext } from '../context.js';
-import type { Principal } from '../principals.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
 import { clearDispatch, countDispatch, forgiveDispatch, noteUnsettledDispatch } from './attempts.js';
 import { carriedWhole, type DeliveredMessage } from './carried.js';
 import { recordDeliveredCoverage } from './coverage.js';

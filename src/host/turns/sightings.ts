@@ -1,5 +1,5 @@
-import type { HostContext } from '../context.js';
-import type { Principal } from '../principals.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
 import { confirmSeen } from './receipts.js';
 
 /**

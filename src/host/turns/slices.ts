@@ -1,9 +1,9 @@
 import { DEFAULT_DELIVERY_LIMITS, type DeliveryLimits, renderDelivery } from '../../core/envelope.js';
-import type { HostContext } from '../context.js';
-import { candidatesBehind, type RenderedFrom, renderedDeliveryFor } from '../delivery.js';
-import { materializeAttachment } from '../materialize.js';
-import type { Principal } from '../principals.js';
-import { dispatchState } from '../queue.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { materializeAttachment } from '../media/materialize.js';
+import { candidatesBehind, type RenderedFrom, renderedDeliveryFor } from '../queue/delivery.js';
+import { dispatchState } from '../queue/queue.js';
 import { DEFAULT_MAX_DISPATCH_ATTEMPTS, dispatchAttemptsOf } from './attempts.js';
 
 /** The limits a driven turn renders within, and how often a message may fail to settle. */

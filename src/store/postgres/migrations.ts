@@ -58,7 +58,7 @@ const migrations: Record<string, Migration> = {
       for (const statement of COMMIT_ORDER) await sql.raw(statement).execute(db);
     },
   },
-  // The page shows an agent's presence from its newest turn (host/presence.ts): one index probe
+  // The page shows an agent's presence from its newest turn (host/identity/presence.ts): one index probe
   // instead of sorting every turn the agent ever had (86 ms at 100,000 turns without it).
   '009_turns_by_start': {
     async up(db: Kysely<unknown>) {

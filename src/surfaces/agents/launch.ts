@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { HeldRun } from '../../host/agent-runs.js';
+import type { HeldRun } from '../../host/agents/index.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
 import type { ChildOutput, LaunchRun, RunChild } from './supervisor.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { claimRuns, type HeldRun, releaseRuns, reportRun } from '../../host/agent-runs.js';
-import type { HostContext } from '../../host/context.js';
+import { claimRuns, type HeldRun, releaseRuns, reportRun } from '../../host/agents/index.js';
+import type { HostContext } from '../../host/identity/index.js';
 import { RunLog, runLogPath } from './run-log.js';
 
 // The `sluice serve` side of host-run agents (docs/agents.md): it leases the run specs of its

@@ -1,8 +1,13 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../core/errors.js';
-import type { HostContext } from '../../host/context.js';
-import { assertHomeExists, OWNER_NAME, openHost } from '../../host/home.js';
-import { type Principal, resolvePrincipal } from '../../host/principals.js';
+import type { HostContext } from '../../host/identity/index.js';
+import {
+  assertHomeExists,
+  OWNER_NAME,
+  openHost,
+  type Principal,
+  resolvePrincipal,
+} from '../../host/identity/index.js';
 import type { Durability } from '../../store/store.js';
 import { type AgentLock, agentLockFrom, enforceAgentLock } from './agent-lock.js';
 import { logErrorsInHome } from './internal-error.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveHome } from '../../host/home.js';
+import { resolveHome } from '../../host/identity/index.js';
 
 /** `<home>/logs/errors.log`: one JSON line per internal error, readable by the owner only. */
 export function errorLogPath(home: string): string {

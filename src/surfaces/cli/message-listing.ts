@@ -1,7 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell-word.js';
-import type { InboxListing } from '../../host/inbox.js';
-import type { RelationOf } from '../../host/provenance.js';
+import type { RelationOf } from '../../host/messages/index.js';
+import type { InboxListing } from '../../host/queue/index.js';
 import {
   type ContinueCommands,
   DEFAULT_MAX_CHARS,

@@ -1,5 +1,4 @@
-import type { ApprovalAnswer } from '../../host/approvals/requests.js';
-import type { ApprovalAsk } from '../../host/approvals/subject.js';
+import type { ApprovalAnswer, ApprovalAsk } from '../../host/approvals/index.js';
 
 /** What a driver reports about one request for permission (log line and terminal line). */
 export interface ApprovalEvent {

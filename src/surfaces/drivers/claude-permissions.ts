@@ -1,7 +1,6 @@
-import { askApproval } from '../../host/approvals/requests.js';
-import type { ApprovalAsk } from '../../host/approvals/subject.js';
-import type { HostContext } from '../../host/context.js';
-import type { Principal } from '../../host/principals.js';
+import type { ApprovalAsk } from '../../host/approvals/index.js';
+import { askApproval } from '../../host/approvals/index.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
 import type { ApprovalReporter } from './approvals.js';
 import type { JsonLineChild } from './child.js';
 

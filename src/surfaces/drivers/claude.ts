@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { HostContext } from '../../host/context.js';
-import type { Principal } from '../../host/principals.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
 import type { ClientTurn, TurnOutcome } from '../../host/turns/index.js';
 import type { ApprovalReporter } from './approvals.js';
 import { startJsonLineChild } from './child.js';

@@ -1,6 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
-import type { HostContext } from '../../host/context.js';
-import type { Principal } from '../../host/principals.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
 import type { ClientTurn, TurnOutcome } from '../../host/turns/index.js';
 import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { packageVersion } from '../sluice-package.js';

@@ -1,11 +1,16 @@
 import { senderLabel } from '../../core/envelope.js';
 import { isSluiceError, SluiceError } from '../../core/errors.js';
-import type { HostContext } from '../../host/context.js';
-import { CLAUDE_IMAGE_LIMITS, checkImage, fitImage, isInlineImage } from '../../host/image-fit.js';
-import { materializeMedia } from '../../host/materialize.js';
-import { getReadableMedia, type Media } from '../../host/media.js';
-import type { Principal } from '../../host/principals.js';
-import { relationsFor } from '../../host/provenance.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
+import {
+  CLAUDE_IMAGE_LIMITS,
+  checkImage,
+  fitImage,
+  getReadableMedia,
+  isInlineImage,
+  type Media,
+  materializeMedia,
+} from '../../host/media/index.js';
+import { relationsFor } from '../../host/messages/index.js';
 import type { DeliveredMessage } from '../../host/turns/index.js';
 
 /** Anthropic content blocks the Claude driver writes (base64 exists only in this message). */

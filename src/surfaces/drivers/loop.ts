@@ -1,6 +1,5 @@
 import type { DeliveryLimits, RenderedDelivery } from '../../core/envelope.js';
-import type { HostContext } from '../../host/context.js';
-import type { Principal } from '../../host/principals.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
 import {
   type ClientTurn,
   type DeliveredMessage,

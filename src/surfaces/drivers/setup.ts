@@ -3,8 +3,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell-word.js';
-import type { HostContext } from '../../host/context.js';
-import type { Principal } from '../../host/principals.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
 import { AGENT_LOCK_ENV, encodeAgentLock } from '../cli/agent-lock.js';
 
 /** Which client a driver runs, and the environment variable that may name its binary. */

@@ -87,10 +87,10 @@ async function renderThroughHost(
 ): Promise<string> {
   const [{ openHost }, { resolvePrincipal }, { deliveryFor, metadataNoticeFor }, { materializeAttachment }] =
     await Promise.all([
-      import('../../host/home.js'),
-      import('../../host/principals.js'),
-      import('../../host/delivery.js'),
-      import('../../host/materialize.js'),
+      import('../../host/identity/index.js'),
+      import('../../host/identity/index.js'),
+      import('../../host/queue/index.js'),
+      import('../../host/media/index.js'),
     ]);
   const host = await openHost({ home: where.home, db: where.db });
   try {

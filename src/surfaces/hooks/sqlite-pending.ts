@@ -1,6 +1,6 @@
 // The hook runs before every prompt, so it reads the agent's pending slice straight from the
 // SQLite file with one read-only connection: loading Kysely and running the migrator would cost
-// more than the rest of the hook. It mirrors host/delivery.ts deliveryFor (a test compares the
+// more than the rest of the hook. It mirrors host/queue/delivery.ts deliveryFor (a test compares the
 // two on the same store) and only runs against the schema it was written for.
 import BetterSqlite3 from 'better-sqlite3';
 import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
@@ -146,7 +146,7 @@ export class PendingReader {
       const queue = db.prepare('select waiting, returned from queues where agent_id = ?').get(agent.id) as
         | { waiting: number; returned: number }
         | undefined;
-      // What each sender is to this agent (core/provenance.ts), as host/provenance.ts decides it.
+      // What each sender is to this agent (core/provenance.ts), as host/messages/provenance.ts decides it.
       const managers = new Set(
         (
           db.prepare('select person_id from agent_managers where agent_id = ?').all(agent.id) as {

@@ -99,10 +99,10 @@ async function sqliteSource(where: HookEnvironment, limits: Partial<DeliveryLimi
 /** The host services, kept open for the wait; woken by the store's own change feed. */
 async function hostSource(where: HookEnvironment, limits: Partial<DeliveryLimits>): Promise<WaitSource> {
   const [{ openHost }, { resolvePrincipal }, { deliveryFor }, { materializeAttachment }] = await Promise.all([
-    import('../../host/home.js'),
-    import('../../host/principals.js'),
-    import('../../host/delivery.js'),
-    import('../../host/materialize.js'),
+    import('../../host/identity/index.js'),
+    import('../../host/identity/index.js'),
+    import('../../host/queue/index.js'),
+    import('../../host/media/index.js'),
   ]);
   const host = await openHost({ home: where.home, db: where.db });
   try {

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HostContext } from '../../host/context.js';
-import { authenticateToken, type Principal } from '../../host/principals.js';
-import { authenticateSession } from '../../host/sessions.js';
+import type { HostContext } from '../../host/identity/index.js';
+import { authenticateSession, authenticateToken, type Principal } from '../../host/identity/index.js';
 import { markSocketAuthenticated } from './socket-deadlines.js';
 
 declare module 'fastify' {

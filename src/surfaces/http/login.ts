@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { HostContext } from '../../host/context.js';
+import type { HostContext } from '../../host/identity/index.js';
 import {
   endSession,
   findUsableLoginLinkPrincipal,
   type SessionSettings,
   signInWithCode,
-} from '../../host/sessions.js';
+} from '../../host/identity/index.js';
 import { clearedSessionCookie, cookieValue, isOwnPageRequest, sessionCookie } from './auth.js';
 import { pageStyleLinks } from './page-styles.js';
 

@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Principal } from '../../host/principals.js';
+import type { Principal } from '../../host/identity/index.js';
 import { RequestRouterTransport } from '../mcp/request-router.js';
 import type { ReceiptHolder } from '../mcp/tools.js';
 

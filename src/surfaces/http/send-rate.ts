@@ -1,7 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import { TokenBuckets } from '../../core/token-bucket.js';
-import { isHostOwner } from '../../host/access.js';
-import type { Principal } from '../../host/principals.js';
+import type { Principal } from '../../host/identity/index.js';
+import { isHostOwner } from '../../host/identity/index.js';
 
 /** How fast one principal may send through this server (docs/security.md, "Limits before work"). */
 export interface SendRateSettings {

@@ -1,7 +1,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { HostContext } from '../../host/context.js';
-import { replyInFlight } from '../../host/in-flight.js';
+import type { HostContext } from '../../host/identity/index.js';
+import { replyInFlight } from '../../host/queue/index.js';
 import { confirmWritten, type PendingReceipt } from '../../host/turns/index.js';
 
 interface Held {

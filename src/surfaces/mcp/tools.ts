@@ -7,12 +7,10 @@ import {
 import { z } from 'zod';
 import { SluiceError } from '../../core/errors.js';
 import { fitJsonPage } from '../../core/fit.js';
-import type { HostContext } from '../../host/context.js';
-import { DEFAULT_IMAGE_LIMITS, type ImageLimits, readImageAttachment } from '../../host/images.js';
-import { archiveMessages } from '../../host/inbox.js';
-import { readMessageStatus } from '../../host/message-status.js';
-import { replyToMessage, sendMessage } from '../../host/messages.js';
-import type { Principal } from '../../host/principals.js';
+import type { HostContext, Principal } from '../../host/identity/index.js';
+import { DEFAULT_IMAGE_LIMITS, type ImageLimits, readImageAttachment } from '../../host/media/index.js';
+import { readMessageStatus, replyToMessage, sendMessage } from '../../host/messages/index.js';
+import { archiveMessages } from '../../host/queue/index.js';
 import {
   channelRead,
   channelSearch,
@@ -22,7 +20,7 @@ import {
   MAX_PAGE_LIMIT,
   type ReadOutcome,
   toolBudgets,
-} from '../../host/reads.js';
+} from '../../host/reads/index.js';
 import type { PendingReceipt } from '../../host/turns/index.js';
 import { packageVersion } from '../sluice-package.js';
 import { describeIssues } from './argument-issues.js';

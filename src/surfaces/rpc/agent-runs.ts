@@ -5,14 +5,14 @@ import {
   type RunAction,
   requireAgentRunControl,
   thisMachine,
-} from '../../host/agent-runs.js';
+} from '../../host/agents/index.js';
 import { connectInfo } from '../agents/connect.js';
 import { runLogPath, runLogTail } from '../agents/run-log.js';
 import { currentLauncher } from '../hooks/install-files.js';
 import type { RpcSession } from './methods.js';
 
 // `agent.status|start|stop|restart|connect` (docs/rpc.md, docs/agents.md): host-run agents from a
-// device, for the agent's managers only (host/access.ts requireRunControl). A device never creates
+// device, for the agent's managers only (host/identity/access.ts requireRunControl). A device never creates
 // or changes a run spec: what runs, and where, is registered on the machine (`sluice agent run`).
 
 /** The log tail a status carries, UTF-8 bytes (whole lines). */

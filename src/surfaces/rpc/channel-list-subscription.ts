@@ -1,7 +1,6 @@
-import { nowIso } from '../../host/context.js';
-import type { LiveHub, SidebarEvent } from '../../host/live.js';
-import type { SidebarChange } from '../../host/live-outbox.js';
-import { liveReadsFor } from '../../host/live-reads.js';
+import { nowIso } from '../../host/identity/index.js';
+import type { LiveHub, SidebarChange, SidebarEvent } from '../../host/live/index.js';
+import { liveReadsFor } from '../../host/reads/index.js';
 import type { RpcSession } from './methods.js';
 
 function notification(method: string, params: unknown): string {

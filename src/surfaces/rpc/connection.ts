@@ -1,11 +1,10 @@
 import { utf8Length } from '../../core/measure.js';
-import { canWatchQueue } from '../../host/access.js';
-import { FULL_ROW_BYTES } from '../../host/history.js';
-import type { ChannelEvent, LiveHub } from '../../host/live.js';
-import { CoalescingOutbox } from '../../host/live-outbox.js';
-import { liveReadsFor } from '../../host/live-reads.js';
-import type { Principal } from '../../host/principals.js';
-import { summaryForReader } from '../../host/queue.js';
+import type { Principal } from '../../host/identity/index.js';
+import { canWatchQueue } from '../../host/identity/index.js';
+import type { ChannelEvent, LiveHub } from '../../host/live/index.js';
+import { CoalescingOutbox } from '../../host/live/index.js';
+import { summaryForReader } from '../../host/queue/index.js';
+import { FULL_ROW_BYTES, liveReadsFor } from '../../host/reads/index.js';
 import { ChannelListSubscription } from './channel-list-subscription.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';

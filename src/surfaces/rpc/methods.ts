@@ -1,31 +1,34 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
-import { isHostOwner, requireHostOwner, requireQueueAccess } from '../../host/access.js';
-import { listChannelsByActivityPage } from '../../host/channel-pages.js';
-import { unreadCountsOf } from '../../host/channel-reads.js';
-import {
-  addMember,
-  createChannel,
-  getChannel,
-  leaveChannel,
-  listChannelsPage,
-  removeMember,
-} from '../../host/channels.js';
-import type { HostContext } from '../../host/context.js';
-import { readChannelHistory, readMessageBody } from '../../host/history.js';
 import {
   acceptInvitation,
+  addMember,
   blockInviter,
+  channelMembersPage,
+  createChannel,
   declineInvitation,
+  getChannel,
+  leaveChannel,
   listBlockedInviters,
+  listChannelsByActivityPage,
+  listChannelsPage,
   listInvitationsPage,
+  markRead,
+  removeMember,
   unblockInviter,
-} from '../../host/invitations.js';
-import { channelMembersPage } from '../../host/member-pages.js';
-import { readMessageStatus } from '../../host/message-status.js';
-import { editMessage, sendMessage } from '../../host/messages.js';
-import { principalDirectoryPage } from '../../host/principal-directory.js';
-import { addPrincipal, type Principal } from '../../host/principals.js';
+  unreadCountsOf,
+} from '../../host/channels/index.js';
+import { readQueueBody, readQueuePage } from '../../host/device/index.js';
+import type { HostContext } from '../../host/identity/index.js';
+import {
+  addPrincipal,
+  isHostOwner,
+  type Principal,
+  principalDirectoryPage,
+  requireHostOwner,
+  requireQueueAccess,
+} from '../../host/identity/index.js';
+import { editMessage, readMessageStatus, sendMessage } from '../../host/messages/index.js';
 import {
   editQueuedMessage,
   pauseQueue,
@@ -34,15 +37,14 @@ import {
   readQueueSummaryReply,
   resumeQueue,
   withdrawMessage,
-} from '../../host/queue.js';
-import { readQueueBody, readQueuePage } from '../../host/queue-pages.js';
-import { markRead } from '../../host/read-marks.js';
+} from '../../host/queue/index.js';
+import { readChannelHistory, readMessageBody } from '../../host/reads/index.js';
 import { agentConnect, agentControl, agentStatus } from './agent-runs.js';
 import { approvalDecide, approvalList, approvalRuleRevoke, approvalRules } from './approvals.js';
 import type { MethodName, ParamsOf } from './schemas.js';
 
-/** The `principal.list` reply (host/principal-directory.ts). */
-export type { PrincipalListPage } from '../../host/principal-directory.js';
+/** The `principal.list` reply (host/identity/principal-directory.ts). */
+export type { PrincipalListPage } from '../../host/identity/index.js';
 
 /** Wire limits for device reads (DESIGN.md §3.3); each is a setting with the design's default. */
 export interface RpcLimits {

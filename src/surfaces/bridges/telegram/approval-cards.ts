@@ -1,8 +1,8 @@
 import type { Api, Context } from 'grammy';
 import type { InlineKeyboardMarkup } from 'grammy/types';
 import { sliceWhole } from '../../../core/text.js';
-import type { ApprovalView } from '../../../host/approvals/views.js';
-import type { HostContext } from '../../../host/context.js';
+import type { ApprovalView } from '../../../host/approvals/index.js';
+import type { HostContext } from '../../../host/identity/index.js';
 import {
   approvalCardWork,
   type CardToClose,
@@ -10,7 +10,7 @@ import {
   decideFromTelegram,
   markApprovalCardShown,
   recordApprovalCard,
-} from '../../../host/telegram-approvals.js';
+} from '../../../host/telegram/index.js';
 import { type FaultCounts, faultText, isRefusal } from './faults.js';
 import { startPump } from './pump.js';
 import { callDeadline, TELEGRAM_TEXT_LIMIT } from './replies.js';

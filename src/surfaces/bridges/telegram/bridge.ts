@@ -1,8 +1,8 @@
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot, GrammyError } from 'grammy';
 import type { Update } from 'grammy/types';
-import type { HostContext } from '../../../host/context.js';
-import { announceCommit } from '../../../host/context.js';
+import type { HostContext } from '../../../host/identity/index.js';
+import { announceCommit } from '../../../host/identity/index.js';
 import { checkedApiRoot } from './api-root.js';
 import { handleApprovalPress, startApprovalCardPump } from './approval-cards.js';
 import { FaultCounts, faultText, isRefusal } from './faults.js';

@@ -1,9 +1,9 @@
 import type { Context } from 'grammy';
 import type { Update } from 'grammy/types';
 import { SluiceError } from '../../../core/errors.js';
-import type { HostContext } from '../../../host/context.js';
-import { putMedia } from '../../../host/media.js';
-import { sendMessage } from '../../../host/messages.js';
+import type { HostContext } from '../../../host/identity/index.js';
+import { putMedia } from '../../../host/media/index.js';
+import { sendMessage } from '../../../host/messages/index.js';
 import {
   agentNames,
   chooseTelegramAgent,
@@ -12,9 +12,9 @@ import {
   pairTelegramUser,
   type TelegramSender,
   telegramSender,
+  trackTelegramMessage,
   unpairTelegramUser,
-} from '../../../host/telegram.js';
-import { trackTelegramMessage } from '../../../host/telegram-reactions.js';
+} from '../../../host/telegram/index.js';
 import {
   DOWNLOAD_DEADLINE_MS,
   downloadFile,

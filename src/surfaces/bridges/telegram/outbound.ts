@@ -1,9 +1,9 @@
 import { type Api, InputFile } from 'grammy';
 import { splitIntoParts } from '../../../core/chat-parts.js';
 import { SluiceError } from '../../../core/errors.js';
-import type { HostContext } from '../../../host/context.js';
-import { readMediaBytes } from '../../../host/media.js';
-import type { AttachmentRef } from '../../../host/projection.js';
+import type { HostContext } from '../../../host/identity/index.js';
+import { readMediaBytes } from '../../../host/media/index.js';
+import type { AttachmentRef } from '../../../host/messages/index.js';
 import {
   advanceOutboundCursor,
   type OutboundMessage,
@@ -11,7 +11,7 @@ import {
   outboundCursor,
   recordSentPart,
   sentParts,
-} from '../../../host/telegram.js';
+} from '../../../host/telegram/index.js';
 import { type FaultCounts, faultText, isRefusal, isServerError, isStoreFault } from './faults.js';
 import { startPump } from './pump.js';
 import { TELEGRAM_TEXT_LIMIT } from './replies.js';

@@ -1,14 +1,14 @@
 import type { Api } from 'grammy';
 import type { ReactionTypeEmoji } from 'grammy/types';
-import type { HostContext } from '../../../host/context.js';
-import type { RecipientState } from '../../../host/message-status-types.js';
+import type { HostContext } from '../../../host/identity/index.js';
+import type { RecipientState } from '../../../host/messages/index.js';
 import {
   channelsMovedAfter,
   markReactionShown,
   type ReactionChange,
   reactionChanges,
   reactionCursorStart,
-} from '../../../host/telegram-reactions.js';
+} from '../../../host/telegram/index.js';
 import { type FaultCounts, faultText, isRefusal } from './faults.js';
 import { startPump } from './pump.js';
 import { callDeadline, fitText } from './replies.js';

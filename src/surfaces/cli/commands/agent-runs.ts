@@ -10,9 +10,8 @@ import {
   type RunAction,
   registerAgentRun,
   runStateLabel,
-} from '../../../host/agent-runs.js';
-import type { HostContext } from '../../../host/context.js';
-import type { Principal } from '../../../host/principals.js';
+} from '../../../host/agents/index.js';
+import type { HostContext, Principal } from '../../../host/identity/index.js';
 import { runLogPath } from '../../agents/run-log.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';

@@ -1,10 +1,15 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { cutUtf8 } from '../../../core/preview.js';
-import { decideApprovalRequest, listApprovals } from '../../../host/approvals/decisions.js';
-import { approvalPolicyOf, setApprovalPolicy } from '../../../host/approvals/policy.js';
-import { listRulesOf, revokeRule } from '../../../host/approvals/rules.js';
-import type { ApprovalRuleView, ApprovalView } from '../../../host/approvals/views.js';
+import type { ApprovalRuleView, ApprovalView } from '../../../host/approvals/index.js';
+import {
+  approvalPolicyOf,
+  decideApprovalRequest,
+  listApprovals,
+  listRulesOf,
+  revokeRule,
+  setApprovalPolicy,
+} from '../../../host/approvals/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 import { writeList } from '../list-output.js';

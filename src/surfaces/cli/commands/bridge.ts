@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { resolveAgent } from '../../../host/principals.js';
-import { createPairCode } from '../../../host/telegram.js';
+import { resolveAgent } from '../../../host/identity/index.js';
+import { createPairCode } from '../../../host/telegram/index.js';
 import { checkedApiRoot } from '../../bridges/telegram/api-root.js';
 import { startTelegramBridge } from '../../bridges/telegram/bridge.js';
 import { action } from '../context.js';

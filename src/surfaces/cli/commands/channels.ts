@@ -1,28 +1,26 @@
 import type { Command } from 'commander';
 import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
-import { channelMembers, recentProjections } from '../../../host/channel-reads.js';
-import {
-  addMember,
-  createChannel,
-  leaveChannel,
-  listAllChannels,
-  peekTarget,
-  removeMember,
-  resolveTarget,
-} from '../../../host/channels.js';
-import type { HostContext } from '../../../host/context.js';
-import { displayChannel } from '../../../host/inbox.js';
 import {
   acceptInvitation,
+  addMember,
   blockInviter,
+  channelMembers,
+  createChannel,
   declineInvitation,
+  leaveChannel,
+  listAllChannels,
   listAllInvitations,
   listBlockedInviters,
+  peekTarget,
+  recentProjections,
+  removeMember,
+  resolveTarget,
   unblockInviter,
-} from '../../../host/invitations.js';
-import type { Principal } from '../../../host/principals.js';
-import { relationsFor, withSender } from '../../../host/provenance.js';
+} from '../../../host/channels/index.js';
+import type { HostContext, Principal } from '../../../host/identity/index.js';
+import { relationsFor, withSender } from '../../../host/messages/index.js';
+import { displayChannel } from '../../../host/queue/index.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { CLAUDE_ADDITIONAL_CONTEXT_LIMIT, type DeliveryLimits } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
 import { defaultPageBytes, shellOutputCap } from '../../../core/output-cap.js';
-import { deliveryFor, metadataNoticeFor } from '../../../host/delivery.js';
+import { deliveryFor, metadataNoticeFor } from '../../../host/queue/index.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { requireAgent } from '../../../host/inbox.js';
+import { requireAgent } from '../../../host/queue/index.js';
 import { DEFAULT_CODEX_APPROVAL_POLICY } from '../../drivers/codex.js';
 import { CODEX_APPROVAL_POLICIES } from '../../drivers/codex-approvals.js';
 import { drive } from '../../drivers/run.js';

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { resolveAgent } from '../../../host/principals.js';
+import { resolveAgent } from '../../../host/identity/index.js';
 import { type ClaudeScope, claudeUserPaths, planClaudeInstall } from '../../hooks/install-claude.js';
 import { codexUserDir, planCodexInstall } from '../../hooks/install-codex.js';
 import {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { resolveAgent } from '../../../host/principals.js';
+import { resolveAgent } from '../../../host/identity/index.js';
 import { serveStdio } from '../../mcp/stdio.js';
 import { action } from '../context.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { collectMediaGarbage, parseAge } from '../../../host/media-gc.js';
+import { collectMediaGarbage, parseAge } from '../../../host/media/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 

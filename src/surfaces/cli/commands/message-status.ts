@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type RecipientStatus, readMessageStatus } from '../../../host/message-status.js';
+import { type RecipientStatus, readMessageStatus } from '../../../host/messages/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 import { renderTable, writeList } from '../list-output.js';

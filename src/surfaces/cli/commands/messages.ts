@@ -2,14 +2,19 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
-import type { HostContext } from '../../../host/context.js';
-import { handleMessages, handleReplyKey, parseHandleLines } from '../../../host/handle-messages.js';
-import { archiveMessages, listInbox } from '../../../host/inbox.js';
-import { putMedia } from '../../../host/media.js';
-import { messagePlace } from '../../../host/message-place.js';
-import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
-import type { Principal } from '../../../host/principals.js';
-import { relationsFor } from '../../../host/provenance.js';
+import type { HostContext, Principal } from '../../../host/identity/index.js';
+import { putMedia } from '../../../host/media/index.js';
+import {
+  handleMessages,
+  handleReplyKey,
+  messagePlace,
+  parseHandleLines,
+  readProjection,
+  relationsFor,
+  replyToMessage,
+  sendMessage,
+} from '../../../host/messages/index.js';
+import { archiveMessages, listInbox } from '../../../host/queue/index.js';
 import { type AgentLock, readAttachment } from '../agent-lock.js';
 import { boundedMessagePart } from '../bounded-read.js';
 import { action } from '../context.js';

@@ -1,8 +1,13 @@
 import type { Command } from 'commander';
 import { cutUtf8 } from '../../../core/preview.js';
-import { requireQueueAccess } from '../../../host/access.js';
-import { listInbox } from '../../../host/inbox.js';
-import { pauseQueue, readQueueSummary, resumeQueue, withdrawMessage } from '../../../host/queue.js';
+import { requireQueueAccess } from '../../../host/identity/index.js';
+import {
+  listInbox,
+  pauseQueue,
+  readQueueSummary,
+  resumeQueue,
+  withdrawMessage,
+} from '../../../host/queue/index.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';

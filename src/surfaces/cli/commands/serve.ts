@@ -3,8 +3,12 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { initHome, OWNER_NAME } from '../../../host/home.js';
-import { DEFAULT_SESSION_SETTINGS, issueLoginCode } from '../../../host/sessions.js';
+import {
+  DEFAULT_SESSION_SETTINGS,
+  initHome,
+  issueLoginCode,
+  OWNER_NAME,
+} from '../../../host/identity/index.js';
 import { processLauncher } from '../../agents/launch.js';
 import { startSupervisor } from '../../agents/supervisor.js';
 import { currentLauncher } from '../../hooks/install-files.js';

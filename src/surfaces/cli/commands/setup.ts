@@ -1,19 +1,22 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import {
+  type AgentRunView,
   addAgentManager,
   agentManagers,
+  agentRunsByName,
   managerOnAdd,
   removeAgentManager,
-} from '../../../host/agent-managers.js';
-import { type AgentRunView, agentRunsByName, runStateLabel } from '../../../host/agent-runs.js';
-import { initHome, OWNER_NAME } from '../../../host/home.js';
+  runStateLabel,
+} from '../../../host/agents/index.js';
 import {
   addPrincipal,
+  initHome,
   listPrincipalsByName,
+  OWNER_NAME,
   type Principal,
   setSettlementMode,
-} from '../../../host/principals.js';
+} from '../../../host/identity/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 import { writeList } from '../list-output.js';

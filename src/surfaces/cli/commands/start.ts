@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { initHome } from '../../../host/home.js';
+import { initHome } from '../../../host/identity/index.js';
 import { currentLauncher } from '../../hooks/install-files.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';

@@ -3,13 +3,13 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { issueAccessToken } from '../../../host/principals.js';
 import {
   DEFAULT_SESSION_SETTINGS,
+  issueAccessToken,
   issueLoginCode,
   listCredentials,
   revokeCredential,
-} from '../../../host/sessions.js';
+} from '../../../host/identity/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 import { writeList } from '../list-output.js';

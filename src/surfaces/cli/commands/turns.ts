@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { requireAgent } from '../../../host/inbox.js';
+import { requireAgent } from '../../../host/queue/index.js';
 import { beginTurn, endTurn } from '../../../host/turns/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';

@@ -1,0 +1,3 @@
+/** The agents feature's door: surfaces import the host only through index files. */
+export * from './agent-managers.js';
+export * from './agent-runs.js';

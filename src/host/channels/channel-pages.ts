@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { SluiceError } from '../../core/errors.js';
+import { utf8Length } from '../../core/measure.js';
+import { requireWellFormed } from '../../core/text.js';
+import {
+  type ActivityKey,
+  type ChannelByActivity,
+  findChannelByActivity,
+  listChannelsByActivity,
+  listMembersOfChannels,
+} from '../../store/ops/channel-activity.js';
+import type { HostContext } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { type CursorKind, issueCursor, readCursor } from '../reads/cursors.js';
+import {
+  type ChannelPageBudget,
+  type ChannelSummary,
+  DEFAULT_CHANNEL_PAGE,
+  LIST_MEMBERS_SHOWN,
+  MAX_CHANNEL_PAGE,
+} from './channels.js';
+import { sidebarPlaces } from './read-marks.js';
+
+/** Memberships one filtered page examines at most: a filter that matches little stays bounded. */
+export const FILTER_SCAN = 1000;
+
+/** Longest filter text: channel names are at most 64 characters. */
+export const MAX_FILTER_LENGTH = 64;
+
+/** A `channel.list {order: "activity"}` row: the summary, the caller's activity key and unread count. */
+export interface ChannelActivityRow extends ChannelSummary {
+  /** Sort key, newest first (ties: the channel id, descending): a seq, comparable across rows. */
+  activity: number;
+  unread: number;
+}
+
+export interface ChannelActivityPage {
+  channels: ChannelActivityRow[];
+  nextCursor: string | null;
+}
+
+/** `channel.list {order: "activity"}`: the keyset (activity, channel id) to continue after. */
+const ACTIVITY_CURSOR: CursorKind<{ a: number; c: string }> = {
+  name: 'channel-activity',
+  schema: z.object({ a: z.number().int(), c: z.string() }),
+  refusal: 'invalid cursor: unexpected payload',
+};
+
+// Bound to the filter too (I6): a cursor of one filter continues no other list.
+const binding = (actor: Principal, filter: string | undefined) => ({
+  caller: actor.id,
+  filter: `channel.list activity ${JSON.stringify(filter ?? null)}`,
+  target: 'memberships',
+});
+
+export interface ChannelActivityParams {
+  cursor?: string | undefined;
+  limit?: number | undefined;
+  /** Only channels whose name contains this text, in any case (a DM's name holds its members'). */
+  filter?: string | undefined;
+  /** Only this channel (a page opened at a channel the list has not reached yet). */
+  channelId?: string | undefined;
+}
+
+function checkParams(params: ChannelActivityParams): { limit: number; filter: string | undefined } {
+  const limit = params.limit ?? DEFAULT_CHANNEL_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CHANNEL_PAGE) {
+    throw new SluiceError('invalid_params', `limit must be an integer from 1 to ${MAX_CHANNEL_PAGE}`);
+  }
+  const filter = params.filter;
+  if (filter !== undefined) {
+    requireWellFormed('filter', filter);
+    if (filter.length === 0 || filter.length > MAX_FILTER_LENGTH)
+      throw new SluiceError('invalid_params', `filter must be 1 to ${MAX_FILTER_LENGTH} characters`);
+  }
+  if (params.channelId !== undefined && (filter !== undefined || params.cursor !== undefined))
+    throw new SluiceError('invalid_params', 'channelId lists one channel: no filter or cursor with it');
+  return { limit, filter };
+}
+
+/**
+ * One page of the caller's channels, most recent activity first: at most `limit`, within
+ * `budget.bytes` of reply JSON (at least one row, or `too_large`). Served by one range walk of
+ * the caller's own memberships (store/ops/channel-activity.ts), so the first page costs the same
+ * at 10 channels as at 10,000; members and unread counts are read for the whole page at once.
+ * Only the caller's current channels are ever read (I6); the cursor is bound to the caller and
+ * the filter.
+ */
+export async function listChannelsByActivityPage(
+  ctx: HostContext,
+  actor: Principal,
+  params: ChannelActivityParams,
+  budget: ChannelPageBudget = { bytes: Number.POSITIVE_INFINITY },
+): Promise<ChannelActivityPage> {
+  const { limit, filter } = checkParams(params);
+  let rows: ChannelByActivity[];
+  let scannedTo: ActivityKey | null = null;
+  if (params.channelId !== undefined) {
+    const one = await findChannelByActivity(ctx.store.db, actor.id, params.channelId);
+    rows = one ? [one] : [];
+  } else {
+    const after =
+      params.cursor === undefined
+        ? undefined
+        : (({ a, c }) => ({ activity: a, channelId: c }))(
+            readCursor(ctx, ACTIVITY_CURSOR, binding(actor, filter), params.cursor),
+          );
+    const page = await listChannelsByActivity(ctx.store.db, actor.id, {
+      after,
+      limit: limit + 1,
+      nameContains: filter,
+      scan: FILTER_SCAN,
+    });
+    rows = page.rows;
+    scannedTo = page.scannedTo;
+  }
+  const listed = rows.slice(0, limit);
+  const ids = listed.map((r) => r.id);
+  const [members, places] = await Promise.all([
+    listMembersOfChannels(ctx.store.db, ids, LIST_MEMBERS_SHOWN),
+    sidebarPlaces(ctx.store.db, actor.id, ids),
+  ]);
+  const cursorAfter = (key: ActivityKey) =>
+    issueCursor(ctx, ACTIVITY_CURSOR, binding(actor, filter), { a: key.activity, c: key.channelId });
+  const channels: ChannelActivityRow[] = [];
+  let rowsBytes = 0;
+  for (const [i, c] of listed.entries()) {
+    const shown = members.get(c.id) ?? { members: [], count: 0 };
+    const row: ChannelActivityRow = {
+      id: c.id,
+      name: c.name,
+      kind: c.kind,
+      members: shown.members,
+      memberCount: shown.count,
+      activity: c.activity,
+      unread: places.get(c.id)?.unread ?? 0,
+    };
+    const moreAfter = i + 1 < rows.length || scannedTo !== null;
+    const cursor = moreAfter ? cursorAfter({ activity: c.activity, channelId: c.id }) : null;
+    const bytes = rowsBytes + (channels.length ? 1 : 0) + utf8Length(JSON.stringify(row));
+    if (utf8Length(JSON.stringify({ channels: [], nextCursor: cursor })) + bytes > budget.bytes) {
+      if (channels.length === 0)
+        throw new SluiceError('too_large', 'the reply budget cannot hold one channel');
+      break;
+    }
+    channels.push(row);
+    rowsBytes = bytes;
+  }
+  const last = channels[channels.length - 1];
+  let nextCursor: string | null = null;
+  if (last !== undefined && rows.length > channels.length)
+    nextCursor = cursorAfter({ activity: last.activity, channelId: last.id });
+  else if (scannedTo !== null && channels.length === listed.length) nextCursor = cursorAfter(scannedTo);
+  return { channels, nextCursor };
+}

@@ -1,0 +1,120 @@
+import { SluiceError } from '../../core/errors.js';
+import { appendEvent } from '../../store/ops/events.js';
+import { findMessageById } from '../../store/ops/messages.js';
+import { findActiveMemberships, listNewestAfterMany } from '../../store/ops/presentation.js';
+import { advanceReadMark, listReadMarkRows } from '../../store/ops/read-marks.js';
+import type { Db } from '../../store/store.js';
+import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { requireMember } from './channels.js';
+
+/** How far a principal has read a channel: part of the human presentation record only. */
+export interface ReadMark {
+  principalId: string;
+  lastReadSeq: number;
+  updatedAt: string;
+}
+
+/**
+ * Marks a channel read up to and including `messageId` for the actor. Marks only move forward:
+ * marking an older message keeps the newer mark. Never touches any inbox (I3).
+ */
+export async function markRead(
+  ctx: HostContext,
+  actor: Principal,
+  messageId: string,
+): Promise<{ channelId: string; lastReadSeq: number }> {
+  const message = typeof messageId === 'string' ? await findMessageById(ctx.store.db, messageId) : undefined;
+  if (!message || message.deleted_at !== null) {
+    throw new SluiceError('not_found', `no message ${JSON.stringify(String(messageId)).slice(0, 80)}`);
+  }
+  await requireMember(ctx.store.db, message.channel_id, actor.id);
+  const at = nowIso(ctx);
+  const seq = Number(message.seq);
+  const lastReadSeq = await ctx.store.transaction(async (trx) => {
+    const mark = await advanceReadMark(trx, {
+      channelId: message.channel_id,
+      principalId: actor.id,
+      seq,
+      at,
+    });
+    // Only a mark that moved is news (the person's other pages update their unread counts).
+    if (mark.moved) {
+      await appendEvent(trx, {
+        kind: 'read.marked',
+        agent_id: actor.id,
+        channel_id: message.channel_id,
+        created_at: at,
+      });
+    }
+    return mark.lastReadSeq;
+  });
+  announceCommit(ctx);
+  return { channelId: message.channel_id, lastReadSeq };
+}
+
+/** The read marks of a channel's members, most advanced first, at most `limit`. */
+export async function listReadMarks(db: Db, channelId: string, limit: number): Promise<ReadMark[]> {
+  return listReadMarkRows(db, channelId, limit);
+}
+
+/** Unread counts stop here: a count of this value means "this many or more". */
+export const MAX_UNREAD = 100;
+
+/** Where a channel stands in a principal's sidebar: unread messages and the activity key. */
+export interface SidebarPlace {
+  unread: number;
+  /** The membership's activity seq (migration 017): the sidebar sorts on it, newest first. */
+  activity: number;
+}
+
+/**
+ * How many messages in each channel the principal has not read: messages by others after their
+ * read mark, after their own newest message (writing in a channel means having read it), and after
+ * they joined a group, counted up to {@link MAX_UNREAD}. Each channel costs one bounded index walk of at
+ * most MAX_UNREAD rows, without bodies, all in one statement. Channels the principal is not in are
+ * left out.
+ */
+export async function sidebarPlaces(
+  db: Db,
+  principalId: string,
+  channelIds: readonly string[],
+): Promise<Map<string, SidebarPlace>> {
+  const places = new Map<string, SidebarPlace>();
+  const memberships = await findActiveMemberships(db, principalId, channelIds);
+  const rows = await listNewestAfterMany(
+    db,
+    memberships.map((m) => ({ channelId: m.channel_id, afterSeq: Number(m.last_read_seq ?? 0) })),
+    MAX_UNREAD,
+  );
+  const byChannel = new Map<string, typeof rows>();
+  for (const row of rows) {
+    const list = byChannel.get(row.channel_id);
+    if (list) list.push(row);
+    else byChannel.set(row.channel_id, [row]);
+  }
+  for (const m of memberships) {
+    // Newest first within a channel (each walk's own order is not kept by UNION ALL).
+    const newest = (byChannel.get(m.channel_id) ?? []).sort((a, b) => b.seq - a.seq);
+    let unread = 0;
+    for (const row of newest) {
+      if (row.author_id === principalId) break;
+      // Before joining a group is history, not news (a message in the very millisecond of joining
+      // counts as before). Both members of a DM are there from its start, first message included.
+      if (m.kind === 'group' && row.created_at <= m.joined_at) break;
+      unread += 1;
+    }
+    places.set(m.channel_id, { unread, activity: Number(m.activity_seq) });
+  }
+  return places;
+}
+
+/** The unread counts of {@link sidebarPlaces}. */
+export async function unreadCounts(
+  db: Db,
+  principalId: string,
+  channelIds: readonly string[],
+): Promise<Map<string, number>> {
+  const places = await sidebarPlaces(db, principalId, channelIds);
+  return new Map([...places].map(([id, place]) => [id, place.unread] as const));
+}

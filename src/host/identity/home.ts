@@ -1,0 +1,126 @@
+import { chmodSync, lstatSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SluiceError } from '../../core/errors.js';
+import { HOST_OWNER_NAME } from '../../core/provenance.js';
+import { isPostgresUrl, openStore } from '../../store/open.js';
+import { pingDatabase } from '../../store/ops/health.js';
+import type { Durability, Store } from '../../store/store.js';
+import { createHostContext, type HostContext, type HostLimits } from './context.js';
+import { ensurePrincipal } from './principals.js';
+
+/** The person `init` makes; provenance names their messages `owner` (core/provenance.ts). */
+export const OWNER_NAME = HOST_OWNER_NAME;
+
+/** `--home`, else `$SLUICE_HOME`, else `~/.sluice`. */
+export function resolveHome(explicit?: string): string {
+  return resolve(explicit ?? process.env.SLUICE_HOME ?? join(homedir(), '.sluice'));
+}
+
+export interface OpenHostOptions {
+  home?: string | undefined;
+  db?: string | undefined;
+  durability?: Durability | undefined;
+  limits?: Partial<HostLimits> | undefined;
+  pollMs?: number | undefined;
+}
+
+/** Where a notice about the home goes (one line); stderr unless a caller says otherwise. */
+export type NoticeSink = (line: string) => void;
+const toStderr: NoticeSink = (line) => process.stderr.write(`sluice: ${line}\n`);
+
+/**
+ * The home holds every message, token hash and the cursor secret: only its owner may enter it.
+ * A home another local user can read or enter (group/other bits, e.g. 0755 from an older
+ * version or a default umask) is tightened to 0700 with a one-line notice; a home that is not a
+ * folder, or is a symlink, is left to the caller (openStore refuses a non-folder).
+ */
+export function securePrivateHome(home: string, notice: NoticeSink = toStderr): void {
+  let mode: number;
+  try {
+    const st = lstatSync(home);
+    if (!st.isDirectory()) return;
+    mode = st.mode & 0o777;
+  } catch {
+    return;
+  }
+  if ((mode & 0o077) === 0) return;
+  chmodSync(home, 0o700);
+  notice(
+    `${home} was open to other local users (mode ${mode.toString(8).padStart(4, '0')}); tightened to 0700`,
+  );
+}
+
+/** The SQLite file and its WAL/SHM (SQLite gives those the database file's mode) are 0600. */
+function securePrivateDatabase(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((lstatSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    } catch {
+      // absent (no WAL yet): SQLite creates it with the database file's mode
+    }
+  }
+}
+
+/** The embedded database's file: `--db`/`SLUICE_DB` when it names one, else the home's. */
+function sqliteFile(home: string, url: string | undefined): string {
+  return url && url !== '' ? url : join(home, 'sluice.db');
+}
+
+/** Opens the store for a home and builds the host context on it. */
+export async function openHost(options: OpenHostOptions = {}): Promise<HostContext> {
+  const home = resolveHome(options.home);
+  securePrivateHome(home);
+  const url = options.db ?? process.env.SLUICE_DB;
+  const store: Store = await openStore({
+    home,
+    url,
+    durability: options.durability ?? 'full',
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+  });
+  if (!isPostgresUrl(url)) securePrivateDatabase(sqliteFile(home, url));
+  try {
+    return await createHostContext({ store, home, ...(options.limits ? { limits: options.limits } : {}) });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+/**
+ * Throws `not_found` unless the home's database exists (the embedded SQLite file; a PostgreSQL
+ * URL is not checked here). Commands that only use a home call this first, so a typo in `--home`
+ * or `SLUICE_HOME` is one clear line instead of a new, empty home that knows nobody.
+ */
+export function assertHomeExists(options: { home?: string | undefined; db?: string | undefined }): void {
+  const url = options.db ?? process.env.SLUICE_DB;
+  if (isPostgresUrl(url)) return;
+  const home = resolveHome(options.home);
+  const file = resolve(sqliteFile(home, url));
+  try {
+    statSync(file);
+    return;
+  } catch (err) {
+    // Only a file that is not there is a missing home; one this process may not read (a sandbox,
+    // another user's home) goes on to fail where it is opened, with that error.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return;
+  }
+  throw new SluiceError(
+    'not_found',
+    url && url !== ''
+      ? `no Sluice database at ${file}: check --db / SLUICE_DB, or create it with "sluice start --db ${url}"`
+      : `no Sluice home at ${home}: check --home / SLUICE_HOME, or create it with "sluice start" (or npm start)`,
+  );
+}
+
+/** Idempotent: creates the home, database, cursor secret and the `owner` person. */
+export async function initHome(ctx: HostContext): Promise<{ home: string; owner: string }> {
+  await ensurePrincipal(ctx, OWNER_NAME, 'person');
+  return { home: ctx.home, owner: OWNER_NAME };
+}
+
+/** Throws unless the store answers a trivial read now (`/healthz`). */
+export async function pingStore(ctx: HostContext): Promise<void> {
+  await pingDatabase(ctx.store.db);
+}
