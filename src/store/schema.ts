@@ -1,5 +1,12 @@
 import type { Generated } from 'kysely';
 import type { ApprovalPoliciesTable, ApprovalRulesTable, ApprovalsTable } from './approvals-schema.js';
+import type {
+  TelegramApprovalsTable,
+  TelegramLinksTable,
+  TelegramPairCodesTable,
+  TelegramReactionsTable,
+  TelegramSentTable,
+} from './telegram-schema.js';
 
 /** Table shapes shared by every dialect. Times are ISO-8601 UTC strings so they sort as text. */
 export type PrincipalKind = 'person' | 'agent';
@@ -10,6 +17,13 @@ export type MessageSource = 'person' | 'agent' | 'unknown';
 export type TurnState = 'open' | 'succeeded' | 'failed' | 'abandoned';
 
 export { isPendingState, PENDING_STATES } from '../core/pending.js';
+export type {
+  TelegramApprovalsTable,
+  TelegramLinksTable,
+  TelegramPairCodesTable,
+  TelegramReactionsTable,
+  TelegramSentTable,
+} from './telegram-schema.js';
 
 export interface MetaTable {
   key: string;
@@ -264,57 +278,6 @@ export interface ReadMarksTable {
   principal_id: string;
   last_read_seq: number;
   updated_at: string;
-}
-
-/** A one-time code that pairs a Telegram user with a person (only its hash is kept). */
-export interface TelegramPairCodesTable {
-  code_hash: string;
-  person_id: string;
-  created_at: string;
-  expires_at: string;
-  used_at: string | null;
-}
-
-/** A Telegram user paired with a person; `agent_id` is where their messages go (null: not chosen). */
-export interface TelegramLinksTable {
-  telegram_user_id: string;
-  chat_id: string;
-  person_id: string;
-  agent_id: string | null;
-  paired_at: string;
-}
-
-/** One part of a message the bridge sent to a chat (text parts first, then attachments). */
-/** A person's message sent from Telegram, and the status its reaction last showed (migration 018). */
-export interface TelegramReactionsTable {
-  message_id: string;
-  channel_id: string;
-  chat_id: string;
-  telegram_message_id: number;
-  person_id: string;
-  /** The `message.status` state the chat was last shown; null before the first. */
-  state: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** The Allow / Deny card sent to a decider's chat for an approval request (migration 019). */
-export interface TelegramApprovalsTable {
-  approval_id: string;
-  chat_id: string;
-  /** The card's message; null when Telegram refused to send it (never tried again). */
-  telegram_message_id: number | null;
-  /** What the card shows: `pending` (with buttons) or the outcome it was edited to. */
-  shown: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TelegramSentTable {
-  message_id: string;
-  chat_id: string;
-  part: number;
-  sent_at: string;
 }
 
 /**
