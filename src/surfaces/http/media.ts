@@ -5,7 +5,7 @@ import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext } from '../../host/context.js';
 import { openMediaStream, putMediaStream } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
-import { requireAuth } from './auth.js';
+import { authenticatedPrincipal, requireAuth } from './auth.js';
 import { answerBusy, type HttpLimits } from './limits.js';
 import { PrincipalGate } from './principal-gate.js';
 import { resolveRange } from './range.js';
@@ -80,7 +80,7 @@ export async function registerMediaRoutes(
     });
 
     const upload = async (req: FastifyRequest, reply: FastifyReply) => {
-      const principal = req.principal as Principal;
+      const principal = authenticatedPrincipal(req);
       const cap = ctx.limits.maxUploadBytes;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
       if (Number.isFinite(declared) && declared > cap) {
@@ -110,7 +110,7 @@ export async function registerMediaRoutes(
 
     scope.get('/media/:id', async (req, reply) => {
       const { id } = req.params as { id: string };
-      const principal = req.principal as Principal;
+      const principal = authenticatedPrincipal(req);
       try {
         const { media, open } = await openMediaStream(ctx, principal, id);
         const etag = `"${media.sha256}"`;
