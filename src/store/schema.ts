@@ -1,12 +1,13 @@
 import type { Generated } from 'kysely';
+import type { InboxState, MessageSource, PrincipalKind } from '../core/wire/kinds.js';
 import type { ApprovalPoliciesTable, ApprovalRulesTable, ApprovalsTable } from './approvals-schema.js';
 
+// The columns the wire shows take their words from core/wire, declared once.
+export type { InboxState, MessageSource, PrincipalKind };
+
 /** Table shapes shared by every dialect. Times are ISO-8601 UTC strings so they sort as text. */
-export type PrincipalKind = 'person' | 'agent';
 export type SettlementMode = 'explicit' | 'turn';
 export type ChannelKind = 'dm' | 'group';
-export type InboxState = 'waiting' | 'handled' | 'archived' | 'withdrawn' | 'returned';
-export type MessageSource = 'person' | 'agent' | 'unknown';
 export type TurnState = 'open' | 'succeeded' | 'failed' | 'abandoned';
 
 export { isPendingState, PENDING_STATES } from '../core/pending.js';

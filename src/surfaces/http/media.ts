@@ -4,7 +4,6 @@ import { SluiceError } from '../../core/errors.js';
 import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext } from '../../host/context.js';
 import { openMediaStream, putMediaStream } from '../../host/media.js';
-import type { Principal } from '../../host/principals.js';
 import { authenticatedPrincipal, requireAuth } from './auth.js';
 import { answerBusy, type HttpLimits } from './limits.js';
 import { PrincipalGate } from './principal-gate.js';
