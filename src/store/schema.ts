@@ -2,10 +2,8 @@ import type { Generated } from 'kysely';
 import type { InboxState, MessageSource, PrincipalKind } from '../core/wire/kinds.js';
 import type { ApprovalPoliciesTable, ApprovalRulesTable, ApprovalsTable } from './approvals-schema.js';
 
-// The columns the wire shows take their words from core/wire, declared once.
-export type { InboxState, MessageSource, PrincipalKind };
-
 /** Table shapes shared by every dialect. Times are ISO-8601 UTC strings so they sort as text. */
+export type { InboxState, MessageSource, PrincipalKind }; // the wire's words (core/wire), declared once
 export type SettlementMode = 'explicit' | 'turn';
 export type ChannelKind = 'dm' | 'group';
 export type TurnState = 'open' | 'succeeded' | 'failed' | 'abandoned';
