@@ -7,7 +7,7 @@ import type { HostContext } from '../src/host/context.js';
 import { initHome, openHost } from '../src/host/home.js';
 import { sendMessage } from '../src/host/messages.js';
 import { addPrincipal, authenticateToken, issueToken } from '../src/host/principals.js';
-import { beginTurn, endTurn } from '../src/host/turns.js';
+import { beginTurn, endTurn } from '../src/host/turns/index.js';
 import { startHostServer } from '../src/surfaces/http/server.js';
 import { startNatsServer } from './nats-server.js';
 import type { BenchResult } from './result.js';

@@ -5,8 +5,7 @@ import { archiveMessages, listInbox } from '../src/host/inbox.js';
 import { sendMessage } from '../src/host/messages.js';
 import { resolvePrincipal } from '../src/host/principals.js';
 import { channelRead } from '../src/host/reads.js';
-import { receivedInProcess } from '../src/host/receipts.js';
-import { beginTurn, endTurn } from '../src/host/turns.js';
+import { beginTurn, endTurn, receivedInProcess } from '../src/host/turns/index.js';
 
 // One crash-campaign worker: random send / read / fragment / turn / archive operations against
 // one home, appending to an operation log *before* each risky step (intent) and *after* each

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './support/host.js';
@@ -64,7 +64,7 @@ const QUERY_EXCEPTIONS: Record<string, string> = {};
 const HANDLE_EXCEPTIONS: Record<string, string> = {
   // The hook and the waiter start fast: one read-only SQLite connection, no Kysely (README).
   'src/surfaces/hooks/sqlite-pending.ts': 'hook fast path',
-  'src/surfaces/hooks/wait-cli.ts': 'wake fast path (PRAGMA data_version)',
+  'src/surfaces/hooks/wait-sources.ts': 'wake fast path (PRAGMA data_version)',
 };
 
 /** Cursor tokens are signed and parsed only in host/cursors.ts (one schema per kind). */
@@ -91,6 +91,21 @@ const DIALECT_CHECK: readonly [string, RegExp][] = [
   ],
   ['an is-this-database test', /\bis(?:Postgres|Pg|Sqlite)\w*\s*\(/],
 ];
+
+/**
+ * Host rooms with a front door: code outside the folder imports it only through its index.ts
+ * (docs/architecture.md). The turn protocol is the first; others join as they get a folder.
+ */
+const FRONT_DOORS = ['src/host/turns'];
+
+/** The import of a room's inner module from outside the room, if `target` is one. */
+function pastTheDoor(file: string, target: string): string | undefined {
+  const from = relative(REPO_ROOT, file);
+  const to = relative(REPO_ROOT, target);
+  return FRONT_DOORS.find(
+    (room) => to.startsWith(`${room}/`) && to !== `${room}/index.ts` && !from.startsWith(`${room}/`),
+  );
+}
 
 /** The relative imports of `file` as the source files they name (`.js` written, `.ts` on disk). */
 function localImportsOf(file: string): string[] {
@@ -212,6 +227,26 @@ describe('layering', () => {
       expect(breaches(readFileSync(file, 'utf8'), DIALECT_CHECK), name).toEqual([]);
     },
   );
+
+  it.each(files.map((f) => [relative(REPO_ROOT, f), f]))(
+    '%s enters a room with a front door only through its index.ts',
+    (name, file) => {
+      const past = localImportsOf(file).filter((target) => pastTheDoor(file, target) !== undefined);
+      expect(
+        past.map((t) => relative(REPO_ROOT, t)),
+        name,
+      ).toEqual([]);
+    },
+  );
+
+  it('catches an import past a front door when planted', () => {
+    const outside = join(REPO_ROOT, 'src/surfaces/drivers/loop.ts');
+    const inside = join(REPO_ROOT, 'src/host/turns/receipts.ts');
+    expect(pastTheDoor(outside, join(REPO_ROOT, 'src/host/turns/session.ts'))).toBe('src/host/turns');
+    expect(pastTheDoor(outside, join(REPO_ROOT, 'src/host/turns/index.ts'))).toBeUndefined();
+    expect(pastTheDoor(inside, join(REPO_ROOT, 'src/host/turns/lifecycle.ts'))).toBeUndefined();
+    for (const room of FRONT_DOORS) expect(existsSync(join(REPO_ROOT, room, 'index.ts')), room).toBe(true);
+  });
 
   it('has no import circle in src/store', () => {
     const store = files.filter((f) => layerOf(f) === 'store');

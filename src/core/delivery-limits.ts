@@ -1,4 +1,5 @@
 import { utf8Length } from './measure.js';
+import { DEFAULT_RECEIPT_ROOM, PLAIN_RECEIPT_BYTES, receiptBytes } from './output-cap.js';
 
 /** Caps for one delivery; every given cap holds for the whole rendered text. */
 export interface DeliveryLimits {
@@ -46,4 +47,20 @@ const PAGE_FRAME_BYTES = 256;
  */
 export function fitsOnePage(rowJson: string, pageBytes: number | undefined): boolean {
   return pageBytes !== undefined && utf8Length(rowJson) + PAGE_FRAME_BYTES <= pageBytes;
+}
+
+/**
+ * The listing an envelope chains after the model handles its messages `ids`. A page run without a
+ * budget leaves room for the receipts of a whole delivery (16); this one names the room its own
+ * delivery leaves (`--max-bytes`), so the first page is as full as the client's cap allows.
+ */
+export function firstPageCommand(
+  list: string,
+  pageBytes: number | undefined,
+  ids: readonly string[],
+): string {
+  if (pageBytes === undefined) return list;
+  let bytes = pageBytes + DEFAULT_RECEIPT_ROOM * PLAIN_RECEIPT_BYTES;
+  for (const id of ids) bytes -= receiptBytes(id);
+  return bytes > pageBytes ? `${list} --max-bytes ${bytes}` : list;
 }

@@ -12,6 +12,7 @@ import { listInboxEntries } from '../store/ops/inbox.js';
 import type { HostContext } from './context.js';
 import { type InboxListing, pendingCount, requireAgent, withProjections } from './inbox.js';
 import type { Principal } from './principals.js';
+import type { MessageProjection } from './projection.js';
 import { type RelationOf, relationsFor } from './provenance.js';
 
 export interface DeliveryOptions {
@@ -42,22 +43,46 @@ export async function deliveryFor(
   agent: Principal,
   options: DeliveryOptions = {},
 ): Promise<RenderedDelivery> {
+  return (await renderedDeliveryFor(ctx, agent, options)).delivery;
+}
+
+/** A rendered delivery with the projections its candidates were rendered from, by message id. */
+export interface RenderedFrom {
+  delivery: RenderedDelivery;
+  /** What the text shows of each message, as data: a turn compares it with the message now. */
+  projections: ReadonlyMap<string, MessageProjection>;
+}
+
+/** {@link deliveryFor}, with what it was rendered from (drivers cover the carried messages by it). */
+export async function renderedDeliveryFor(
+  ctx: HostContext,
+  agent: Principal,
+  options: DeliveryOptions = {},
+): Promise<RenderedFrom> {
   requireAgent(agent);
   checkLimits(options.limits);
   const maxMessages = options.limits?.maxMessages ?? DEFAULT_DELIVERY_LIMITS.maxMessages;
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
-  const listings = await withProjections(db, entries);
+  // The rows and the count from one snapshot: read apart, a send committing between them was
+  // counted but not listed, and a waiter woke with an envelope that carried nothing.
+  const { listings, pending } = await ctx.store.readSnapshot(async (db) => {
+    const channelIds = await listActiveChannelIds(db, agent.id);
+    const entries = await listInboxEntries(db, agent.id, { channelIds, limit: maxMessages + 1 });
+    return { listings: await withProjections(db, entries), pending: await pendingCount(db, agent.id) };
+  });
   const candidates = await toCandidates(listings, await relationsFor(ctx, agent), options.attachmentPath);
-  const totalPending = Math.max(await pendingCount(db, agent.id), candidates.length);
-  return renderDelivery({
+  const totalPending = Math.max(pending, candidates.length);
+  const delivery = renderDelivery({
     agent: agent.name,
     totalPending,
     candidates,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.wrapperUnits !== undefined ? { wrapperUnits: options.wrapperUnits } : {}),
   });
+  return { delivery, projections: projectionsOf(listings) };
+}
+
+function projectionsOf(listings: readonly InboxListing[]): Map<string, MessageProjection> {
+  return new Map(listings.map((l) => [l.projection.message_id, l.projection]));
 }
 
 type AttachmentPath = DeliveryOptions['attachmentPath'];
@@ -101,12 +126,25 @@ export async function candidatesBehind(
   carried: readonly string[],
   maxMessages: number,
   attachmentPath?: AttachmentPath,
-): Promise<{ candidates: DeliveryCandidate[]; totalPending: number } | undefined> {
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const entries = await listInboxEntries(db, agent.id, {
-    channelIds,
-    limit: carried.length + maxMessages + 1,
+): Promise<
+  | {
+      candidates: DeliveryCandidate[];
+      totalPending: number;
+      projections: ReadonlyMap<string, MessageProjection>;
+    }
+  | undefined
+> {
+  const { entries, pending, listings } = await ctx.store.readSnapshot(async (db) => {
+    const channelIds = await listActiveChannelIds(db, agent.id);
+    const entries = await listInboxEntries(db, agent.id, {
+      channelIds,
+      limit: carried.length + maxMessages + 1,
+    });
+    return {
+      entries,
+      pending: await pendingCount(db, agent.id),
+      listings: await withProjections(db, entries),
+    };
   });
   const carriedIds = new Set(carried);
   let start = 0;
@@ -114,26 +152,29 @@ export async function candidatesBehind(
     start++;
   const behind = entries.slice(start);
   if (behind.length === 0 || behind.some((e) => carriedIds.has(e.message_id))) return undefined;
-  const candidates = await toCandidates(
-    await withProjections(db, behind),
-    await relationsFor(ctx, agent),
-    attachmentPath,
-  );
+  const behindListings = listings.slice(start);
+  const candidates = await toCandidates(behindListings, await relationsFor(ctx, agent), attachmentPath);
   return {
     candidates,
-    totalPending: Math.max((await pendingCount(db, agent.id)) - start, candidates.length),
+    projections: projectionsOf(behindListings),
+    totalPending: Math.max(pending - start, candidates.length),
   };
 }
 
 /** The short metadata notification for transports that cannot take bodies. */
 export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Promise<string> {
   requireAgent(agent);
-  const db = ctx.store.db;
-  const channelIds = await listActiveChannelIds(db, agent.id);
-  const [oldest] = await withProjections(db, await listInboxEntries(db, agent.id, { channelIds, limit: 1 }));
+  const { oldest, pending } = await ctx.store.readSnapshot(async (db) => {
+    const channelIds = await listActiveChannelIds(db, agent.id);
+    const [oldest] = await withProjections(
+      db,
+      await listInboxEntries(db, agent.id, { channelIds, limit: 1 }),
+    );
+    return { oldest, pending: await pendingCount(db, agent.id) };
+  });
   return renderMetadataNotice({
     agent: agent.name,
-    totalPending: await pendingCount(db, agent.id),
+    totalPending: pending,
     oldest: oldest
       ? {
           id: oldest.projection.message_id,

@@ -65,6 +65,8 @@ export interface ListInboxOptions {
   /** List archived and handled entries instead of pending ones. */
   archive?: boolean;
   sinceId?: string | undefined;
+  /** Start with this message (included when it is still listed), then the ones after it. */
+  startId?: string | undefined;
   fromName?: string | undefined;
   limit?: number | undefined;
   /** Only these channels (a person reading the queue: the channels they share with the agent). */
@@ -86,12 +88,13 @@ export async function listInbox(
     throw new SluiceError('invalid_params', '--limit must be an integer from 1 to 10000');
   }
   let afterPosition: number | undefined;
-  if (options.sinceId !== undefined) {
-    const since = await findMessageById(ctx.store.db, options.sinceId);
-    const entry = since ? await findInboxEntry(ctx.store.db, agent.id, since.seq) : undefined;
-    if (!entry)
-      throw new SluiceError('not_found', `no message ${options.sinceId.slice(0, 80)} in your inbox`);
-    afterPosition = entry.position;
+  const anchorId = options.sinceId ?? options.startId;
+  if (anchorId !== undefined) {
+    const anchor = await findMessageById(ctx.store.db, anchorId);
+    const entry = anchor ? await findInboxEntry(ctx.store.db, agent.id, anchor.seq) : undefined;
+    if (!entry) throw new SluiceError('not_found', `no message ${anchorId.slice(0, 80)} in your inbox`);
+    // Positions are integers: one less than the anchor's lists the anchor itself first.
+    afterPosition = options.sinceId !== undefined ? entry.position : entry.position - 1;
   }
   const authorId =
     options.fromName !== undefined ? (await resolvePrincipal(ctx, options.fromName)).id : undefined;

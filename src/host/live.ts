@@ -39,6 +39,11 @@ export interface LiveHub {
   onQueue(agentId: string, listener: QueueListener): () => void;
   /** The agent's approval requests, one call per request made or decided. */
   onApproval(agentId: string, listener: ApprovalListener): () => void;
+  /**
+   * Every agent's approval requests, for the page's pending counts: the listener decides whom it
+   * may tell (only a person who may decide the request).
+   */
+  onAnyApproval(listener: ApprovalListener): () => void;
   onChannel(channelId: string, listener: ChannelListener): () => void;
   /**
    * Every channel's membership and activity events, for channel lists: the listener decides what
@@ -76,6 +81,7 @@ export async function startLiveHub(
 ): Promise<LiveHub> {
   const queues = new Map<string, Set<QueueListener>>();
   const approvals = new Map<string, Set<ApprovalListener>>();
+  const anyApprovals = new Set<ApprovalListener>();
   const channels = new Map<string, Set<ChannelListener>>();
   const sidebars = new Set<SidebarListener>();
   const agentLists = new Set<AgentListListener>();
@@ -124,8 +130,10 @@ export async function startLiveHub(
       }
       if (e.kind === 'agent.managers' && e.agent_id) for (const l of agentLists) l(e.agent_id);
       if (e.kind === 'invitation.changed' && e.agent_id) for (const l of invitationLists) l(e.agent_id);
-      if (e.kind === 'approval.changed' && e.agent_id && e.message_id)
+      if (e.kind === 'approval.changed' && e.agent_id && e.message_id) {
         for (const l of approvals.get(e.agent_id) ?? []) l(e.message_id);
+        for (const l of anyApprovals) l(e.message_id);
+      }
       if (sidebars.size === 0 || !e.channel_id) continue;
       if (e.kind === 'channel.created' || e.kind === 'channel.members')
         tellSidebars({ kind: 'members', channelId: e.channel_id });
@@ -213,6 +221,10 @@ export async function startLiveHub(
       sidebars.add(listener);
       return () => sidebars.delete(listener);
     },
+    onAnyApproval(listener) {
+      anyApprovals.add(listener);
+      return () => anyApprovals.delete(listener);
+    },
     onAgentList(listener) {
       agentLists.add(listener);
       return () => agentLists.delete(listener);
@@ -240,6 +252,7 @@ export async function startLiveHub(
       stopWatching();
       queues.clear();
       approvals.clear();
+      anyApprovals.clear();
       channels.clear();
       sidebars.clear();
       agentLists.clear();

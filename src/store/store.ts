@@ -119,6 +119,13 @@ export interface Store {
    * the process's other waiting sends in one call and one commit (postgres/send-batch.ts).
    */
   sendTransaction<T>(fn: (db: Db) => Promise<T>, options?: { oneStatement?: boolean }): Promise<T>;
+  /**
+   * Runs reads that must agree with each other (a count and the rows it counts) in one snapshot,
+   * taking no write lock. Without it each statement sees the commits made before it started, so a
+   * send committing between two reads showed in the second only (PostgreSQL: a delivery that
+   * counted one pending message and listed none).
+   */
+  readSnapshot<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   watchChanges: WatchChanges;
   close(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { findApprovalById } from '../../src/store/ops/approvals.js';
 import {
   approvalCardText,
   callbackData,
+  keyboard,
   parseCallbackData,
   TRUNCATED_MARKER,
 } from '../../src/surfaces/bridges/telegram/approval-cards.js';
@@ -232,5 +233,32 @@ describe.each(backendsUnderTest())('Telegram approval cards on %s', (backend) =>
       approvalId: 'apr_abc',
       decision: 'deny',
     });
+  });
+
+  it('a question shows its questions and how to answer, with Deny only (an answer is text)', () => {
+    const question = {
+      id: 'apr_q',
+      agent: 'helper',
+      client: 'codex' as const,
+      kind: 'user_input' as const,
+      subject: { questions: [{ id: 'colour', header: 'Colour', question: 'Which colour?', options: null }] },
+      turnId: null,
+      status: 'pending' as const,
+      note: null,
+      createdAt: 0,
+      expiresAt: 0,
+      decidedBy: null,
+      decidedAt: null,
+    };
+    const text = approvalCardText(question);
+    expect(text).toContain('Which colour?');
+    expect(text).toContain('sluice approval answer apr_q');
+    expect(keyboard(question).inline_keyboard).toEqual([
+      [{ text: '❌ Deny', callback_data: callbackData('apr_q', 'deny') }],
+    ]);
+    expect(keyboard({ id: 'apr_c', kind: 'command' }).inline_keyboard[0]?.map((b) => b.text)).toEqual([
+      '✅ Allow',
+      '❌ Deny',
+    ]);
   });
 });

@@ -4,8 +4,7 @@ import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent } from '../../src/host/principals.js';
 import { resumeQueue } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn, receivedInProcess } from '../../src/host/turns/index.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { PHONE, useBridgeHarness } from './telegram-harness.js';
 

@@ -76,6 +76,7 @@ describe('under an agent lock the CLI', () => {
     // An agent never sees or decides approval requests, its own included (docs/approvals.md).
     ['approval ls'],
     ['approval allow'],
+    ['approval answer'],
     ['approval deny'],
     ['approval rules'],
     ['approval policy'],

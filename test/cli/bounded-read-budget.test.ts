@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAIN_RECEIPT_BYTES, receiptBytes } from '../../src/core/output-cap.js';
-import {
-  boundedMessagePage,
-  boundedMessagePart,
-  defaultReadBudget,
-} from '../../src/surfaces/cli/bounded-read.js';
+import { boundedMessagePart, defaultReadBudget } from '../../src/surfaces/cli/bounded-read.js';
+import { boundedMessagePage } from '../../src/surfaces/cli/message-page.js';
 import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
 import { commands, row } from './bounded-read-fixtures.js';
@@ -31,7 +28,11 @@ describe('the default budget of a model read follows the client cap in bytes', (
     const rows = Array.from({ length: 6 }, (_, i) => row(`M${i}`, '語'.repeat(1_000)));
     const page = boundedMessagePage(rows, false, budget, commands);
     expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(6_000);
-    expect(page.count).toBe(1);
+    // One whole, then as much of the next as fits.
+    expect(page.count).toBe(2);
+    const [, cut] = JSON.parse(page.text).messages;
+    expect(cut.part).toEqual({ offset: 0, total: 1_000 });
+    expect(Buffer.byteLength(page.text)).toBeGreaterThan(6_000 - 4);
     const part = boundedMessagePart(row('M1', '語'.repeat(5_000)), 0, budget, commands);
     expect(Buffer.byteLength(part)).toBeLessThanOrEqual(6_000);
     expect(JSON.parse(part).part).toEqual({ offset: 0, total: 5_000 });
@@ -67,11 +68,11 @@ describe('message ls and read under Codex print within its output cap', { timeou
   }, 60_000);
   afterAll(cleanup);
 
-  it('walks every body with each page and the receipts of the page before it within 10,000 bytes', async () => {
+  it('walks every body with each page and the receipts of the page before it within 10,000 bytes, each page filled', async () => {
     const seen: string[] = [];
+    const joined = new Map<string, string>();
     let next: string | null = 'sluice message ls --json --include-body';
     let receipts = 16 * PLAIN_RECEIPT_BYTES;
-    const perPage: number[] = [];
     for (let pages = 0; next !== null; pages++) {
       const out = await ok(
         [...next.split(' ').slice(1), '--as', 'bot'],
@@ -79,19 +80,33 @@ describe('message ls and read under Codex print within its output cap', { timeou
         undefined,
         pages === 0 ? runCli : runCliHere,
       );
-      expect(receipts + Buffer.byteLength(out)).toBeLessThanOrEqual(10_000);
-      const page = JSON.parse(out) as { messages: { id: string; body: string }[]; next: string | null };
-      perPage.push(page.messages.length);
+      const budget = 10_000 - receipts;
+      expect(Buffer.byteLength(out)).toBeLessThanOrEqual(budget);
+      const page = JSON.parse(out) as {
+        messages: { id: string; body: string; part?: { offset: number; total: number } }[];
+        next: string | null;
+      };
+      // Only a body whose last part is here is handled (and prints a receipt before the next page).
+      const handled: string[] = [];
       for (const m of page.messages) {
-        expect(m.body).toBe(bodies[ids.indexOf(m.id)]);
-        seen.push(m.id);
+        const body = (joined.get(m.id) ?? '') + m.body;
+        if (m.part !== undefined && body.length < m.part.total) {
+          joined.set(m.id, body);
+          continue;
+        }
+        joined.delete(m.id);
+        expect(body).toBe(bodies[ids.indexOf(m.id)]);
+        handled.push(m.id);
       }
-      receipts = page.messages.reduce((n, m) => n + receiptBytes(m.id), 0);
-      if (page.next !== null) expect(page.next).toContain(` --max-bytes ${10_000 - receipts}`);
+      seen.push(...handled);
+      receipts = handled.reduce((n, id) => n + receiptBytes(id), 0);
+      if (page.next !== null) {
+        expect(page.next).toContain(` --max-bytes ${10_000 - receipts}`);
+        // Filled: what is left is less than a short part and its row's headers.
+        expect(budget - Buffer.byteLength(out)).toBeLessThan(1_400);
+      }
       next = page.next;
     }
-    // 4,500-byte bodies: one beside 16 receipts, then two beside one receipt.
-    expect(perPage).toEqual([1, 2, 1]);
     expect(seen).toEqual(ids);
     // Outside Codex the same listing fits Claude Code's larger cap in one page.
     const whole = JSON.parse(await ok(['message', 'ls', '--json', '--include-body', '--as', 'bot']));

@@ -3,6 +3,7 @@ import type { ContinueCommands, MessageRow } from '../../src/surfaces/cli/bounde
 
 export const commands: ContinueCommands = {
   listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
+  listFrom: (id, offset) => `sluice message ls --json --include-body --resume ${id} --offset ${offset}`,
   readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
 };
 

@@ -9,6 +9,7 @@ import { hostileString } from '../core/arbitraries.js';
 
 const commands: ContinueCommands = {
   listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
+  listFrom: (id, offset) => `sluice message ls --json --include-body --resume ${id} --offset ${offset}`,
   readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
 };
 

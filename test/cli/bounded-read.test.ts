@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  boundedMessagePage,
-  boundedMessagePart,
-  type MessageRow,
-} from '../../src/surfaces/cli/bounded-read.js';
+import { boundedMessagePart, type MessageRow } from '../../src/surfaces/cli/bounded-read.js';
+import { boundedMessagePage } from '../../src/surfaces/cli/message-page.js';
 import { commands, row } from './bounded-read-fixtures.js';
 
 // Hostile bodies: lone surrogates, pairs, quotes, controls, long runs that escape to 6 characters.
@@ -18,57 +15,59 @@ const hostileBody = fc.oneof(
 );
 
 /**
- * Follows the continuation chain as a model would: pages of the list, and for a head too large
- * alone its parts, then the list after it. Returns each message's body as the reader saw it.
+ * Follows the continuation chain as a model would, `pageSize` rows fetched per page: whole rows,
+ * and a body split across pages joined from its parts. Returns each message's body as the reader
+ * saw it.
  */
 function drain(rows: readonly (MessageRow & { body: string })[], maxChars: number, pageSize: number) {
   const seen: { id: string; body: string }[] = [];
   const outputs: string[] = [];
-  const listFrom = (start: number) => {
-    const slice = rows.slice(start, start + pageSize);
-    return boundedMessagePage(slice, start + pageSize < rows.length, maxChars, commands).text;
-  };
-  let next: string | null = commands.listAfter('start');
   let start = 0;
-  for (let guard = 0; next !== null; guard++) {
+  let joined = '';
+  for (let guard = 0; ; guard++) {
     if (guard > 10_000) throw new Error('the chain does not end');
-    if (next.startsWith('sluice message ls')) {
-      const text = listFrom(start);
-      outputs.push(text);
-      const page = JSON.parse(text);
-      for (const m of page.messages) seen.push({ id: m.id, body: m.body });
-      start += page.messages.length;
-      if (page.messages.length === 0) {
-        // The head is read in parts, then the list continues after it.
-        const head = rows[start] as MessageRow & { body: string };
-        expect(page.next).toBe(commands.readFrom(head.id, 0));
-        expect(page.after).toBe(commands.listAfter(head.id));
-        let body = '';
-        let part: string | null = page.next;
-        let offset = 0;
-        while (part !== null) {
-          const text2 = boundedMessagePart(head, offset, maxChars, commands);
-          outputs.push(text2);
-          const m = JSON.parse(text2);
-          body += m.body;
-          offset = m.part ? m.part.offset + m.body.length : head.body.length;
-          part = m.next;
-          if (part !== null) expect(part).toBe(commands.readFrom(head.id, offset));
-        }
-        seen.push({ id: head.id, body });
-        start += 1;
-        next = start < rows.length ? page.after : null;
-      } else {
-        next = page.next;
-        if (next !== null) expect(next).toBe(commands.listAfter(page.messages.at(-1).id));
+    const slice = rows.slice(start, start + pageSize);
+    const text = boundedMessagePage(
+      slice,
+      start + pageSize < rows.length,
+      maxChars,
+      commands,
+      joined.length,
+    ).text;
+    outputs.push(text);
+    const page = JSON.parse(text);
+    expect(page.messages.length).toBeGreaterThan(0);
+    for (const m of page.messages) {
+      const stored = (rows[start] as MessageRow & { body: string }).body;
+      expect(m.id).toBe(rows[start]?.id);
+      if (m.part === undefined) {
+        seen.push({ id: m.id, body: m.body });
+        start++;
+        continue;
       }
+      expect(m.part).toEqual({ offset: joined.length, total: stored.length });
+      joined += m.body;
+      // Never between the halves of a surrogate pair.
+      const at = joined.length;
+      expect(/[\ud800-\udbff]/.test(stored[at - 1] ?? '') && /[\udc00-\udfff]/.test(stored[at] ?? '')).toBe(
+        false,
+      );
+      if (joined.length < stored.length) {
+        expect(page.next).toBe(commands.listFrom(m.id, joined.length));
+        continue;
+      }
+      seen.push({ id: m.id, body: joined });
+      joined = '';
+      start++;
     }
+    if (page.next === null) break;
+    if (joined === '') expect(page.next).toBe(commands.listAfter(page.messages.at(-1).id));
   }
   return { seen, outputs };
 }
 
 describe('bounded model reads', () => {
-  it('never print more than the budget, show complete bodies, and the chain visits every message once', () => {
+  it('never print more than the budget, and the chain visits every message once, a body split across pages rejoining exactly', () => {
     fc.assert(
       fc.property(
         fc.array(hostileBody, { minLength: 1, maxLength: 12 }),

@@ -1,28 +1,25 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../proof/fuzz-cli.js';
-import { shellOutputCap } from '../../src/core/output-cap.js';
 import type { HostContext } from '../../src/host/context.js';
-import { deliveryFor } from '../../src/host/delivery.js';
 import { initHome, openHost } from '../../src/host/home.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/principals.js';
-import { HOOK_LIMITS } from '../../src/surfaces/hooks/adapters.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
 import { tempHome } from '../support/host.js';
+import { drainAsModel, SHELLS, type ShellClient } from './drain-model.js';
 
 // Issue 26: a drain as the delivery asks for it — handle what the model holds and run the next
 // listing in the same command — never prints more than the client's shell-output cap in one
 // command, for hostile bodies and subjects: the envelope's receipts with the first page, each
-// page's receipts with the page its `next` names (sized by the `--max-bytes` it carries), a head
-// read in parts alone and its reply with the listing behind it. Every command runs for real in
-// this process (handle archives), in Claude Code's or Codex's shell environment.
+// page's receipts with the page its `next` names (sized by the `--max-bytes` it carries). Pages
+// are filled to the cap: a body that does not fit whole is split across pages (CJK, emoji and
+// escapes at the split points); its parts join to the stored body exactly, and it is handled
+// only once its last part has been printed — no listing consumes anything (drain-model.ts checks
+// the inbox after every command). Every command runs for real in this process (handle
+// archives), in Claude Code's or Codex's shell environment.
 
-type Client = 'claude' | 'codex';
-const SHELLS: Record<Client, Record<string, string>> = {
-  claude: { CLAUDECODE: '1', CODEX_THREAD_ID: '' },
-  codex: { CODEX_THREAD_ID: '01a22cff-2e59-7b51-9df3-44d78b6a7d95' },
-};
+type Client = ShellClient;
 
 /** The store refuses text that is not well-formed (a lone surrogate): replace those. */
 const wellFormed = (s: string) =>
@@ -90,7 +87,7 @@ describe('a drain never prints more than the client cap in one command', { timeo
     cleanup();
   });
 
-  it('envelope receipts + first page, page receipts + next page, reply + the list behind a head: each within the cap', async () => {
+  it('envelope receipts + first page, page receipts + next page: each within the cap, bodies split across pages joined exactly and handled only whole', async () => {
     const shapes = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
@@ -108,80 +105,20 @@ describe('a drain never prints more than the client cap in one command', { timeo
             const m = await sendMessage(ctx, owner, { to: agent, body: text, subject: subj });
             sent.push({ id: m.message_id, body: text });
           }
-          const cap = shellOutputCap(client);
-          const env = SHELLS[client];
-          /** One shell command: `handle` for `rows` (their receipts), then `then` (a listing or read). */
-          const command = async (rows: readonly Row[], then: string | null): Promise<string> => {
-            let out = '';
-            if (rows.length > 0) {
-              const lines = rows.map((r) => JSON.stringify({ id: r.id, body: `Done: ${r.id}` })).join('\n');
-              const r = await runCliInProcess(['message', 'handle', '--as', agent], env, lines);
-              expect(r.stderr).toBe('');
-              out += r.stdout.toString('utf8');
-            }
-            if (then !== null) {
-              const r = await runCliInProcess([...then.split(' ').slice(1), '--as', agent], env);
-              expect(r.stderr).toBe('');
-              expect(r.code).toBe(0);
-              out += r.stdout.toString('utf8');
-            }
-            // What the client shows the model: the whole output of the one command.
-            expect(Buffer.byteLength(out)).toBeLessThanOrEqual(cap);
-            return out;
-          };
-          const lastJson = (out: string) => JSON.parse(out.trimEnd().split('\n').at(-1) as string);
-
-          const delivery = await deliveryFor(ctx, bot, { limits: HOOK_LIMITS[client] });
-          const seen: Row[] = [];
-          let holding: Row[] = [];
-          let next: string | null;
-          let after: string | null = null;
-          if (delivery.included.length > 0) {
-            holding = sent.slice(0, delivery.included.length);
-            next = delivery.overflow > 0 ? 'sluice message ls --json --include-body' : null;
-            shapes.add('envelope');
-          } else {
-            // An oversized head: the page it fits, or its parts first.
-            const head = delivery.oversizedHead;
-            next = head?.list ?? `sluice message read ${head?.id} --json`;
-            shapes.add(head?.list ? 'head in a page' : 'head in parts');
-            // The instruction chains the list behind a head read in parts to its reply.
-            if (!head?.list && sent.length > 1)
-              after = `sluice message ls --json --include-body --since ${head?.id}`;
-          }
-          for (let guard = 0; holding.length > 0 || next !== null; guard++) {
-            expect(guard).toBeLessThan(400);
-            seen.push(...holding);
-            const out = await command(holding, next);
-            holding = [];
-            if (next === null) break;
-            const value = lastJson(out);
-            if (Array.isArray(value.messages)) {
-              holding = value.messages.map((m: Row) => ({ id: m.id, body: m.body }));
-              if (value.after !== undefined) after = value.after;
-              next = value.next;
-              if (holding.length > 0) shapes.add(`page of ${Math.min(holding.length, 3)}+`);
-              continue;
-            }
-            // A read part: the parts come alone; the last one is handled with the list behind it.
-            let joined = value.body as string;
-            let part = value;
-            while (part.next !== null) {
-              part = lastJson(await command([], part.next));
-              joined += part.body;
-            }
-            holding = [{ id: value.id, body: joined }];
-            next = after;
-            after = null;
-          }
+          const run = await drainAsModel(ctx, bot, client, new Map(sent.map((m) => [m.id, m.body])));
+          for (const shape of run.shapes) shapes.add(shape);
+          const seen = run.handled;
           // Lossless and FIFO: every body once, whole, in order; the inbox is empty.
           expect(seen).toEqual(sent);
-          const left = await runCliInProcess(['message', 'ls', '--json', '--as', agent], env);
+          const left = await runCliInProcess(['message', 'ls', '--json', '--as', agent], SHELLS[client]);
           expect(JSON.parse(left.stdout.toString('utf8'))).toEqual([]);
         },
       ),
       { numRuns: 30 },
     );
-    expect([...shapes]).toEqual(expect.arrayContaining(['envelope', 'head in a page', 'head in parts']));
+    // Envelopes, heads over the hook's cap, and bodies split across pages (first and later parts).
+    expect([...shapes]).toEqual(
+      expect.arrayContaining(['envelope', 'head list', 'first part', 'later part']),
+    );
   });
 });

@@ -9,8 +9,7 @@ import { archiveMessages } from '../../src/host/inbox.js';
 import { addPrincipal, issueToken, type Principal } from '../../src/host/principals.js';
 import { isDeliverable, queueSummary } from '../../src/host/queue.js';
 import { channelRead, type PageResult } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn, receivedInProcess } from '../../src/host/turns/index.js';
 import { runCli, tempHome } from '../support/host.js';
 import { type Backend, backendsUnderTest, dropSchema, freshSchemaUrl, withAdmin } from './backend.js';
 import {

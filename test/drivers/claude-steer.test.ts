@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { RenderedDelivery } from '../../src/core/envelope.js';
 import type { Principal } from '../../src/host/principals.js';
-import { beginTurn } from '../../src/host/turns.js';
+import { beginTurn, type ClientSaw, type ClientTurn } from '../../src/host/turns/index.js';
 import { startClaudeClient } from '../../src/surfaces/drivers/claude.js';
 import type { DriverClient, TurnRequest } from '../../src/surfaces/drivers/loop.js';
 import { prepareDriver } from '../../src/surfaces/drivers/setup.js';
@@ -58,8 +58,16 @@ describe('steering a running Claude turn', () => {
     rmSync(cwd, { recursive: true, force: true });
   });
 
+  /** What the client reported its model saw, per turn id. */
+  const seen = new Map<string, ClientSaw[]>();
+  const turnOf = (id: string): ClientTurn => ({
+    id,
+    saw: (what) => seen.set(id, [...(seen.get(id) ?? []), what]),
+    waitOnPerson: () => {},
+    personAnswered: () => {},
+  });
   const request = (turnId: string, text: string): TurnRequest => ({
-    turnId,
+    turn: turnOf(turnId),
     delivery: delivery(text),
     delivered: [],
   });
@@ -78,5 +86,11 @@ describe('steering a running Claude turn', () => {
     expect(await running).toEqual({ ok: true });
     expect(await steer(request(turn.id, 'too late'))).toBe(false);
     expect(received()).toEqual(['first', 'steered', 'steered, end-turn']);
+    // Each steer counts once its echo shows the model took it in, reported as data.
+    expect(seen.get(turn.id)).toEqual([
+      { kind: 'user_message', text: 'steered' },
+      { kind: 'user_message', text: 'steered, end-turn' },
+    ]);
+    expect(seen.has('t_another')).toBe(false);
   });
 });

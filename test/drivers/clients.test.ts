@@ -11,7 +11,6 @@ import { CLAUDE_ALLOWED_TOOLS, claudeArgs, claudeOutcome } from '../../src/surfa
 import { codexOutcome } from '../../src/surfaces/drivers/codex.js';
 import { codexArgs } from '../../src/surfaces/drivers/codex-config.js';
 import { claudeTurnContent, codexTurnInput } from '../../src/surfaces/drivers/content.js';
-import { envelopeMessages } from '../../src/surfaces/drivers/delivered.js';
 import { findClientBinary, prepareDriver } from '../../src/surfaces/drivers/setup.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
@@ -250,14 +249,5 @@ describe('turn content', () => {
     const image = items[1] as { type: string; path: string };
     expect(image.type).toBe('localImage');
     expect(readFileSync(image.path).equals(png)).toBe(true);
-  });
-});
-
-describe('envelopeMessages', () => {
-  test('reads the messages of a rendered envelope and nothing from other text', () => {
-    const text = `[sluice] header\n${JSON.stringify({ schema: 'sluice.delivery.v1', messages: [{ id: 'm1', subject: null, body: 'b\n"x"' }] })}\ninstruction`;
-    expect(envelopeMessages(text)).toEqual([{ id: 'm1', subject: null, body: 'b\n"x"' }]);
-    expect(envelopeMessages('')).toEqual([]);
-    expect(envelopeMessages('a\n{not json\nc')).toEqual([]);
   });
 });

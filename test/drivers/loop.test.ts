@@ -1,22 +1,23 @@
 // The shared driver loop against an in-memory client (the real clients are exercised in
 // test/e2e/drive-*.e2e.test.ts): dispatch rules, settlement and the queue controls.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { deliveryFor } from '../../src/host/delivery.js';
 import { archiveMessages } from '../../src/host/inbox.js';
-import { editMessage, sendMessage } from '../../src/host/messages.js';
+import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
-import { beginTurn, type TurnOutcome } from '../../src/host/turns.js';
-import { coverDelivery } from '../../src/surfaces/drivers/delivered.js';
+import {
+  beginTurn,
+  requireTurnSettlement,
+  type TurnOutcome,
+  type TurnReport,
+} from '../../src/host/turns/index.js';
 import {
   ClientGoneError,
   type DriverClient,
-  requireTurnSettlement,
   runDriverLoop,
-  type TurnReport,
   type TurnRequest,
-  turnStatusLine,
 } from '../../src/surfaces/drivers/loop.js';
+import { turnStatusLine } from '../../src/surfaces/drivers/status-lines.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { eventually } from './drive-harness.js';
 import { LoopChecks } from './loop-checks.js';
@@ -229,24 +230,6 @@ describe('the driver loop', () => {
     const id = await send('hello');
     await turnsStarted(1);
     expect(client.ids(0)).toEqual([id]);
-  });
-});
-
-describe('coverDelivery', () => {
-  test('does not cover a message edited after the delivery was rendered: it stays pending', async () => {
-    const h = await openTestHost();
-    try {
-      const bot = await h.agent('bot', 'turn');
-      const kept = (await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'kept' })).message_id;
-      const edited = (await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'before' })).message_id;
-      await beginTurn(h.ctx, bot);
-      const delivery = await deliveryFor(h.ctx, bot);
-      await editMessage(h.ctx, h.owner, edited, { body: 'after' });
-      const delivered = await coverDelivery(h.ctx, bot, delivery);
-      expect(delivered.map((m) => m.id)).toEqual([kept]);
-    } finally {
-      await h.close();
-    }
   });
 });
 

@@ -5,19 +5,22 @@
 // after a few tries; a driver stopped on purpose is not held against the message.
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { DEFAULT_MAX_DISPATCH_ATTEMPTS, REPEATED_FAILURE_KIND } from '../../src/host/dispatch-attempts.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { resumeQueue, withdrawMessage } from '../../src/host/queue.js';
-import type { TurnOutcome } from '../../src/host/turns.js';
+import {
+  DEFAULT_MAX_DISPATCH_ATTEMPTS,
+  REPEATED_FAILURE_KIND,
+  type TurnOutcome,
+  type TurnReport,
+} from '../../src/host/turns/index.js';
 import { CODEX_TURN_LEAD } from '../../src/surfaces/drivers/codex.js';
 import { claudeTurnContent, codexTurnInput } from '../../src/surfaces/drivers/content.js';
 import {
   ClientGoneError,
   type DriverClient,
   runDriverLoop,
-  type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';

@@ -4,12 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
-import {
-  ClaudeStreamResults,
-  codexSluiceResults,
-  SeenResults,
-} from '../../src/surfaces/drivers/seen-results.js';
+import { beginTurn, endTurn, TurnSightings } from '../../src/host/turns/index.js';
+import { ClaudeStreamResults, codexSluiceResults } from '../../src/surfaces/drivers/seen-results.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { connectInMemory, pendingIds, type ToolCaller } from '../mcp/support.js';
 
@@ -138,11 +134,12 @@ describe.each(backendsUnderTest())(
       const { bot, ids } = await setup();
       const turn = await beginTurn(h.ctx, bot, { receipt: 'seen' });
       const page = await (mcp as ToolCaller).call('channel_read');
-      const seen = new SeenResults(h.ctx, bot, turn.id);
-      seen.saw([`${page.text} `, page.text.slice(0, -1), 'unrelated']);
+      const seen = new TurnSightings(h.ctx, bot, turn.id);
+      for (const text of [`${page.text} `, page.text.slice(0, -1), 'unrelated'])
+        seen.saw({ kind: 'tool_result', text });
       await seen.settled();
       expect(await h.ctx.store.db.selectFrom('coverage').selectAll().execute()).toEqual([]);
-      seen.saw([page.text]);
+      seen.saw({ kind: 'tool_result', text: page.text });
       await seen.settled();
       expect((await endTurn(h.ctx, bot, turn.id, { ok: true })).handled).toEqual(ids);
       expect(await pendingIds(h.ctx, bot.id)).toEqual([]);
@@ -153,10 +150,10 @@ describe.each(backendsUnderTest())(
       const first = await beginTurn(h.ctx, bot, { receipt: 'seen' });
       const page = await (mcp as ToolCaller).call('channel_read');
       const second = await beginTurn(h.ctx, bot, { receipt: 'seen' });
-      const late = new SeenResults(h.ctx, bot, first.id);
-      const elsewhere = new SeenResults(h.ctx, bot, second.id);
-      late.saw([page.text]);
-      elsewhere.saw([page.text]);
+      const late = new TurnSightings(h.ctx, bot, first.id);
+      const elsewhere = new TurnSightings(h.ctx, bot, second.id);
+      late.saw({ kind: 'tool_result', text: page.text });
+      elsewhere.saw({ kind: 'tool_result', text: page.text });
       await Promise.all([late.settled(), elsewhere.settled()]);
       expect((await endTurn(h.ctx, bot, second.id, { ok: true })).handled).toEqual([]);
       expect(await pendingIds(h.ctx, bot.id)).toEqual(ids);

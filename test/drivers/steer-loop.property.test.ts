@@ -11,19 +11,16 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
-import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue, resumeQueue } from '../../src/host/queue.js';
-import { confirmSeen } from '../../src/host/receipts.js';
-import type { TurnOutcome } from '../../src/host/turns.js';
+import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
   ClientGoneError,
   type DriverClient,
   type LoopCheck,
   runDriverLoop,
-  type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
-import { type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
+import { conformanceHostSeries } from '../conformance/backend.js';
 import { LoopChecks, Progress } from './loop-checks.js';
 
 /** How the client answers a steer: shown to the model, refused, taken but never shown, or late. */
@@ -83,8 +80,6 @@ class ScriptedClient implements DriverClient {
   });
 
   constructor(
-    private readonly h: ConformanceHost,
-    private readonly agent: Principal,
     private readonly answers: readonly Answer[],
     private readonly progressed: () => void,
   ) {}
@@ -102,7 +97,7 @@ class ScriptedClient implements DriverClient {
   }
   async steer(request: TurnRequest): Promise<boolean> {
     const answer = this.answers[this.steers.length % this.answers.length]!;
-    this.steers.push({ turnId: request.turnId, ids: request.delivered.map((m) => m.id), answer });
+    this.steers.push({ turnId: request.turn.id, ids: request.delivered.map((m) => m.id), answer });
     if (answer === 'late')
       await new Promise<void>((resolve) => {
         this.late.push(resolve);
@@ -111,7 +106,7 @@ class ScriptedClient implements DriverClient {
     if (answer === 'refuse') return false;
     // What a real client's stream shows when the model got the steered text.
     if (answer === 'echo' || answer === 'late')
-      await confirmSeen(this.h.ctx, this.agent, request.turnId, request.delivery.text);
+      request.turn.saw({ kind: 'user_message', text: request.delivery.text });
     return true;
   }
   /** Ends the running turn, then lets late steers answer (after the end, within the grace). */
@@ -136,7 +131,7 @@ describe('a driver steering its running turn, under random schedules (sqlite)', 
         const h = await hosts.open();
         const bot = await h.agent('bot', 'turn');
         const progress = new Progress();
-        const client = new ScriptedClient(h, bot, schedule.answers, () => progress.notify());
+        const client = new ScriptedClient(schedule.answers, () => progress.notify());
         const checks = new LoopChecks();
         const decided: (string | undefined)[] = [];
         const reports: TurnReport[] = [];
@@ -265,7 +260,7 @@ describe('a driver steering its running turn, under random schedules (sqlite)', 
           const handledIn = new Map<string, number>();
           for (const [t, report] of reports.entries()) {
             const request = client.requests[t]!;
-            expect(report.turnId).toBe(request.turnId);
+            expect(report.turnId).toBe(request.turn.id);
             const initial = request.delivered.map((m) => m.id);
             const steers = client.steers.filter((s) => s.turnId === report.turnId);
             // Delivered = the turn's own messages, then every steer the client took, in order.

@@ -4,13 +4,11 @@ import { afterAll, afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { pauseQueue } from '../../src/host/queue.js';
-import { confirmSeen } from '../../src/host/receipts.js';
-import type { TurnOutcome } from '../../src/host/turns.js';
+import type { TurnOutcome, TurnReport } from '../../src/host/turns/index.js';
 import {
   ClientGoneError,
   type DriverClient,
   runDriverLoop,
-  type TurnReport,
   type TurnRequest,
 } from '../../src/surfaces/drivers/loop.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
@@ -34,11 +32,7 @@ class SteeringClient implements DriverClient {
     this.die = resolve;
   });
 
-  constructor(
-    private readonly h: ConformanceHost,
-    private readonly agent: () => Principal,
-    private readonly progressed: () => void,
-  ) {}
+  constructor(private readonly progressed: () => void) {}
 
   runTurn(request: TurnRequest): Promise<TurnOutcome> {
     this.requests.push(request);
@@ -54,8 +48,7 @@ class SteeringClient implements DriverClient {
     if (this.answerGate) await this.answerGate;
     if (this.mode === 'refuse') return false;
     // What a real client's stream shows when the model got the steered text.
-    if (this.mode === 'echo')
-      await confirmSeen(this.h.ctx, this.agent(), request.turnId, request.delivery.text);
+    if (this.mode === 'echo') request.turn.saw({ kind: 'user_message', text: request.delivery.text });
     return true;
   }
   finish(outcome: TurnOutcome): void {
@@ -90,11 +83,7 @@ describe.each(backendsUnderTest())('a driver steering its running turn (%s)', (b
     h = await hosts.open();
     bot = await h.agent('bot', 'turn');
     progress = new Progress();
-    client = new SteeringClient(
-      h,
-      () => bot,
-      () => progress.notify(),
-    );
+    client = new SteeringClient(() => progress.notify());
     stop = new AbortController();
     reports.length = 0;
     checks = new LoopChecks();

@@ -1,6 +1,8 @@
 // Durable approvals with the REAL Claude Code client (docs/approvals.md): the driven session's
 // allow-list leaves `touch …` out, so Claude asks through `--permission-prompt-tool stdio`; the
-// test decides through the CLI and RPC, lets one time out, and kills a driver while it waits.
+// test decides through the CLI and RPC, lets one time out, and kills a driver while it waits. The
+// last test is the issue's "done when": with the driver's tight allow-list the agent still finishes
+// work that needs one approved command, and replies.
 // Opt-in like the other real-client suites:
 //   npm run build && SLUICE_E2E=1 npx vitest run test/e2e/drive-approvals-claude.e2e.test.ts
 import { existsSync, rmSync } from 'node:fs';
@@ -9,7 +11,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { setApprovalPolicy } from '../../src/host/approvals/policy.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../../src/surfaces/rpc/methods.js';
-import { type DriveHome, type DriverProcess, openDriveHome, startDriver } from '../drivers/drive-harness.js';
+import {
+  type DriveHome,
+  type DriverProcess,
+  envelopeIds,
+  envelopesIn,
+  openDriveHome,
+  startDriver,
+} from '../drivers/drive-harness.js';
 import { runCli } from '../support/host.js';
 import { ensureClients } from './support/clients.js';
 import {
@@ -157,5 +166,43 @@ describe.skipIf(!enabled)('approvals with a driven Claude Code', () => {
     expect(rows[0]).toMatchObject({ id, status: 'allowed' });
     expect(rows[0]?.applied_at).not.toBeNull();
     expect(second.stdout()).not.toMatch(/ asks apr_/);
+  }, 300_000);
+
+  test('a tight allow-list still finishes work that needs one approved command: it runs, then the agent replies', async () => {
+    server.reset((req) => {
+      if (!isMainAgentRequest(req)) return { text: 'ok' };
+      const id = envelopeIds(envelopesIn(req).at(-1) ?? '')[0];
+      const step = priorToolCallCount(req);
+      if (step === 0) return { toolCalls: [shellCall(req, 'touch release-notes.md')] };
+      if (step === 1 && id)
+        return {
+          toolCalls: [
+            {
+              name: 'mcp__sluice__message_reply',
+              input: { message_id: id, body: 'release-notes.md is there', archive: true },
+            },
+          ],
+        };
+      return { text: 'done' };
+    });
+    const { h, cwd, start } = await setup();
+    const sent = await h.send('please write the release notes file and tell me');
+    const d = start();
+    const id = await askedId(d);
+    expect((await runCli(['approval', 'allow', id], { home: h.home })).code).toBe(0);
+    await d.waitForOutput(/ ok: 1 delivered/, 120_000);
+    expect(existsSync(join(cwd, 'release-notes.md'))).toBe(true);
+    const reply = await h.ctx.store.db
+      .selectFrom('messages')
+      .select(['body', 'author_id'])
+      .where('reply_to', '=', sent)
+      .executeTakeFirst();
+    expect(reply, resultsSeen().join('\n')).toEqual({
+      body: 'release-notes.md is there',
+      author_id: h.agent.id,
+    });
+    // Only the command was asked: the sluice tools are on the allow-list.
+    expect(await approvalRows(h)).toHaveLength(1);
+    expect((await h.states()).map((s) => s.state)).toEqual(['archived']);
   }, 300_000);
 });

@@ -433,6 +433,21 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
       180_000,
       'backlog drained',
     );
+    // The driver logs a turn after its settle commits: the last turn's line can follow the states.
+    const turnLog = () =>
+      readFileSync(join(h.home, 'logs', `drive-${h.agent.name}.log`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.event === 'turn');
+    const log = await eventually(
+      async () => {
+        const entries = turnLog();
+        return entries.flatMap((e) => e.handled).length >= ids.length ? entries : undefined;
+      },
+      30_000,
+      'every settled turn logged',
+    );
     const turns = deliveredTurns(mainCalls());
     expect(turns.length).toBeGreaterThanOrEqual(4);
     for (const t of turns) expect(t.length).toBeLessThanOrEqual(16);
@@ -441,11 +456,6 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
       const texts = userContent(req).texts.filter((t) => t.includes('sluice.delivery.v1'));
       for (const t of texts) expect(Buffer.byteLength(t)).toBeLessThanOrEqual(16_384);
     }
-    const log = readFileSync(join(h.home, 'logs', `drive-${h.agent.name}.log`), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l))
-      .filter((e) => e.event === 'turn');
     expect(log.flatMap((e) => e.handled)).toEqual(ids);
     expect(d.stdout()).toMatch(/ ok: \d+ delivered/);
   }, 240_000);

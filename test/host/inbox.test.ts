@@ -7,7 +7,7 @@ import { editMessage, readProjection, sendMessage } from '../../src/host/message
 import type { Principal } from '../../src/host/principals.js';
 import { projectionText } from '../../src/host/projection.js';
 import { isDeliverable, queueSummary, resumeQueue, withdrawMessage } from '../../src/host/queue.js';
-import { beginTurn, endTurn, recordCoverage } from '../../src/host/turns.js';
+import { beginTurn, endTurn, recordCoverage } from '../../src/host/turns/index.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 

@@ -5,15 +5,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSluiceError } from '../../src/core/errors.js';
 import { addMember, createChannel, removeMember } from '../../src/host/channels.js';
-import { countDispatch } from '../../src/host/dispatch-attempts.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { type MessageStatus, readMessageStatus } from '../../src/host/message-status.js';
 import { editMessage, replyToMessage, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { withdrawMessage } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
-import { confirmSeen, confirmWritten } from '../../src/host/receipts.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import {
+  beginTurn,
+  confirmSeen,
+  confirmWritten,
+  countDispatch,
+  endTurn,
+} from '../../src/host/turns/index.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../../src/surfaces/rpc/methods.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';

@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentPresence } from '../../src/host/presence.js';
 import type { Principal } from '../../src/host/principals.js';
-import { abandonTurn, beginTurn } from '../../src/host/turns.js';
+import { abandonTurn, beginTurn } from '../../src/host/turns/index.js';
 import { insertTurn, type TurnRow } from '../../src/store/ops/turns.js';
 import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
 

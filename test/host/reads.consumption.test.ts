@@ -7,8 +7,7 @@ import { archiveMessages } from '../../src/host/inbox.js';
 import { editMessage, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { type ChannelReadParams, channelRead, type ReadOutcome } from '../../src/host/reads.js';
-import { confirmSeen, confirmWritten } from '../../src/host/receipts.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, confirmSeen, confirmWritten, endTurn } from '../../src/host/turns/index.js';
 import { withBudget } from '../mcp/support.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 

@@ -9,7 +9,7 @@ import type { HostContext } from '../../src/host/context.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { issueToken, type Principal } from '../../src/host/principals.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { type HostServer, startHostServer } from '../../src/surfaces/http/server.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { type ServeProcess, startServe } from '../conformance/hosts.js';

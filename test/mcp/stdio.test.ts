@@ -7,7 +7,7 @@ import { createChannel } from '../../src/host/channels.js';
 import { readProjection, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { projectionText } from '../../src/host/projection.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { openTestHost, SLUICE_BIN, type TestHost } from '../support/host.js';
 import { hostileMessage, seedHostile, sweepChannel } from './hostile.js';
 import {

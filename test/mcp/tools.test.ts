@@ -3,7 +3,7 @@ import { createChannel, removeMember } from '../../src/host/channels.js';
 import { editMessage, readProjection, sendMessage } from '../../src/host/messages.js';
 import type { Principal } from '../../src/host/principals.js';
 import { projectionText } from '../../src/host/projection.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import {
   connectInMemory,

@@ -67,3 +67,31 @@ describe('approval.changed', () => {
     expect((await member.call('approval.list', { agent: 'helper' })).error?.data?.code).toBe('denied');
   });
 });
+
+describe('approval.changed on the channel list subscription (the page’s pending counts)', () => {
+  it('reaches a manager subscribed to no queue of the agent; never a person who may not decide', async () => {
+    const counts = await h.client('meg');
+    const outsider = await h.client('bob');
+    await counts.ok('subscribe', { channelList: true });
+    await outsider.ok('subscribe', { channelList: true });
+    const { row } = await requestApproval(
+      h.ctx,
+      helper,
+      { client: 'codex', kind: 'command', subject: { command: 'touch y', cwd: '/w' }, turnId: null },
+      60_000,
+    );
+    const made = await counts.waitFor(
+      (n) => n.method === 'approval.changed' && n.params.approval.id === row.id,
+    );
+    expect(made.params).toMatchObject({ agent: 'helper', approval: { status: 'pending' } });
+    await manager.ok('approval.decide', { id: row.id, decision: 'allow' });
+    await counts.waitFor(
+      (n) =>
+        n.method === 'approval.changed' &&
+        n.params.approval.id === row.id &&
+        n.params.approval.status === 'allowed',
+    );
+    // bob's list heard the same commits (it is live) yet no approval of an agent it may not decide.
+    expect(outsider.notifications.filter((n) => n.method.startsWith('approval.'))).toEqual([]);
+  });
+});

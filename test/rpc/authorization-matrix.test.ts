@@ -192,6 +192,7 @@ const APPROVAL_RPC: [method: string, params: (f: Fixture) => unknown][] = [
 const APPROVAL_CLI: ((f: Fixture) => string[])[] = [
   () => ['approval', 'ls', '--agent', 'helper'],
   (f) => ['approval', 'allow', f.approval],
+  (f) => ['approval', 'answer', f.approval, 'blue'],
   (f) => ['approval', 'deny', f.approval, '--note', 'no'],
   () => ['approval', 'rules', 'helper'],
   (f) => ['approval', 'rules', 'helper', '--revoke', f.rule],

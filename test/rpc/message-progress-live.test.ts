@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countDispatch } from '../../src/host/dispatch-attempts.js';
 import { resolveAgent } from '../../src/host/principals.js';
 import { channelRead } from '../../src/host/reads/channel-read.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
-import { beginTurn } from '../../src/host/turns.js';
+import { beginTurn, countDispatch, receivedInProcess } from '../../src/host/turns/index.js';
 import { type Json, openServedHost, type RpcClient, type ServedHost } from './support.js';
 
 // A message's status moves from stored to offered to received without any inbox transition: the

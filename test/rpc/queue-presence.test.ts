@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sendMessage } from '../../src/host/messages.js';
 import { agentPresence } from '../../src/host/presence.js';
 import type { Principal } from '../../src/host/principals.js';
-import { abandonTurn, beginTurn, endTurn } from '../../src/host/turns.js';
+import { abandonTurn, beginTurn, endTurn } from '../../src/host/turns/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { openTestHost } from '../support/host.js';
 import { openServedHost, type RpcClient, type ServedHost } from './support.js';

@@ -1,12 +1,16 @@
 // Issue 24 item 1 on the page: an agent's owner sees its pending approval request as a card showing
 // exactly what the client asked, and decides with Allow, Deny or Deny with a note; the card comes
 // and goes live. A person who does not manage the agent sees no card and is refused by the host.
+// A question (a Codex user-input request) is answered with text, an option's label filling it.
+// The sidebar counts each agent's pending requests, live, and the count clears on a decision.
 // Debian's Chromium via playwright-core against a real `sluice serve`, at 1280×800 and 390×844.
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideApprovalRequest } from '../../src/host/approvals/decisions.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
+import { createChannel } from '../../src/host/channels.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { findApprovalById } from '../../src/store/ops/approvals.js';
 import {
@@ -100,6 +104,110 @@ describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
     await card('make release').getByRole('button', { name: 'Deny', exact: true }).click();
     await card('make release').waitFor({ state: 'detached' });
     expect((await row(asked.id))?.status).toBe('denied');
+  });
+
+  it('a question shows exactly, an option fills the answer, and Send answer answers it', async () => {
+    const asker = await resolveAgent(stage.hostCtx, agent);
+    const questions = [
+      {
+        id: 'colour',
+        header: 'Colour',
+        question: 'Which colour should the banner be?',
+        isOther: true,
+        isSecret: false,
+        options: [
+          { label: 'Red', description: 'warm' },
+          { label: 'Blue', description: 'cool' },
+        ],
+      },
+    ];
+    const { row: asked } = await requestApproval(
+      stage.hostCtx,
+      asker,
+      { client: 'codex', kind: 'user_input', subject: { questions }, turnId: null },
+      600_000,
+    );
+    const question = card('Which colour should the banner be?');
+    await question.waitFor();
+    expect(await question.getByRole('heading').count()).toBe(0);
+    expect(await question.textContent()).toContain(`${agent} asks you a question`);
+    expect(await question.locator('.approval-question').textContent()).toBe(
+      'Which colour should the banner be?',
+    );
+    // A question has no bare Allow: an answer is text.
+    expect(await question.getByRole('button', { name: 'Allow', exact: true }).count()).toBe(0);
+    await question.getByRole('button', { name: 'Blue', exact: true }).click();
+    const field = question.getByLabel('Your answer');
+    expect(await field.inputValue()).toBe('Blue');
+    await field.fill('Blue, with white letters');
+    await question.getByRole('button', { name: 'Send answer' }).click();
+    await question.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await row(asked.id))?.status, POLL).toBe('allowed');
+    expect((await row(asked.id))?.note).toBe('Blue, with white letters');
+  });
+
+  it('the sidebar counts the agent’s pending requests live, and the count clears when they are decided', async () => {
+    // Home: the sidebar is shown at every width there.
+    await page.evaluate(`window.location.hash = '#/'`);
+    const link = page.locator(`a.nav-item[data-agent="${agent}"]`);
+    await link.waitFor();
+    expect(await link.locator('.approval-badge').count()).toBe(0);
+    const asker = await resolveAgent(stage.hostCtx, agent);
+    const first = await requestApproval(stage.hostCtx, asker, bash('make one'), 600_000);
+    await expect
+      .poll(
+        () =>
+          link
+            .locator('.approval-badge')
+            .textContent()
+            .catch(() => null),
+        POLL,
+      )
+      .toBe('1');
+    const second = await requestApproval(stage.hostCtx, asker, bash('make two'), 600_000);
+    await expect
+      .poll(
+        () =>
+          link
+            .locator('.approval-badge')
+            .textContent()
+            .catch(() => null),
+        POLL,
+      )
+      .toBe('2');
+    expect(await page.locator(`#approvals-${agent}`).textContent()).toBe('2 waiting for your decision');
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    await decideApprovalRequest(stage.hostCtx, owner, { id: first.row.id, decision: 'allow' });
+    await expect
+      .poll(
+        () =>
+          link
+            .locator('.approval-badge')
+            .textContent()
+            .catch(() => null),
+        POLL,
+      )
+      .toBe('1');
+    await decideApprovalRequest(stage.hostCtx, owner, { id: second.row.id, decision: 'deny' });
+    await link.locator('.approval-badge').waitFor({ state: 'detached' });
+    // A person who shares a channel with the agent (so lists it) but may not decide for it gets
+    // no count, nor the requests behind it.
+    const pam = await resolvePrincipal(stage.hostCtx, `pam-${view.name}`);
+    await createChannel(stage.hostCtx, pam, { name: `with-${agent}`, members: [agent] });
+    const other = await stage.browser.newContext({ viewport: { width: view.width, height: view.height } });
+    try {
+      const pamPage = await other.newPage();
+      await signIn(pamPage, await loginLinkFor(stage, `pam-${view.name}`), `pam-${view.name}`);
+      const pamLink = pamPage.locator(`a.nav-item[data-agent="${agent}"]`);
+      await pamLink.waitFor();
+      const third = await requestApproval(stage.hostCtx, asker, bash('make three'), 600_000);
+      await link.locator('.approval-badge').waitFor();
+      expect(await pamLink.locator('.approval-badge').count()).toBe(0);
+      await decideApprovalRequest(stage.hostCtx, owner, { id: third.row.id, decision: 'deny' });
+      await link.locator('.approval-badge').waitFor({ state: 'detached' });
+    } finally {
+      await other.close();
+    }
   });
 
   it('logged no page error or console error', () => {

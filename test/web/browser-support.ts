@@ -13,9 +13,8 @@ import { openHost } from '../../src/host/home.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { addPrincipal, resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { channelRead } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
 import { issueLoginCode } from '../../src/host/sessions.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn, receivedInProcess } from '../../src/host/turns/index.js';
 import { REPO_ROOT, runCli, SLUICE_BIN } from '../support/host.js';
 import { ensurePageBuilt } from './page-build.js';
 

@@ -7,14 +7,12 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels.js';
-import { countDispatch } from '../../src/host/dispatch-attempts.js';
 import { archiveMessages } from '../../src/host/inbox.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
 import { resumeQueue } from '../../src/host/queue.js';
 import { channelRead } from '../../src/host/reads.js';
-import { receivedInProcess } from '../../src/host/receipts.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, countDispatch, endTurn, receivedInProcess } from '../../src/host/turns/index.js';
 import { seriousViolations } from './axe-scan.js';
 import {
   cli,

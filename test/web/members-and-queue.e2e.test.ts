@@ -11,7 +11,7 @@ import { createChannel } from '../../src/host/channels.js';
 import { putMedia } from '../../src/host/media.js';
 import { sendMessage } from '../../src/host/messages.js';
 import { resolveAgent, resolvePrincipal } from '../../src/host/principals.js';
-import { beginTurn, endTurn } from '../../src/host/turns.js';
+import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { listActiveMembers } from '../../src/store/ops/channels.js';
 import { findPrincipalByName } from '../../src/store/ops/principals.js';
 import { seriousViolations } from './axe-scan.js';

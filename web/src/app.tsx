@@ -5,6 +5,7 @@ import { SidebarChannels } from './channels/sidebar-channels.js';
 import { Timeline } from './channels/timeline.js';
 import { useSidebarChannels } from './channels/use-sidebar-channels.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
+import { usePendingApprovalCounts } from './queue/pending-approvals.js';
 import { QueuePanel } from './queue/queue-panel.js';
 import type { RpcClient } from './rpc.js';
 import { logOut } from './session.js';
@@ -42,6 +43,8 @@ export function App({ client, hello }: AppProps) {
   // The sidebar's channels: one page at load, more as the person asks (channels/*).
   const sidebar = useSidebarChannels(client);
   const { channels, error } = sidebar;
+  // Requests waiting on this person's decision, per agent (live; none for who may not decide).
+  const approvalCounts = usePendingApprovalCounts(client);
   const loadChannels = sidebar.reload;
   // The agents this person manages: listed even when they share no channel with them.
   const [managed, setManaged] = useState<string[] | null>(null);
@@ -154,17 +157,32 @@ export function App({ client, hello }: AppProps) {
           </p>
         ) : (
           <ul class="nav-list" aria-labelledby="agents-heading">
-            {agents.map((agent) => (
-              <li key={agent}>
-                <a
-                  class="nav-item"
-                  href={routeHref({ kind: 'queue', agent })}
-                  aria-current={route.kind === 'queue' && route.agent === agent ? 'page' : undefined}
-                >
-                  {agent}
-                </a>
-              </li>
-            ))}
+            {agents.map((agent) => {
+              const waiting = approvalCounts.get(agent) ?? 0;
+              return (
+                <li key={agent}>
+                  <a
+                    class="nav-item"
+                    href={routeHref({ kind: 'queue', agent })}
+                    aria-current={route.kind === 'queue' && route.agent === agent ? 'page' : undefined}
+                    data-agent={agent}
+                    aria-describedby={waiting > 0 ? `approvals-${agent}` : undefined}
+                  >
+                    <span class="nav-label">{agent}</span>
+                    {waiting > 0 && (
+                      <span class="approval-badge" aria-hidden="true" title="waiting for your decision">
+                        {unreadLabel(waiting)}
+                      </span>
+                    )}
+                  </a>
+                  {waiting > 0 && (
+                    <span id={`approvals-${agent}`} hidden>
+                      {waiting} waiting for your decision
+                    </span>
+                  )}
+                </li>
+              );
+            })}
           </ul>
         )}
       </nav>

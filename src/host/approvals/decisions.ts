@@ -93,9 +93,12 @@ export async function listApprovals(
 export interface ApprovalDecision {
   id: string;
   decision: 'allow' | 'deny';
+  /** What the model is told on a deny; for a question (`user_input`), the answer on allow (required). */
   note?: string | undefined;
   /** With allow: also allow this exact command (or tool) for the agent from now on, without asking. */
   always?: boolean | undefined;
+  /** The note answers a question: refused (nothing changed) unless the request is one (`user_input`). */
+  answering?: boolean | undefined;
 }
 
 /**
@@ -132,6 +135,14 @@ export async function decideApprovalRequest(
       throw new SluiceError('conflict', `approval ${found.id} is already ${found.status}: nothing changed`);
     if (found.expires_at <= at)
       throw new SluiceError('conflict', `approval ${found.id} timed out (denied): nothing changed`);
+    if (input.answering === true && found.kind !== 'user_input')
+      throw new SluiceError('invalid_params', `approval ${found.id} is not a question: allow or deny it`);
+    // A question is answered with text: allowing it without any would tell the model nothing.
+    if (found.kind === 'user_input' && input.decision === 'allow' && note === null)
+      throw new SluiceError(
+        'invalid_params',
+        `approval ${found.id} asks a question: answer it with text (sluice approval answer ID TEXT, or a note)`,
+      );
     const rule =
       input.always === true ? ruleFor({ ...found, subject: JSON.parse(found.subject) }) : undefined;
     if (input.always === true && rule === undefined)

@@ -7,7 +7,7 @@ import { requireAgent } from '../inbox.js';
 import { loadProjections } from '../messages.js';
 import type { Principal } from '../principals.js';
 import { relationsFor } from '../provenance.js';
-import { openTurnOf } from '../turns.js';
+import { openTurnOf } from '../turns/index.js';
 import { fitsToolOutput } from './budgets.js';
 import type { ReadOutcome } from './params.js';
 

@@ -7,7 +7,7 @@ import { getMessageRow, loadProjections } from '../messages.js';
 import type { Principal } from '../principals.js';
 import { type MessageProjection, projectionText } from '../projection.js';
 import { relationsFor, withSender } from '../provenance.js';
-import { offerReads } from '../receipts.js';
+import { offerReads } from '../turns/index.js';
 import { fitsToolOutput } from './budgets.js';
 import type { ChannelReadParams, PageResult, ReadOutcome } from './params.js';
 

@@ -12,8 +12,7 @@ import { loadProjections } from '../messages.js';
 import type { Principal } from '../principals.js';
 import { type MessageProjection, projectionText } from '../projection.js';
 import { relationsFor, withSender } from '../provenance.js';
-import { offerReads } from '../receipts.js';
-import type { CoverageRead } from '../turns.js';
+import { type CoverageRead, offerReads } from '../turns/index.js';
 import { fitsToolOutput, toolBudgets } from './budgets.js';
 import type { PageResult, ReadOutcome } from './params.js';
 

@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import type { ReaderMessage } from '../provenance.js';
-import type { PendingReceipt } from '../receipts.js';
+import type { PendingReceipt } from '../turns/index.js';
 
 /** `channel_read` parameters (DESIGN.md §3.1). */
 export interface ChannelReadParams {

@@ -198,6 +198,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         retryTransient(() => db.transaction().setIsolationLevel('read committed').execute(fn)),
       );
     },
+    readSnapshot<T>(fn: (db: Db) => Promise<T>) {
+      // REPEATABLE READ: every statement sees the snapshot of the first. Read only: it never
+      // conflicts with a writer, so a serialization failure cannot happen (retried all the same).
+      return retryNotApplied(() =>
+        retryTransient(() =>
+          db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(fn),
+        ),
+      );
+    },
     watchChanges: (onChange) => listener.watchChanges(onChange),
     async close() {
       if (closed) return;

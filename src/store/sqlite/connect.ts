@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, type Transaction } from 'kysely';
+import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import { isDiskFull } from '../../core/store-faults.js';
 import { createGroupCommit } from '../group-commit.js';
 import type { Database } from '../schema.js';
@@ -59,6 +59,21 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     sendTransaction: createGroupCommit(transaction, {
       failsEveryMember: (err) => isWriteLockTimeout(err) || isDiskFull(err),
     }),
+    // A deferred BEGIN: the snapshot is taken at the first read and no write lock is asked for
+    // (the store's own transactions begin IMMEDIATE). The one connection is held meanwhile, so this
+    // process's writes wait for the few reads; other processes' writes do not show in them.
+    readSnapshot: (fn) =>
+      db.connection().execute(async (conn) => {
+        await sql`begin deferred`.execute(conn);
+        try {
+          const result = await fn(conn);
+          await sql`commit`.execute(conn);
+          return result;
+        } catch (err) {
+          await sql`rollback`.execute(conn);
+          throw err;
+        }
+      }),
     watchChanges: (onChange) => watchDataVersion(raw, onChange, options.pollMs ?? 50),
     async close() {
       if (closed) return;

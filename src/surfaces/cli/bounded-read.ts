@@ -1,9 +1,8 @@
 import { budgetedSlice, escapedCostAt } from '../../core/budgeted-slice.js';
 import { SluiceError } from '../../core/errors.js';
-import { fitJsonPage } from '../../core/fit.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
-import { defaultPageBytes, pageBytesAfter, receiptBytes, shellOutputCap } from '../../core/output-cap.js';
+import { defaultPageBytes, shellOutputCap } from '../../core/output-cap.js';
 import type { SenderRelation } from '../../core/provenance.js';
 
 export { CLAUDE_MAX_BYTES, CODEX_MAX_BYTES } from '../../core/output-cap.js';
@@ -71,7 +70,8 @@ export function readBudgetFor(
   return { chars: maxChars ?? Math.max(DEFAULT_MAX_CHARS, bytes), bytes, cap };
 }
 
-function asBudget(budget: ReadBudget | number): ReadBudget {
+/** A budget given as a number is characters only. */
+export function asBudget(budget: ReadBudget | number): ReadBudget {
   return typeof budget === 'number' ? { chars: budget } : budget;
 }
 
@@ -104,65 +104,10 @@ export interface MessageRow {
 export interface ContinueCommands {
   /** Lists on, after message `id`; with `maxBytes`, a page of at most that many bytes. */
   listAfter: (id: string, maxBytes?: number) => string;
+  /** Lists on from UTF-16 offset `offset` of message `id`'s body, then the messages after it. */
+  listFrom: (id: string, offset: number, maxBytes?: number) => string;
   /** Reads message `id`, from UTF-16 offset `offset` of its body (0: the first part). */
   readFrom: (id: string, offset: number) => string;
-}
-
-/**
- * A page of complete messages within `budget` (a number: characters; newline included), the largest FIFO prefix:
- * `{"messages":[…],"next":…}`. `next` is the exact command that continues, null when the listing
- * is complete. When the first message is too large alone the page holds none: `next` reads it in
- * parts and `after` lists the messages after it.
- *
- * With `budget.cap` (a model's shell) the model handles this page's rows and runs `next` in one
- * command, so `next` carries `--max-bytes`: the cap less those rows' receipts, which print first.
- * A page holds no more rows than leave half the cap to the page after them.
- */
-export function boundedMessagePage(
-  rows: readonly MessageRow[],
-  hasMore: boolean,
-  budget: ReadBudget | number,
-  commands: ContinueCommands,
-): { text: string; count: number } {
-  const { chars, bytes, cap } = asBudget(budget);
-  // receipts[k]: the bytes handling the first k rows prints.
-  const receipts = [0];
-  let shown = rows;
-  if (cap !== undefined) {
-    for (const [i, row] of rows.entries()) {
-      const total = (receipts[i] as number) + receiptBytes(row.id);
-      if (i > 0 && total > cap / 2) {
-        shown = rows.slice(0, i);
-        break;
-      }
-      receipts.push(total);
-    }
-  }
-  const more = hasMore || shown.length < rows.length;
-  const after = (id: string, handled: number) =>
-    cap === undefined ? commands.listAfter(id) : commands.listAfter(id, cap - (receipts[handled] as number));
-  const fitted = fitJsonPage({
-    arrayKey: 'messages',
-    items: shown,
-    budgets: bytes === undefined ? { utf16: chars - 1 } : { utf16: chars - 1, utf8: bytes - 1 },
-    rest: (count) => {
-      if (count === shown.length) {
-        const last = shown[count - 1];
-        return { next: more && last ? after(last.id, count) : null };
-      }
-      if (count === 0) {
-        // The head is read in parts, then its reply (one receipt) runs with `after`.
-        const head = shown[0] as MessageRow;
-        const afterHead =
-          cap === undefined
-            ? commands.listAfter(head.id)
-            : commands.listAfter(head.id, pageBytesAfter(cap, [head.id]));
-        return { after: afterHead, next: commands.readFrom(head.id, 0) };
-      }
-      return { next: after((shown[count - 1] as MessageRow).id, count) };
-    },
-  });
-  return { text: `${fitted.text}\n`, count: fitted.count };
 }
 
 /**
@@ -208,16 +153,7 @@ export function boundedMessagePart(
       ['body'],
     );
   const longest = [frameFor(null), frameFor(body.length)].map((f) => `${f.before}""${f.after}\n`);
-  const { chars, bytes } = asBudget(budget);
-  let end = budgetedSlice(body, offset, {
-    utf16: Math.max(0, chars - Math.max(...longest.map((t) => t.length))),
-    utf8: bytes === undefined ? undefined : Math.max(0, bytes - Math.max(...longest.map(utf8Length))),
-  }).end;
-  while (end < body.length) {
-    const next = end + escapedCostAt(body, end).step;
-    if (!fits(render(next))) break;
-    end = next;
-  }
+  const end = longestPartEnd(body, offset, budget, longest, render);
   if (end === offset && offset < body.length) {
     throw new SluiceError(
       'invalid_params',
@@ -225,4 +161,31 @@ export function boundedMessagePart(
     );
   }
   return render(end);
+}
+
+/**
+ * Where the longest part of `body` from `offset` ends when `render(end)` prints it within
+ * `budget`: the cut that fits beside the longest of `frames` (each the whole output with an empty
+ * body string, e.g. the `next` with the most digits), from core's budgeted slice, then one code
+ * point at a time while a shorter frame leaves room. Never inside a surrogate pair; `offset` when
+ * not even one code point fits.
+ */
+export function longestPartEnd(
+  body: string,
+  offset: number,
+  budget: ReadBudget | number,
+  frames: readonly string[],
+  render: (end: number) => string,
+): number {
+  const { chars, bytes } = asBudget(budget);
+  let end = budgetedSlice(body, offset, {
+    utf16: Math.max(0, chars - Math.max(...frames.map((t) => t.length))),
+    utf8: bytes === undefined ? undefined : Math.max(0, bytes - Math.max(...frames.map(utf8Length))),
+  }).end;
+  while (end < body.length) {
+    const next = end + escapedCostAt(body, end).step;
+    if (!fitsReadBudget(render(next), budget)) break;
+    end = next;
+  }
+  return end;
 }

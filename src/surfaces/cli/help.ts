@@ -72,6 +72,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'sluice approval allow apr_3f2a…',
     'sluice approval allow apr_3f2a… --always           # and this exact command from now on',
     'sluice approval deny apr_3f2a… --note "use the staging database"',
+    'sluice approval answer apr_7b10… "Blue, with white letters"  # a question the model asked',
     'sluice approval rules helper',
     'sluice approval rules helper --revoke rul_9c1d…',
     'sluice approval policy helper --timeout 30m',

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
-import type { TurnOutcome } from '../../host/turns.js';
+import type { ClientTurn, TurnOutcome } from '../../host/turns/index.js';
 import type { ApprovalReporter } from './approvals.js';
 import { startJsonLineChild } from './child.js';
 import { answerClaudePermissions } from './claude-permissions.js';
 import { claudeTurnContent } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
-import { ClaudeStreamResults, SeenResults } from './seen-results.js';
+import { reportingPersonWaits } from './person-waits.js';
+import { ClaudeStreamResults } from './seen-results.js';
 import type { DriverSetup } from './setup.js';
 
 /** The sluice MCP tools a driven Claude may call without a prompt (the whole `sluice` server). */
@@ -69,10 +70,9 @@ export function claudeArgs(setup: DriverSetup, extra: readonly string[]): string
   ];
 }
 
-/** The running turn, as steering sees it: its Sluice id, receipts and steers awaiting their echo. */
+/** The running turn, as steering sees it: the Sluice turn and the steers awaiting their echo. */
 interface ClaudeTurn {
-  turnId: string;
-  seen: SeenResults;
+  turn: ClientTurn;
   /** Steered envelope texts written but not yet echoed by the client. */
   awaiting: Set<string>;
   /** The last `result` arrived: a message written now would start a turn of its own. */
@@ -124,8 +124,8 @@ export function startClaudeClient(
   );
   let current: ClaudeTurn | undefined;
   const stopAnswering = answerClaudePermissions(ctx, agent, child, {
-    turnId: () => current?.turnId ?? null,
-    report: options.onApproval,
+    turnId: () => current?.turn.id ?? null,
+    report: reportingPersonWaits(() => current?.turn, options.onApproval),
   });
   return {
     name: 'claude',
@@ -137,7 +137,7 @@ export function startClaudeClient(
     },
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;
-      if (turn?.turnId !== request.turnId || turn.closed) return false;
+      if (turn?.turn.id !== request.turn.id || turn.closed) return false;
       const content = await claudeTurnContent(ctx, agent, request.delivery.text, request.delivered);
       // Checked again after the await: the result may have arrived meanwhile.
       if (turn.closed || current !== turn) return false;
@@ -154,16 +154,15 @@ export function startClaudeClient(
       const content = await claudeTurnContent(ctx, agent, request.delivery.text, request.delivered);
       let unsubscribe: () => void = () => {};
       // Only sluice results the stream shows Claude received count for the turn (DESIGN.md I9).
-      const seen = new SeenResults(ctx, agent, request.turnId);
-      const turn: ClaudeTurn = { turnId: request.turnId, seen, awaiting: new Set(), closed: false };
+      const turn: ClaudeTurn = { turn: request.turn, awaiting: new Set(), closed: false };
       const outcomes: TurnOutcome[] = [];
       const stream = new ClaudeStreamResults();
       const result = new Promise<TurnOutcome>((resolve) => {
         unsubscribe = child.onLine((line) => {
-          seen.saw(stream.resultsIn(line));
+          for (const text of stream.resultsIn(line)) request.turn.saw({ kind: 'tool_result', text });
           for (const text of userTexts(line)) {
             // The echo of a steered message: the model receives exactly this text now.
-            if (turn.awaiting.delete(text)) seen.saw([text]);
+            if (turn.awaiting.delete(text)) request.turn.saw({ kind: 'user_message', text });
           }
           if ((line as { type?: unknown }).type !== 'result') return;
           outcomes.push(claudeOutcome(line as ClaudeResult));
@@ -183,7 +182,6 @@ export function startClaudeClient(
         });
         const ended = await Promise.race([result, gone.then((why) => ({ gone: why }))]);
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
-        await seen.settled();
         return ended;
       } finally {
         turn.closed = true;

@@ -8,6 +8,16 @@ import type { ApprovalReporter } from './approvals.js';
 export type CodexApprovalPolicy = 'never' | 'on-request' | 'untrusted';
 export const CODEX_APPROVAL_POLICIES: readonly CodexApprovalPolicy[] = ['never', 'on-request', 'untrusted'];
 
+/** The app-server's request for answers to the model's questions (`request_user_input`). */
+export const CODEX_USER_INPUT_METHOD = 'item/tool/requestUserInput';
+
+/**
+ * What the model is told when it asks for a secret (a password, a token): a person's answer would
+ * be stored in the approval record and shown to every manager, so Sluice never asks for one.
+ */
+export const SECRET_QUESTION_NOTE =
+  'Sluice does not relay secret answers (they would be stored and shown to every manager of this agent), so nobody was asked. Say in your reply what you need and how the person can provide it.';
+
 /** The file changes of a `fileChange` item, as Codex reported them when the item started. */
 export function fileChangeDiff(item: unknown): string | undefined {
   const changes = (item as { type?: unknown; changes?: unknown } | null)?.changes;
@@ -18,6 +28,23 @@ export function fileChangeDiff(item: unknown): string | undefined {
       return `${kind} ${String(c.path)}\n${typeof c.diff === 'string' ? c.diff : ''}`;
     })
     .join('\n');
+}
+
+/** One question of a `request_user_input` request, as Codex sends it (only the parts read here). */
+interface CodexQuestion {
+  id: string;
+  question?: unknown;
+  isSecret?: unknown;
+}
+
+/** The questions of a user-input request: each with a string id, or undefined when malformed. */
+function questionsOf(params: Record<string, unknown>): CodexQuestion[] | undefined {
+  const questions = params.questions;
+  if (!Array.isArray(questions) || questions.length === 0) return undefined;
+  const wellFormed = questions.every(
+    (q) => typeof q === 'object' && q !== null && typeof (q as { id?: unknown }).id === 'string',
+  );
+  return wellFormed ? (questions as CodexQuestion[]) : undefined;
 }
 
 /** The request a Codex approval method stands for, or undefined for one the driver does not answer. */
@@ -44,14 +71,39 @@ export function codexAsk(
       turnId,
     };
   }
+  if (method === CODEX_USER_INPUT_METHOD) {
+    // The questions exactly as Codex sent them (header, question, options, isOther, isSecret).
+    const questions = questionsOf(params);
+    if (questions === undefined) return undefined;
+    return { client: 'codex', kind: 'user_input', subject: { questions }, turnId };
+  }
   return undefined;
 }
 
+/** The answer to each question: the person's one answer text, given to every question asked. */
+export function userInputAnswers(
+  ask: ApprovalAsk,
+  text: string | null,
+): { answers: Record<string, unknown> } {
+  if (text === null) return { answers: {} };
+  const questions = (ask.subject.questions ?? []) as CodexQuestion[];
+  return { answers: Object.fromEntries(questions.map((q) => [q.id, { answers: [text] }])) };
+}
+
+/** Whether any question asks for a secret (Sluice never relays those). */
+function asksSecret(ask: ApprovalAsk): boolean {
+  return ((ask.subject.questions ?? []) as CodexQuestion[]).some((q) => q.isSecret === true);
+}
+
+/** What the client is answered: a decision for an approval, answers for a user-input request. */
+export type CodexAnswer = { decision: 'accept' | 'decline' } | { answers: Record<string, unknown> };
+
 /**
- * The answer to a Codex approval request from a durable approval (docs/approvals.md): `accept` or
- * `decline`. A decline carries no text to the model, so a person's note (or the timeout's) first
- * goes into the running turn as a steered user message (`tellModel`), then the decline.
- * Resolves undefined when the driver stops first (the request stays pending).
+ * The answer to a Codex request from a durable approval (docs/approvals.md). An approval: `accept`
+ * or `decline`. A user-input request: the person's answer text (the decision's note) as the answer
+ * to each question, or no answers. Neither a decline nor empty answers carry text to the model, so
+ * a person's note (or the timeout's) first goes into the running turn as a steered user message
+ * (`tellModel`). Resolves undefined when the driver stops first (the request stays pending).
  */
 export async function answerCodexApproval(
   ctx: HostContext,
@@ -62,17 +114,21 @@ export async function answerCodexApproval(
     tellModel: (text: string) => Promise<void>;
     report?: ApprovalReporter | undefined;
   },
-): Promise<{ decision: 'accept' | 'decline' } | undefined> {
-  const answer = await askApproval(ctx, agent, ask, {
-    signal: options.signal,
-    onWaiting: (row, reused) => options.report?.({ phase: 'waiting', ask, approvalId: row.id, reused }),
-  });
+): Promise<CodexAnswer | undefined> {
+  const userInput = ask.kind === 'user_input';
+  const answer = asksSecret(ask)
+    ? { decision: 'deny' as const, note: SECRET_QUESTION_NOTE, approvalId: null, by: 'policy' as const }
+    : await askApproval(ctx, agent, ask, {
+        signal: options.signal,
+        onWaiting: (row, reused) => options.report?.({ phase: 'waiting', ask, approvalId: row.id, reused }),
+      });
   if (answer === null) return undefined;
   options.report?.({ phase: 'answered', ask, approvalId: answer.approvalId, answer });
-  if (answer.decision === 'allow') return { decision: 'accept' };
-  const what = ask.kind === 'command' ? `run ${ask.subject.command}` : 'change files';
-  await options
-    .tellModel(`Sluice: your request to ${what} was denied. ${answer.note ?? ''}`.trim())
-    .catch(() => undefined);
-  return { decision: 'decline' };
+  if (answer.decision === 'allow')
+    return userInput ? userInputAnswers(ask, answer.note) : { decision: 'accept' };
+  const what = userInput
+    ? 'your question was not answered.'
+    : `your request to ${ask.kind === 'command' ? `run ${ask.subject.command}` : 'change files'} was denied.`;
+  await options.tellModel(`Sluice: ${what} ${answer.note ?? ''}`.trim()).catch(() => undefined);
+  return userInput ? userInputAnswers(ask, null) : { decision: 'decline' };
 }

@@ -21,7 +21,7 @@ export class AppServerPeer {
   private readonly notificationListeners = new Set<(method: string, params: unknown) => void>();
   private goneWhy: string | undefined;
 
-  /** Answers the server's own requests (approvals); null or undefined: not answered (an error). */
+  /** Answers the server's own requests (approvals, questions); undefined: not answered (an error). */
   answerRequest: ((method: string, params: unknown) => Promise<unknown> | undefined) | undefined;
 
   /** `gone` says why the process exited (its own stderr line); requests in flight fail with it. */
@@ -40,8 +40,8 @@ export class AppServerPeer {
   private dispatch(line: Record<string, unknown>): void {
     const { id, method } = line;
     if (typeof method === 'string' && id !== undefined) {
-      // A request from the server: approvals go to a person (codex-approvals.ts); anything else
-      // (user input) is refused, as nobody sits at an unattended driver.
+      // A request from the server: approvals and user-input questions go to a person
+      // (codex-approvals.ts); anything else is refused, as nobody sits at an unattended driver.
       const answered = this.answerRequest?.(method, line.params);
       if (answered === undefined) {
         this.child.send({ id, error: { code: -32601, message: `sluice drive does not answer ${method}` } });

@@ -1,7 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
-import type { TurnOutcome } from '../../host/turns.js';
+import type { ClientTurn, TurnOutcome } from '../../host/turns/index.js';
 import { codexAdditionalContext } from '../hooks/codex-context.js';
 import { packageVersion } from '../sluice-package.js';
 import type { ApprovalReporter } from './approvals.js';
@@ -23,7 +23,8 @@ import {
 import { AppServerPeer, CodexRpcError } from './codex-peer.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
-import { codexSluiceResults, SeenResults } from './seen-results.js';
+import { reportingPersonWaits } from './person-waits.js';
+import { codexSluiceResults } from './seen-results.js';
 import type { DriverSetup } from './setup.js';
 
 /**
@@ -67,11 +68,10 @@ export function codexOutcome(params: TurnCompleted): TurnOutcome {
   return { ok: false, kind: 'model_error', reason };
 }
 
-/** The running turn: its Sluice id, Codex id (once started), receipts and steer listeners. */
+/** The running turn: the Sluice turn, its Codex id (once started) and steer listeners. */
 interface CodexTurn {
-  turnId: string;
+  turn: ClientTurn;
   codexTurnId?: string;
-  received: SeenResults;
   listeners: (() => void)[];
 }
 
@@ -129,12 +129,12 @@ export async function startCodexClient(
     if (method === 'turn/completed') diffs.clear();
   });
   peer.answerRequest = (method, params) => {
-    const ask = codexAsk(method, (params ?? {}) as Record<string, unknown>, diffs, current?.turnId ?? null);
+    const ask = codexAsk(method, (params ?? {}) as Record<string, unknown>, diffs, current?.turn.id ?? null);
     if (ask === undefined) return undefined;
     const turn = current;
     return answerCodexApproval(ctx, agent, ask, {
       signal: approvals.signal,
-      report: options.onApproval,
+      report: reportingPersonWaits(() => turn?.turn, options.onApproval),
       tellModel: async (text) => {
         if (turn?.codexTurnId === undefined) return;
         await peer.request('turn/steer', {
@@ -155,15 +155,15 @@ export async function startCodexClient(
     },
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;
-      if (turn?.turnId !== request.turnId || turn.codexTurnId === undefined) return false;
-      const clientUserMessageId = `sluice-steer-${request.turnId}-${++steers}`;
+      if (turn?.turn.id !== request.turn.id || turn.codexTurnId === undefined) return false;
+      const clientUserMessageId = `sluice-steer-${request.turn.id}-${++steers}`;
       const pointers = await codexTurnInput(ctx, agent, CODEX_STEER_LEAD, request.delivered);
       const input = [{ type: 'text', text: request.delivery.text, text_elements: [] }, ...pointers];
       const text = request.delivery.text;
       // The steered text counts once Codex reports the user message it became (DESIGN.md I9).
       const unsubscribe = peer.onNotification((method, params) => {
         if (codexSteerReceived(method, params, clientUserMessageId).includes(text)) {
-          turn.received.saw([text]);
+          turn.turn.saw({ kind: 'user_message', text });
           unsubscribe();
         }
       });
@@ -188,12 +188,12 @@ export async function startCodexClient(
       let turnId: string | undefined;
       const early: TurnCompleted[] = [];
       // Only sluice results Codex reports as completed items count for the turn (DESIGN.md I9).
-      const received = new SeenResults(ctx, agent, request.turnId);
-      const turn: CodexTurn = { turnId: request.turnId, received, listeners: [] };
+      const turn: CodexTurn = { turn: request.turn, listeners: [] };
       current = turn;
       const completed = new Promise<TurnCompleted>((resolve) => {
         unsubscribe = peer.onNotification((method, params) => {
-          received.saw(codexSluiceResults(method, params));
+          for (const text of codexSluiceResults(method, params))
+            request.turn.saw({ kind: 'tool_result', text });
           if (method !== 'turn/completed') return;
           const p = params as TurnCompleted;
           if (turnId === undefined) early.push(p);
@@ -218,7 +218,6 @@ export async function startCodexClient(
         const seen = early.find((p) => p.turn?.id === turnId);
         const ended = seen ?? (await Promise.race([completed, goneEarly]));
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
-        await received.settled();
         return codexOutcome(ended);
       } finally {
         if (current === turn) current = undefined;

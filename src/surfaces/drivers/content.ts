@@ -6,7 +6,7 @@ import { materializeMedia } from '../../host/materialize.js';
 import { getReadableMedia, type Media } from '../../host/media.js';
 import type { Principal } from '../../host/principals.js';
 import { relationsFor } from '../../host/provenance.js';
-import type { DeliveredMessage } from './delivered.js';
+import type { DeliveredMessage } from '../../host/turns/index.js';
 
 /** Anthropic content blocks the Claude driver writes (base64 exists only in this message). */
 export type ClaudeBlock =

@@ -5,21 +5,15 @@ import type { DeliveryLimits } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/context.js';
 import type { Principal } from '../../host/principals.js';
+import { requireTurnSettlement } from '../../host/turns/index.js';
 import { type ApprovalEvent, approvalStatusLine } from './approvals.js';
 import { startClaudeClient } from './claude.js';
 import { requireClientVersion } from './client-version.js';
 import { startCodexClient } from './codex.js';
 import type { CodexApprovalPolicy } from './codex-approvals.js';
-import { returnedStatusLine } from './dispatch.js';
-import {
-  ClientGoneError,
-  type DriverClient,
-  requireTurnSettlement,
-  runDriverLoop,
-  steerStatusLine,
-  turnStatusLine,
-} from './loop.js';
+import { ClientGoneError, type DriverClient, runDriverLoop } from './loop.js';
 import { findClientBinary, prepareDriver } from './setup.js';
+import { returnedStatusLine, steerStatusLine, turnStatusLine } from './status-lines.js';
 
 /** The client dying is an outcome to report in one line (its own stderr line), not a bug with a stack. */
 function asClientFailure(err: unknown): unknown {

@@ -1,37 +1,8 @@
-import type { HostContext } from '../../host/context.js';
-import type { Principal } from '../../host/principals.js';
-import { confirmSeen } from '../../host/receipts.js';
-
 /** The name the driver registers `sluice mcp` under (setup.ts writes it into the client's config). */
 export const SLUICE_MCP_SERVER = 'sluice';
 
-/**
- * Confirms, during one driven turn, the sluice tool results the client's own output stream shows
- * it received (DESIGN.md I9). The MCP server only offered their coverage; the text seen here is
- * hashed and must match a result it produced exactly. Settle only after {@link settled}.
- */
-export class SeenResults {
-  readonly #pending: Promise<unknown>[] = [];
-
-  constructor(
-    private readonly ctx: HostContext,
-    private readonly agent: Principal,
-    private readonly turnId: string,
-    private readonly onError: (err: unknown) => void = () => {},
-  ) {}
-
-  /** The client handed `texts` to its model as the result of a sluice tool call. */
-  saw(texts: readonly string[]): void {
-    for (const text of texts) {
-      this.#pending.push(confirmSeen(this.ctx, this.agent, this.turnId, text).catch(this.onError));
-    }
-  }
-
-  /** Resolves once every confirmation started so far was stored (or failed, counting nothing). */
-  async settled(): Promise<void> {
-    await Promise.allSettled(this.#pending);
-  }
-}
+// These read what a client's own output stream shows its model; the driver reports each text to
+// its turn as a `tool_result` sighting (host/turns: ClientSaw), which decides what it counts for.
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

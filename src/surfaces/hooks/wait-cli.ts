@@ -3,10 +3,9 @@
 // starts like the hook does. It blocks until the agent has pending mail the session was not given
 // yet, prints the bounded delivery and exits the way the client's wake expects. It waits on file
 // notifications (SQLite) or LISTEN/NOTIFY (PostgreSQL), never a polling loop, and reads only.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { type DeliveryLimits, renderDelivery } from '../../core/envelope.js';
+import type { DeliveryLimits } from '../../core/envelope.js';
 import { oneLine, SluiceError } from '../../core/errors.js';
 import { HOOK_LIMITS, type HookClient } from './adapters.js';
 import { type HookEnvironment, hookEnvironment } from './hook-cli.js';
@@ -20,18 +19,15 @@ import {
   type WaiterRecord,
   waiterObsolete,
 } from './session-memory.js';
-import { openPendingReader, type PendingReader } from './sqlite-pending.js';
 import { parseWaitArgs, type WaitArgs } from './wait-args.js';
-import { type StopWatching, watchFolderFor, watchSqliteCommits } from './wait-watch.js';
+import { openWaitSource } from './wait-sources.js';
+import { type StopWatching, watchFolderFor } from './wait-watch.js';
 
 /** Claude Code's asyncRewake convention: exit 2 wakes the session and shows stderr to the model. */
 export const CLAUDE_WAKE_EXIT_CODE = 2;
 
 /** How often a hook waiter checks that the Claude Code process that started it still runs. */
 const CLIENT_ALIVE_CHECK_MS = 5_000;
-
-/** Re-checks of data_version after a WAL write event, until the commit is visible (see sqliteSource). */
-const COMMIT_FOLLOW_UP_MS = [25, 100, 300, 1_000, 3_000];
 
 /** Changes closer together than this are handled in one re-read (a burst of sends). */
 const COALESCE_MS = 20;
@@ -67,112 +63,9 @@ export interface WaitForMailOptions {
   clientPid?: number | undefined;
 }
 
-const isPostgres = (db: string | undefined) => db !== undefined && /^postgres(ql)?:\/\//.test(db);
-
 /** The short wake for a slice the session-start hook already put into a session that has not run a turn. */
 export function sessionStartNotice(agent: string): string {
   return `[sluice] inbox for ${agent}: the delivery added to this session's context when it started is still pending; handle it now (its last line says how to reply and archive).`;
-}
-
-interface Source {
-  render(): Promise<string>;
-  watch(onChange: () => void): StopWatching;
-  close(): Promise<void>;
-}
-
-/**
- * SQLite: one read-only connection kept for the whole wait. It reads the slice the way the hook
- * does (the host services only for a schema it does not know or attachments to copy), and its
- * `PRAGMA data_version` tells a commit by another connection from the file events that opening and
- * reading cause, so a waiter never wakes itself.
- */
-async function sqliteSource(where: HookEnvironment, limits: Partial<DeliveryLimits>): Promise<Source> {
-  const path = where.db ?? join(where.home, 'sluice.db');
-  if (!existsSync(path)) throw new SluiceError('not_found', `no sluice store at ${path} (run sluice init)`);
-  let gate: InstanceType<typeof BetterSqlite3>;
-  try {
-    gate = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new SluiceError('unavailable', `cannot open the sluice store ${path}: ${(err as Error).message}`);
-  }
-  const version = () => gate.pragma('data_version', { simple: true }) as number;
-  let seen = -1;
-  let reader: PendingReader | null = null;
-  let host: Source | undefined;
-  try {
-    reader = openPendingReader(path);
-  } catch (err) {
-    gate.close();
-    throw err;
-  }
-  const throughHost = async () => {
-    host ??= await hostSource(where, limits);
-    return host.render();
-  };
-  const maxMessages = limits.maxMessages ?? 16;
-  return {
-    async render() {
-      // Taken before reading: a commit during the read shows as a change and is read again.
-      seen = version();
-      if (reader === null) return throughHost();
-      const slice = reader.pendingSlice(where.agent, maxMessages + 1);
-      if (slice.candidates.slice(0, maxMessages).some((c) => c.attachments.length > 0)) return throughHost();
-      return renderDelivery({
-        agent: slice.agentName,
-        totalPending: slice.totalPending,
-        candidates: slice.candidates,
-        limits,
-      }).text;
-    },
-    watch: (onChange) => {
-      // The last write to the WAL file can come before the commit shows in the shared-memory index
-      // (updated after the fsync, through mmap: no file event). So a write event is followed by a
-      // few bounded re-checks of data_version — a handful of PRAGMAs per commit, none while idle.
-      let followUps: NodeJS.Timeout[] = [];
-      const probe = () => {
-        if (gate.open && version() !== seen) onChange();
-      };
-      const stop = watchSqliteCommits(path, () => {
-        probe();
-        for (const t of followUps) clearTimeout(t);
-        followUps = COMMIT_FOLLOW_UP_MS.map((ms) => setTimeout(probe, ms));
-      });
-      return () => {
-        stop();
-        for (const t of followUps) clearTimeout(t);
-      };
-    },
-    async close() {
-      reader?.close();
-      gate.close();
-      await host?.close();
-    },
-  };
-}
-
-/** The host services, kept open for the wait; woken by the store's own change feed. */
-async function hostSource(where: HookEnvironment, limits: Partial<DeliveryLimits>): Promise<Source> {
-  const [{ openHost }, { resolvePrincipal }, { deliveryFor }, { materializeAttachment }] = await Promise.all([
-    import('../../host/home.js'),
-    import('../../host/principals.js'),
-    import('../../host/delivery.js'),
-    import('../../host/materialize.js'),
-  ]);
-  const host = await openHost({ home: where.home, db: where.db });
-  try {
-    const agent = await resolvePrincipal(host, where.agent);
-    const attachmentPath = (a: { attachment_id: string }) =>
-      materializeAttachment(host, agent, a.attachment_id).catch(() => undefined);
-    return {
-      render: async () => (await deliveryFor(host, agent, { limits, attachmentPath })).text,
-      // PostgreSQL: LISTEN/NOTIFY. (For SQLite the file watch above is used instead.)
-      watch: (onChange) => host.store.watchChanges(onChange),
-      close: () => host.store.close(),
-    };
-  } catch (err) {
-    await host.store.close();
-    throw err;
-  }
 }
 
 /**
@@ -182,9 +75,7 @@ async function hostSource(where: HookEnvironment, limits: Partial<DeliveryLimits
  */
 export async function waitForMail(options: WaitForMailOptions): Promise<WaitResult> {
   const { where, session } = options;
-  const source = isPostgres(where.db)
-    ? await hostSource(where, options.limits)
-    : await sqliteSource(where, options.limits);
+  const source = await openWaitSource(where, options.limits);
   const stops: StopWatching[] = [];
   try {
     return await new Promise<WaitResult>((resolve, reject) => {

@@ -2,7 +2,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { HostContext } from '../../host/context.js';
 import { replyInFlight } from '../../host/in-flight.js';
-import { confirmWritten, type PendingReceipt } from '../../host/receipts.js';
+import { confirmWritten, type PendingReceipt } from '../../host/turns/index.js';
 
 interface Held {
   receipt: PendingReceipt;

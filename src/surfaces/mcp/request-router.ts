@@ -1,6 +1,6 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { PendingReceipt } from '../../host/receipts.js';
+import type { PendingReceipt } from '../../host/turns/index.js';
 import type { ReceiptHolder } from './tools.js';
 
 /** What one HTTP request hands the router: who asks, and where its reads' receipts wait. */

@@ -9,7 +9,7 @@ import type { HostContext } from '../../host/context.js';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../../host/images.js';
 import type { Principal } from '../../host/principals.js';
 import { errorText, errorTextFor, type ReadOutcome } from '../../host/reads.js';
-import type { PendingReceipt } from '../../host/receipts.js';
+import type { PendingReceipt } from '../../host/turns/index.js';
 import { packageVersion } from '../sluice-package.js';
 import { describeIssues } from './argument-issues.js';
 import { sluiceTools } from './tool-list.js';

@@ -235,6 +235,8 @@ export class RpcConnection {
     const offSidebar = this.#hub.onSidebar((event) => list.onEvent(event));
     // The agents the caller manages are part of its list (the page's "Agent queues").
     const offAgents = this.#hub.onAgentList((agentId) => this.outbox.agentListChanged(agentId));
+    // And the approval requests of every agent the caller may decide for (its pending counts).
+    const offApprovals = this.#hub.onAnyApproval((id) => this.outbox.approvalChanged(id));
     // Only the caller's own invitations: nobody hears that someone else was invited.
     const me = this.#session.principal;
     const offInvitations = this.#hub.onInvitations((principalId) => {
@@ -245,6 +247,7 @@ export class RpcConnection {
       off: () => {
         offSidebar();
         offAgents();
+        offApprovals();
         offInvitations();
       },
     };
@@ -264,15 +267,17 @@ export class RpcConnection {
   }
 
   /**
-   * `approval.changed {agent, approval}`: a request of a watched agent was made or decided. Only
-   * to a subscriber who may decide it (the owner, its managers), checked on every push.
+   * `approval.changed {agent, approval}`: a request of a watched agent (or, with the channel list,
+   * of any agent) was made or decided. Only to a subscriber who may decide it (the owner, its
+   * managers), checked on every push.
    */
   async #renderApproval(approvalId: string): Promise<string | null> {
     const approval = await liveReadsFor(this.#session.ctx).approvalForDecider(
       this.#session.principal,
       approvalId,
     );
-    if (approval === null || ![...this.#queues.values()].some((q) => q.name === approval.agent)) return null;
+    if (approval === null) return null;
+    if (!this.#channelList && ![...this.#queues.values()].some((q) => q.name === approval.agent)) return null;
     return notification('approval.changed', { agent: approval.agent, approval });
   }
 

@@ -6,6 +6,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { fitsOnePage } from '../../../src/core/delivery-limits.js';
 import { renderDelivery } from '../../../src/core/envelope.js';
 import { shellOutputCap } from '../../../src/core/output-cap.js';
 import { HOOK_LIMITS } from '../../../src/surfaces/hooks/adapters.js';
@@ -142,7 +143,8 @@ interface ReadPart {
 }
 
 interface Page {
-  messages: { id: string; body: string }[];
+  /** A row with `part` holds a slice of its body (a page's last row, or a later page's first). */
+  messages: { id: string; body: string; part?: { offset: number; total: number } }[];
   next: string | null;
   after?: string;
 }
@@ -178,8 +180,8 @@ function isRead(v: unknown): v is ReadPart {
 }
 
 /**
- * The bodies a model request holds whole: envelope messages, listed pages, and read parts joined
- * from offset 0 without a gap (within this one request's history).
+ * The bodies a model request holds whole: envelope messages, listed pages, and parts (of pages or
+ * reads) joined from offset 0 without a gap (within this one request's history).
  */
 export function bodiesReceived(req: RecordedRequest): Map<string, string> {
   const seen = new Map<string, string>();
@@ -187,8 +189,12 @@ export function bodiesReceived(req: RecordedRequest): Map<string, string> {
   const parts = new Map<string, { offset: number; total: number; body: string }[]>();
   for (const result of toolResults(req)) {
     for (const value of jsonLines(result.text)) {
-      if (isPage(value)) for (const m of value.messages) seen.set(m.id, m.body);
-      else if (isRead(value)) {
+      if (isPage(value)) {
+        for (const m of value.messages) {
+          if (m.part === undefined) seen.set(m.id, m.body);
+          else parts.set(m.id, [...(parts.get(m.id) ?? []), { ...m.part, body: m.body }]);
+        }
+      } else if (isRead(value)) {
         if (value.part === undefined) seen.set(value.id, value.body);
         else parts.set(value.id, [...(parts.get(value.id) ?? []), { ...value.part, body: value.body }]);
       }
@@ -225,8 +231,13 @@ function handleCommand(items: readonly { id: string; body: string }[], then: rea
 function fromEnvelope(req: RecordedRequest): { command: string; afterHead?: string } | undefined {
   const envelope = envelopesIn(req).at(-1);
   if (envelope === undefined) return undefined;
-  if (envelope.messages.length > 0)
-    return { command: handleCommand(envelope.messages, envelope.overflow > 0 ? [LIST] : []) };
+  if (envelope.messages.length > 0) {
+    // The listing the instruction names after handling these (it may carry the first page's budget).
+    const named = userContent(req)
+      .texts.map((t) => /`&& (sluice message ls [^`]*)`/.exec(t)?.[1])
+      .findLast((c) => c !== undefined);
+    return { command: handleCommand(envelope.messages, envelope.overflow > 0 ? [named ?? LIST] : []) };
+  }
   // A head within one listing page: the listing the envelope names fetches it and what follows.
   if (envelope.oversizedHead?.list) return { command: envelope.oversizedHead.list };
   if (envelope.oversizedHead) {
@@ -297,8 +308,20 @@ export function drainAgent(log: DrainLog, onFirstRequest: () => void) {
     for (const value of values) {
       if (isPage(value)) {
         readable = true;
-        // A page lists pending messages only, so what it shows was not handled yet.
-        toHandle.push(...value.messages);
+        // A page lists pending messages only, so what it shows was not handled yet; a body in
+        // parts is joined, and handled once its last part is here.
+        for (const m of value.messages) {
+          if (m.part === undefined) {
+            toHandle.push(m);
+            continue;
+          }
+          const soFar = (parts.get(m.id) ?? '') + m.body;
+          if (soFar.length < m.part.total) parts.set(m.id, soFar);
+          else {
+            parts.delete(m.id);
+            toHandle.push({ id: m.id, body: soFar });
+          }
+        }
         // A head too large for the page: read it (in parts), and list after it with its reply.
         if (value.after !== undefined) afterHead = value.after;
         if (value.next) continuation.push(value.next);
@@ -528,7 +551,10 @@ export function pageShare(client: Client): number {
   return Math.floor(shellOutputCap(client) * 0.8);
 }
 
-/** Where the oldest message stands against the client's hook cap and its listing page. */
+/**
+ * Where the oldest message stands against the client's hook cap and its listing page: in the
+ * envelope, over the hook's cap but within one page, or larger than a page (it comes in parts).
+ */
 export function headFit(client: Client, scenario: DrainScenario): 'envelope' | 'page' | 'parts' {
   const body = bodiesFor(scenario)[0] as string;
   const head = {
@@ -549,7 +575,9 @@ export function headFit(client: Client, scenario: DrainScenario): 'envelope' | '
     limits: HOOK_LIMITS[client],
   });
   if (rendered.oversizedHead === null) return 'envelope';
-  return rendered.oversizedHead.list === undefined ? 'parts' : 'page';
+  return fitsOnePage(JSON.stringify({ ...head, state: 'returned' }), HOOK_LIMITS[client].pageBytes)
+    ? 'page'
+    : 'parts';
 }
 
 /**

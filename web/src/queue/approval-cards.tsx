@@ -3,6 +3,7 @@ import { useOnReconnect } from '../hooks.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import { RelativeTime } from '../time.js';
 import type { Approval, ApprovalChangedEvent } from '../wire.js';
+import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
 
 /**
  * The agent's pending approval requests, for its owner and managers (docs/approvals.md): each one
@@ -46,8 +47,11 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
   );
 }
 
-/** What the client asked, exactly: the tool and its input JSON, the command and cwd, the diff. */
-function Request({ approval }: { approval: Approval }) {
+/**
+ * What the client asked, exactly: the tool and its input JSON, the command and cwd, the diff, the
+ * questions (an option pressed becomes the answer).
+ */
+function Request({ approval, onPick }: { approval: Approval; onPick: (label: string) => void }) {
   const s = approval.subject;
   return (
     <div class="approval-request">
@@ -64,7 +68,7 @@ function Request({ approval }: { approval: Approval }) {
         </p>
       )}
       {s.diff !== undefined && <pre class="approval-diff">{s.diff}</pre>}
-      {s.questions !== undefined && <pre class="approval-input">{JSON.stringify(s.questions, null, 2)}</pre>}
+      {s.questions !== undefined && <ApprovalQuestions questions={s.questions} onPick={onPick} />}
       {s.reason !== undefined && <p class="muted">The model says: {s.reason}</p>}
     </div>
   );
@@ -73,6 +77,7 @@ function Request({ approval }: { approval: Approval }) {
 function ApprovalCard({ client, approval }: { client: RpcClient; approval: Approval }) {
   const [noting, setNoting] = useState(false);
   const [note, setNote] = useState('');
+  const [answer, setAnswer] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const decide = (decision: 'allow' | 'deny', withNote?: string) => {
@@ -83,32 +88,27 @@ function ApprovalCard({ client, approval }: { client: RpcClient; approval: Appro
       .catch((err) => setError(describeError(err)))
       .finally(() => setBusy(false));
   };
-  const what =
-    approval.kind === 'tool'
-      ? 'use a tool'
-      : approval.kind === 'command'
-        ? 'run a command'
-        : approval.kind === 'file_change'
-          ? 'change files'
-          : 'ask you';
+  const heading =
+    approval.kind === 'user_input'
+      ? `${approval.agent} asks you a question`
+      : `${approval.agent} asks to ${
+          approval.kind === 'tool'
+            ? 'use a tool'
+            : approval.kind === 'command'
+              ? 'run a command'
+              : 'change files'
+        }`;
   return (
-    <article
-      class="approval-card"
-      data-approval-id={approval.id}
-      aria-label={`${approval.agent} asks to ${what}`}
-    >
+    <article class="approval-card" data-approval-id={approval.id} aria-label={heading}>
       <header>
-        <strong>
-          {approval.agent} asks to {what}
-        </strong>{' '}
-        <RelativeTime iso={new Date(approval.createdAt).toISOString()} />
+        <strong>{heading}</strong> <RelativeTime iso={new Date(approval.createdAt).toISOString()} />
         <span class="muted small">
           {' '}
           · denied by itself <RelativeTime iso={new Date(approval.expiresAt).toISOString()} /> if nobody
           answers
         </span>
       </header>
-      <Request approval={approval} />
+      <Request approval={approval} onPick={setAnswer} />
       {noting ? (
         <form
           class="approval-note"
@@ -130,6 +130,15 @@ function ApprovalCard({ client, approval }: { client: RpcClient; approval: Appro
             </button>
           </div>
         </form>
+      ) : approval.kind === 'user_input' ? (
+        <AnswerForm
+          answer={answer}
+          setAnswer={setAnswer}
+          busy={busy}
+          onAnswer={(text) => decide('allow', text)}
+          onDeny={() => decide('deny')}
+          onDenyWithNote={() => setNoting(true)}
+        />
       ) : (
         <div class="banner-actions">
           <button type="button" class="button primary" disabled={busy} onClick={() => decide('allow')}>

@@ -34,14 +34,12 @@ export function parseCallbackData(
   return { approvalId: match[2] as string, decision: match[1] === 'a' ? 'allow' : 'deny' };
 }
 
-function keyboard(approvalId: string): InlineKeyboardMarkup {
+/** Allow and Deny; a question (`user_input`) only Deny: its answer is text, given on the page or CLI. */
+export function keyboard(approval: Pick<ApprovalView, 'id' | 'kind'>): InlineKeyboardMarkup {
+  const deny = { text: '❌ Deny', callback_data: callbackData(approval.id, 'deny') };
+  if (approval.kind === 'user_input') return { inline_keyboard: [[deny]] };
   return {
-    inline_keyboard: [
-      [
-        { text: '✅ Allow', callback_data: callbackData(approvalId, 'allow') },
-        { text: '❌ Deny', callback_data: callbackData(approvalId, 'deny') },
-      ],
-    ],
+    inline_keyboard: [[{ text: '✅ Allow', callback_data: callbackData(approval.id, 'allow') }, deny]],
   };
 }
 
@@ -62,7 +60,11 @@ export function approvalCardText(approval: ApprovalView): string {
   if (s.command !== undefined) lines.push(`Command: ${s.command}`);
   if (s.cwd !== undefined) lines.push(`In: ${s.cwd}`);
   if (s.diff !== undefined) lines.push(`Diff:\n${s.diff}`);
-  if (s.questions !== undefined) lines.push(`Questions:\n${pretty(s.questions)}`);
+  if (s.questions !== undefined)
+    lines.push(
+      `Questions:\n${pretty(s.questions)}`,
+      `Answer on the Sluice page or with: sluice approval answer ${approval.id} "…"`,
+    );
   if (s.reason !== undefined) lines.push(`Reason: ${s.reason}`);
   lines.push(
     `Request ${approval.id}; denied unless decided by ${new Date(approval.expiresAt).toISOString()}.`,
@@ -120,7 +122,7 @@ export function startApprovalCardPump(options: {
       const sent = await api.sendMessage(
         chatId,
         approvalCardText(approval),
-        { reply_markup: keyboard(approval.id) },
+        { reply_markup: keyboard(approval) },
         callDeadline(),
       );
       messageId = sent.message_id;

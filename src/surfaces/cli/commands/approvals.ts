@@ -12,14 +12,18 @@ import { writeList } from '../list-output.js';
 // `sluice approval …` (docs/approvals.md): a person sees and decides what driven agents asked.
 // The agent lock refuses the whole group for an agent, and the host refuses an agent anyway.
 
-/** What a request asks, on one line: the command, else the tool and its input, else the change. */
+/**
+ * What a request asks, on one line: the command, else the tool and its input, else the change,
+ * else the questions.
+ */
 export function approvalSummary(a: ApprovalView): string {
   const s = a.subject;
+  const questions = Array.isArray(s.questions)
+    ? (s.questions as { question?: unknown }[]).map((q) => String(q.question ?? '')).join(' | ')
+    : JSON.stringify(s.questions ?? {});
   const what =
     s.command ??
-    (s.tool !== undefined
-      ? `${s.tool} ${JSON.stringify(s.input ?? {})}`
-      : (s.diff ?? JSON.stringify(s.questions ?? {})));
+    (s.tool !== undefined ? `${s.tool} ${JSON.stringify(s.input ?? {})}` : (s.diff ?? questions));
   return cutUtf8(what, 100).text;
 }
 
@@ -93,6 +97,20 @@ export function registerApprovalCommands(program: Command): void {
           decision: 'allow',
           note: opts.note,
           always: opts.always,
+        });
+        await writeOut(decisionLine(decided));
+      }),
+    );
+  approval
+    .command('answer <id> <text>')
+    .description('answer a question an agent asked (a user-input request): the text goes back as the answer')
+    .action(
+      action(async ({ host, actor }, id: string, text: string) => {
+        const decided = await decideApprovalRequest(host, await actor(), {
+          id,
+          decision: 'allow',
+          note: text,
+          answering: true,
         });
         await writeOut(decisionLine(decided));
       }),

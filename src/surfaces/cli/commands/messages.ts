@@ -2,32 +2,30 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
-import { shellWord } from '../../../core/shell-word.js';
 import type { HostContext } from '../../../host/context.js';
 import { handleMessages, handleReplyKey, parseHandleLines } from '../../../host/handle-messages.js';
-import { archiveMessages, type InboxListing, listInbox } from '../../../host/inbox.js';
+import { archiveMessages, listInbox } from '../../../host/inbox.js';
 import { putMedia } from '../../../host/media.js';
 import { messagePlace } from '../../../host/message-place.js';
 import { readProjection, replyToMessage, sendMessage } from '../../../host/messages.js';
 import type { Principal } from '../../../host/principals.js';
-import { type RelationOf, relationsFor } from '../../../host/provenance.js';
+import { relationsFor } from '../../../host/provenance.js';
 import { type AgentLock, readAttachment } from '../agent-lock.js';
-import {
-  boundedMessagePage,
-  boundedMessagePart,
-  type ContinueCommands,
-  DEFAULT_MAX_CHARS,
-  fitsReadBudget,
-  inModelShell,
-  type MessageRow,
-  MIN_MAX_BYTES,
-  MIN_MAX_CHARS,
-  type ReadBudget,
-  readBudgetFor,
-} from '../bounded-read.js';
-import { action, type GlobalOptions } from '../context.js';
+import { boundedMessagePart } from '../bounded-read.js';
+import { action } from '../context.js';
 import { parseLimit, readStdinText, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
+import {
+  boundedTextListing,
+  continueCommands,
+  listingRow,
+  MAX_BYTES_HELP,
+  MAX_CHARS_HELP,
+  parseOffset,
+  readBudget,
+  resumePoint,
+} from '../message-listing.js';
+import { boundedMessagePage } from '../message-page.js';
 import { firstLine, quotedBody } from '../message-text.js';
 import { registerMessageStatus } from './message-status.js';
 
@@ -57,120 +55,6 @@ async function uploadAll(
     ids.push((await putMedia(host, actor, new Uint8Array(bytes), basename(file))).attachment_id);
   }
   return ids;
-}
-
-/** The `message ls --json` row shape (DESIGN.md §4). */
-export function listingRow(listing: InboxListing, includeBody: boolean, relationOf: RelationOf): MessageRow {
-  const p = listing.projection;
-  return {
-    id: p.message_id,
-    channel: listing.channelName,
-    from: p.author.name,
-    sender: relationOf(p.author),
-    createdAt: p.created_at,
-    subject: p.subject ?? null,
-    replyTo: p.reply_to?.message_id ?? null,
-    state: listing.entry.state,
-    attachments: p.attachments,
-    ...(includeBody ? { body: p.body } : {}),
-  };
-}
-
-const MAX_CHARS_HELP = `print at most N characters (default ${DEFAULT_MAX_CHARS}, or the byte budget when larger)`;
-const MAX_BYTES_HELP =
-  "print at most N UTF-8 bytes (default: the client's output cap less room for 16 receipts; never above the cap in Claude Code or Codex)";
-
-function parseMaxChars(value: string | undefined): number {
-  const n = parseLimit(value, '--max-chars', 100_000_000, DEFAULT_MAX_CHARS);
-  if (n < MIN_MAX_CHARS)
-    throw new SluiceError('invalid_params', `--max-chars must be at least ${MIN_MAX_CHARS}`);
-  return n;
-}
-
-function parseMaxBytes(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = parseLimit(value, '--max-bytes', 100_000_000, 0);
-  if (n < MIN_MAX_BYTES)
-    throw new SluiceError('invalid_params', `--max-bytes must be at least ${MIN_MAX_BYTES}`);
-  return n;
-}
-
-/** `--max-chars` and `--max-bytes` over the client's defaults (bounded-read.ts `readBudgetFor`). */
-function readBudget(opts: { maxChars?: string | undefined; maxBytes?: string | undefined }): ReadBudget {
-  return readBudgetFor(process.env, {
-    maxChars: opts.maxChars === undefined ? undefined : parseMaxChars(opts.maxChars),
-    maxBytes: parseMaxBytes(opts.maxBytes),
-  });
-}
-
-function parseOffset(value: string): number {
-  if (!/^\d{1,10}$/.test(value)) throw new SluiceError('invalid_params', '--offset must be a whole number');
-  return Number(value);
-}
-
-/**
- * The exact commands that continue a bounded read, repeating the options that shaped it and the
- * `--as`/`--home`/`--db` typed on this command line (the environment carries over by itself).
- * They stay at the end, so the command still starts with `sluice message` (what clients pre-approve).
- */
-function continueCommands(
-  opts: { from?: string; archive?: boolean; limit?: string; maxChars?: string; maxBytes?: string },
-  typed: GlobalOptions,
-): ContinueCommands {
-  const where = [
-    ...(typed.as !== undefined ? [` --as ${shellWord(typed.as)}`] : []),
-    ...(typed.home !== undefined ? [` --home ${shellWord(typed.home)}`] : []),
-    ...(typed.db !== undefined ? [` --db ${shellWord(typed.db)}`] : []),
-  ].join('');
-  const shared = opts.maxChars !== undefined ? ` --max-chars ${parseMaxChars(opts.maxChars)}` : '';
-  const typedBytes = parseMaxBytes(opts.maxBytes);
-  // A page in a model's shell names the budget of the page after it; otherwise a typed one repeats.
-  const bytesFlag = (maxBytes: number | undefined) => {
-    const n = maxBytes ?? typedBytes;
-    return n === undefined ? '' : ` --max-bytes ${n}`;
-  };
-  const list = [
-    ...(opts.archive ? [' --archive'] : []),
-    ...(opts.from !== undefined ? [` --from ${shellWord(opts.from)}`] : []),
-    ...(opts.limit !== undefined ? [` --limit ${opts.limit}`] : []),
-  ].join('');
-  return {
-    listAfter: (id, maxBytes) =>
-      `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}${bytesFlag(maxBytes)}${where}`,
-    // In a model's shell a read part runs alone, so it takes the default budget, not a page's chained one.
-    readFrom: (id, offset) =>
-      `sluice message read ${shellWord(id)} --json${shared}${inModelShell(process.env) ? '' : bytesFlag(undefined)}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
-  };
-}
-
-/**
- * Text `ls --include-body` within `budget`: whole entries, oldest first, and a last line naming
- * the command that continues (the JSON form's `next`).
- */
-function boundedTextListing(
-  rows: readonly InboxListing[],
-  entries: readonly string[],
-  hasMore: boolean,
-  budget: ReadBudget,
-  commands: ContinueCommands,
-): string {
-  let text = '';
-  for (const [i, entry] of entries.entries()) {
-    const row = rows[i] as InboxListing;
-    const isLast = i === entries.length - 1;
-    const tail = isLast && !hasMore ? '' : `next: ${commands.listAfter(row.projection.message_id)}\n`;
-    if (!fitsReadBudget(`${text}${entry}\n${tail}`, budget)) {
-      if (i === 0) {
-        const id = row.projection.message_id;
-        return `${id} is too large to show here; read it: ${commands.readFrom(id, 0)}\nnext: ${commands.listAfter(id)}\n`;
-      }
-      const prev = rows[i - 1] as InboxListing;
-      return `${text}next: ${commands.listAfter(prev.projection.message_id)}\n`;
-    }
-    text += `${entry}\n`;
-  }
-  const last = rows.at(-1);
-  return hasMore && last ? `${text}next: ${commands.listAfter(last.projection.message_id)}\n` : text;
 }
 
 export function registerMessageCommands(program: Command): void {
@@ -222,6 +106,11 @@ export function registerMessageCommands(program: Command): void {
     .option('--include-body', 'include complete bodies')
     .option('--archive', 'list archived and handled messages instead')
     .option('--since <id>', 'only messages after this one')
+    .option(
+      '--resume <id>',
+      "with --json --include-body: start with this message's body from --offset (from a page's next)",
+    )
+    .option('--offset <n>', 'with --resume: the UTF-16 offset in its body where the page starts')
     .option('--from <name>', 'only messages from this principal')
     .option('--limit <n>', 'how many (default 100)')
     .option('--max-chars <n>', `with --include-body: ${MAX_CHARS_HELP}`)
@@ -235,6 +124,8 @@ export function registerMessageCommands(program: Command): void {
             includeBody?: boolean;
             archive?: boolean;
             since?: string;
+            resume?: string;
+            offset?: string;
             from?: string;
             limit?: string;
             maxChars?: string;
@@ -242,6 +133,7 @@ export function registerMessageCommands(program: Command): void {
           },
         ) => {
           const limit = parseLimit(opts.limit, '--limit', 10_000, 100);
+          const resume = resumePoint(opts);
           const budget = readBudget(opts);
           const me = await actor();
           const relationOf = await relationsFor(host, me);
@@ -249,6 +141,7 @@ export function registerMessageCommands(program: Command): void {
           const fetched = await listInbox(host, me, {
             archive: opts.archive === true,
             sinceId: opts.since,
+            startId: resume?.id,
             fromName: opts.from,
             limit: Math.min(limit + 1, 10_000),
           });
@@ -256,11 +149,14 @@ export function registerMessageCommands(program: Command): void {
           const rows = hasMore ? fetched.slice(0, limit) : fetched;
           if (opts.json && opts.includeBody) {
             // A model's read: complete bodies, within its tool-output cap, with the command that continues.
+            // The resumed message may have left the inbox meanwhile: then the page starts after it.
+            const startOffset = resume && rows[0]?.projection.message_id === resume.id ? resume.offset : 0;
             const page = boundedMessagePage(
               rows.map((r) => listingRow(r, true, relationOf)),
               hasMore,
               budget,
               continueCommands(opts, typed),
+              startOffset,
             );
             await writeOut(page.text);
             return;

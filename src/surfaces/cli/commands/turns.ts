@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { requireAgent } from '../../../host/inbox.js';
-import { beginTurn, endTurn } from '../../../host/turns.js';
+import { beginTurn, endTurn } from '../../../host/turns/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 

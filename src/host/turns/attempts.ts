@@ -7,12 +7,12 @@ import {
   pruneDispatchAttempts,
   removeDispatchAttempt,
   setDispatchAttemptReason,
-} from '../store/ops/dispatch-attempts.js';
-import { findInboxEntry } from '../store/ops/inbox.js';
-import { appendProgressEvents } from '../store/ops/message-status.js';
-import { announceCommit, type HostContext, nowIso } from './context.js';
-import { transitionEntry } from './inbox.js';
-import type { Principal } from './principals.js';
+} from '../../store/ops/dispatch-attempts.js';
+import { findInboxEntry } from '../../store/ops/inbox.js';
+import { appendProgressEvents } from '../../store/ops/message-status.js';
+import { announceCommit, type HostContext, nowIso } from '../context.js';
+import { transitionEntry } from '../inbox.js';
+import type { Principal } from '../principals.js';
 
 /**
  * Driver turns that may carry one message without settling before it is returned with its reason

@@ -1,16 +1,17 @@
-import { sha256Hex } from '../core/fragment.js';
+import { sha256Hex } from '../../core/fragment.js';
 import {
   deleteCoverageOffers,
   findCoverageOffers,
   insertCoverageOffers,
-} from '../store/ops/coverage-offers.js';
-import { appendProgressEvents } from '../store/ops/message-status.js';
-import { findTurn } from '../store/ops/turns.js';
-import type { TurnReceipt } from '../store/schema.js';
-import type { Db } from '../store/store.js';
-import { announceCommit, type HostContext, nowIso } from './context.js';
-import type { Principal } from './principals.js';
-import { type CoverageRead, coverTurn, openTurnOf } from './turns.js';
+} from '../../store/ops/coverage-offers.js';
+import { appendProgressEvents } from '../../store/ops/message-status.js';
+import { findTurn } from '../../store/ops/turns.js';
+import type { TurnReceipt } from '../../store/schema.js';
+import type { Db } from '../../store/store.js';
+import { announceCommit, type HostContext, nowIso } from '../context.js';
+import type { Principal } from '../principals.js';
+import { type CoverageRead, coverTurn } from './coverage.js';
+import { openTurnOf } from './lifecycle.js';
 
 /**
  * What a read would add to its turn's coverage once its result reaches the client (DESIGN.md I9).

@@ -1,0 +1,35 @@
+import { REPEATED_FAILURE_KIND, type TurnReport } from '../../host/turns/index.js';
+
+/** The terminal line for a turn: outcome, counts, the first ids, duration. */
+export function turnStatusLine(agent: string, r: TurnReport, at: Date = new Date()): string {
+  const time = at.toISOString().slice(11, 19);
+  const ids =
+    r.delivered.length === 0
+      ? ''
+      : ` [${r.delivered.slice(0, 3).join(' ')}${r.delivered.length > 3 ? ' …' : ''}]`;
+  const outcome = r.outcome === 'failed' ? `failed (${r.failureKind})` : r.outcome;
+  const seconds = (r.durationMs / 1000).toFixed(1);
+  return `${time} ${agent} ${r.turnId} ${outcome}: ${r.delivered.length} delivered${ids}, ${r.handled.length} handled, ${r.returned.length} returned, ${seconds}s`;
+}
+
+/** The terminal line for a steer: which turn, how many messages, whether the client took them. */
+export function steerStatusLine(
+  agent: string,
+  turnId: string,
+  ids: readonly string[],
+  accepted: boolean,
+  at: Date = new Date(),
+): string {
+  const shown = `[${ids.slice(0, 3).join(' ')}${ids.length > 3 ? ' …' : ''}]`;
+  const what = accepted ? 'steered' : 'steer refused, next turn';
+  return `${at.toISOString().slice(11, 19)} ${agent} ${turnId} ${what}: ${ids.length} message(s) ${shown}`;
+}
+
+/** The terminal line for a message returned because its turns kept ending without settling. */
+export function returnedStatusLine(
+  agent: string,
+  returned: { id: string; reason: string },
+  at: Date = new Date(),
+): string {
+  return `${at.toISOString().slice(11, 19)} ${agent} returned ${returned.id} (${REPEATED_FAILURE_KIND}): ${returned.reason}; resume or withdraw it to go on`;
+}

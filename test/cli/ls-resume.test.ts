@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliHere } from '../support/cli-in-process.js';
+import { tempHome } from '../support/host.js';
+
+// `message ls --resume ID --offset N`, what a page's `next` names when the page ended with the
+// first part of a body: the rest of that body from N, then the messages after it.
+describe('ls --resume continues a body split across pages', { timeout: 120_000 }, () => {
+  const { home, cleanup } = tempHome();
+  const run = (args: string[], input?: string) =>
+    runCliHere(args, { home, env: { CODEX_THREAD_ID: '' }, ...(input !== undefined ? { input } : {}) });
+  const ok = async (args: string[], input?: string) => {
+    const r = await run(args, input);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return r.stdout;
+  };
+  const ids: string[] = [];
+  const bodies = ['語😀"x'.repeat(3_000), 'second', 'third'];
+  const page = async (args: string[]) =>
+    JSON.parse(await ok(['message', 'ls', '--json', '--include-body', ...args, '--as', 'bot']));
+
+  beforeAll(async () => {
+    await ok(['init']);
+    await ok(['agent', 'add', 'bot']);
+    for (const body of bodies) ids.push((await ok(['message', 'send', 'bot', '-m', '-'], body)).trim());
+  }, 60_000);
+  afterAll(cleanup);
+
+  it('a page too small for the first body ends with its first part, and next resumes it where the part stops', async () => {
+    const first = await page(['--max-bytes', '6000']);
+    expect(first.messages).toHaveLength(1);
+    const [cut] = first.messages;
+    expect(cut).toMatchObject({ id: ids[0], part: { offset: 0, total: (bodies[0] as string).length } });
+    expect(first.next).toBe(
+      `sluice message ls --json --include-body --resume ${ids[0]} --offset ${cut.body.length} --max-bytes 6000 --as bot`,
+    );
+    const rest = await page(['--resume', ids[0] as string, '--offset', String(cut.body.length)]);
+    expect(rest.messages.map((m: { id: string }) => m.id)).toEqual(ids);
+    expect(rest.messages[0].part).toEqual({ offset: cut.body.length, total: (bodies[0] as string).length });
+    expect(cut.body + rest.messages[0].body).toBe(bodies[0]);
+    expect(rest.messages.slice(1).map((m: { body: string }) => m.body)).toEqual(bodies.slice(1));
+    expect(rest.next).toBeNull();
+  });
+
+  it('refuses --offset without --resume, --resume with --since, without --json --include-body, or past the body, with one line', async () => {
+    const cases: [string[], RegExp][] = [
+      [['message', 'ls', '--json', '--include-body', '--offset', '3'], /--resume and --offset go together/],
+      [
+        ['message', 'ls', '--json', '--include-body', '--resume', ids[0] as string],
+        /--resume and --offset go together/,
+      ],
+      [
+        ['message', 'ls', '--json', '--resume', ids[0] as string, '--offset', '3'],
+        /--resume needs --json --include-body/,
+      ],
+      [
+        [
+          'message',
+          'ls',
+          '--json',
+          '--include-body',
+          '--resume',
+          ids[1] as string,
+          '--offset',
+          '1',
+          '--since',
+          ids[0] as string,
+        ],
+        /--resume and --since exclude each other/,
+      ],
+      [
+        ['message', 'ls', '--json', '--include-body', '--resume', ids[1] as string, '--offset', '7'],
+        /--offset must be from 0 to 6/,
+      ],
+      [
+        ['message', 'ls', '--json', '--include-body', '--resume', ids[1] as string, '--offset', '-1'],
+        /--offset must be a whole number/,
+      ],
+    ];
+    for (const [args, error] of cases) {
+      const r = await run([...args, '--as', 'bot']);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(error);
+    }
+    const unknown = await run([
+      'message',
+      'ls',
+      '--json',
+      '--include-body',
+      '--resume',
+      'nope',
+      '--offset',
+      '0',
+      '--as',
+      'bot',
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no message nope in your inbox/);
+  });
+
+  it('a resumed message that left the inbox meanwhile: the page starts after it, with no part of it', async () => {
+    await ok(['message', 'archive', ids[0] as string, '--as', 'bot']);
+    const after = await page(['--resume', ids[0] as string, '--offset', '100']);
+    expect(after.messages.map((m: { id: string; body: string }) => [m.id, m.body])).toEqual([
+      [ids[1], bodies[1]],
+      [ids[2], bodies[2]],
+    ]);
+    expect(after.messages.every((m: { part?: unknown }) => m.part === undefined)).toBe(true);
+  });
+});
