@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { InboxState, MessageSource, PrincipalKind } from '../core/wire/kinds.js';
 import type { ApprovalPoliciesTable, ApprovalRulesTable, ApprovalsTable } from './approvals-schema.js';
 import type {
   TelegramApprovalsTable,
@@ -9,11 +10,9 @@ import type {
 } from './telegram-schema.js';
 
 /** Table shapes shared by every dialect. Times are ISO-8601 UTC strings so they sort as text. */
-export type PrincipalKind = 'person' | 'agent';
+export type { InboxState, MessageSource, PrincipalKind }; // the wire's words (core/wire), declared once
 export type SettlementMode = 'explicit' | 'turn';
 export type ChannelKind = 'dm' | 'group';
-export type InboxState = 'waiting' | 'handled' | 'archived' | 'withdrawn' | 'returned';
-export type MessageSource = 'person' | 'agent' | 'unknown';
 export type TurnState = 'open' | 'succeeded' | 'failed' | 'abandoned';
 
 export { isPendingState, PENDING_STATES } from '../core/pending.js';

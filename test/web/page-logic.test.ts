@@ -27,6 +27,7 @@ function row(position: number): QueueRow {
     truncated: false,
     bodyBytes: 10,
     createdAt: '2026-01-01T00:00:00.000Z',
+    attachmentCount: 0,
   };
 }
 
@@ -183,6 +184,7 @@ function message(seq: number, revision = 1, body = `m${seq}`): TimelineMessage {
     createdAt: '2026-01-01T00:00:00.000Z',
     subject: null,
     replyTo: null,
+    replyExcerpt: null,
     body,
     truncated: false,
     bodyBytes: body.length,

@@ -1,37 +1,35 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChannelPage } from '../../src/host/channels/channels.js';
-import type { InvitationPage } from '../../src/host/channels/invitations.js';
-import type { MemberPage } from '../../src/host/channels/member-pages.js';
-import type { QueueCard, QueuePageResult, QueueReadResult } from '../../src/host/device/queue-pages.js';
-import type { QueueSummary } from '../../src/host/queue/queue.js';
-import type { HistoryMessage, HistoryPage, MessageReadResult } from '../../src/host/reads/history.js';
-import type { ConnectInfo } from '../../src/surfaces/agents/connect.js';
-import type { AgentStatusReply } from '../../src/surfaces/rpc/agent-runs.js';
-import type { PrincipalListPage } from '../../src/surfaces/rpc/methods.js';
-import type * as Wire from '../../web/src/wire.js';
+import { REPO_ROOT } from '../support/host.js';
 
-// web/src/wire.ts restates the JSON-RPC shapes the page reads (it builds without the host's
-// Node-typed modules). These assignments are checked by `npm run typecheck`: if a host result
-// stops matching what the page expects, the build of this file fails instead of the page at run time.
-type Assignable<From, To> = From extends To ? true : false;
-const checks = {
-  summary: true satisfies Assignable<QueueSummary, Wire.QueueSummary>,
-  card: true satisfies Assignable<QueueCard, Wire.QueueRow>,
-  page: true satisfies Assignable<QueuePageResult, Wire.QueuePageReply>,
-  read: true satisfies Assignable<QueueReadResult, Wire.QueueReadReply>,
-  timeline: true satisfies Assignable<HistoryMessage, Wire.TimelineMessage>,
-  history: true satisfies Assignable<HistoryPage, Wire.HistoryPage>,
-  messageRead: true satisfies Assignable<MessageReadResult, Wire.MessageReadReply>,
-  channelList: true satisfies Assignable<ChannelPage, Wire.ChannelListPage>,
-  principals: true satisfies Assignable<PrincipalListPage, Wire.PrincipalListPage>,
-  members: true satisfies Assignable<MemberPage, Wire.ChannelMembersPage>,
-  agentStatus: true satisfies Assignable<AgentStatusReply, Wire.AgentStatus>,
-  connect: true satisfies Assignable<ConnectInfo, Wire.ConnectInfo>,
-  invitations: true satisfies Assignable<InvitationPage, Wire.InvitationPage>,
-};
+// web/src/wire.ts takes the reply shapes type-only from src/core/wire (`npm run typecheck` checks
+// the page against them). The page's type check has no Node types, so those modules must stay
+// types only and import nothing from outside their folder.
+const WIRE = join(REPO_ROOT, 'src', 'core', 'wire');
 
-describe('the web page wire types', () => {
-  it('accept every host result shape they restate (checked at compile time)', () => {
-    expect(Object.values(checks).every(Boolean)).toBe(true);
+describe('the wire types the page imports', () => {
+  const files = readdirSync(WIRE).filter((name) => name.endsWith('.ts'));
+
+  it('are a folder of modules', () => {
+    expect(files).toContain('index.ts');
+  });
+
+  it.each(files)('%s imports only its siblings, type-only, and declares no values', (name) => {
+    const text = readFileSync(join(WIRE, name), 'utf8');
+    const imports = [...text.matchAll(/^(import|export)\b[^;]*?from\s+['"]([^'"]+)['"]/gm)];
+    for (const [statement, , spec] of imports) {
+      expect(spec, statement).toMatch(/^\.\/[\w-]+\.js$/);
+      expect(statement, statement).toMatch(/^(import|export) type\b/);
+    }
+    expect(text).not.toMatch(/^export (const|let|function|class|enum|default)\b/m);
+  });
+
+  it('are what the page re-exports, not a copy', () => {
+    const page = readFileSync(join(REPO_ROOT, 'web', 'src', 'wire.ts'), 'utf8');
+    expect(page).toContain("from '../../src/core/wire/index.js'");
+    for (const restated of ['QueueSummary', 'QueueRow', 'TimelineMessage', 'HistoryPage', 'ConnectInfo']) {
+      expect(page, restated).not.toMatch(new RegExp(`export interface ${restated}\\b`));
+    }
   });
 });

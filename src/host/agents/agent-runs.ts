@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { SluiceError } from '../../core/errors.js';
+import type { AgentRun, RunDriver, RunState } from '../../core/wire/index.js';
 import {
   type AgentRunReport,
   claimAgentRuns,
@@ -19,33 +20,16 @@ import { announceCommit, type HostContext, nowIso } from '../identity/context.js
 import { addPrincipal, type Principal, resolveAgent, validateName } from '../identity/principals.js';
 import { managerOnAdd } from './agent-managers.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { AgentRun, RunDriver, RunState };
+
 // Agents the host runs (docs/agents.md): `sluice agent run` registers a run spec, the `sluice serve`
 // of the same machine and home supervises it (src/surfaces/agents/supervisor.ts), and the agent's
 // managers start, stop and restart it from the CLI or the page. The page never creates a spec: what
 // runs, and in which folder, is a CLI act on the machine.
 
-export type RunDriver = 'claude' | 'codex';
-
-/**
- * What a person sees of a run: the supervisor's report, read against the lease. `stopping`: asked
- * to stop, still running; `no-host`: asked to run but no `sluice serve` of its machine and home
- * holds it (none is running, or it died).
- */
-export type RunState = 'starting' | 'running' | 'stopping' | 'stopped' | 'crashed' | 'no-host';
-
-export interface AgentRunView {
-  agent: string;
-  driver: RunDriver;
-  cwd: string;
-  args: string[];
-  desired: 'running' | 'stopped';
-  state: RunState;
-  pid: number | null;
-  /** The last line the driver wrote to stderr before it exited (a crash), else null. */
-  lastError: string | null;
-  /** Restarts after crashes since the supervisor took it. */
-  restarts: number;
-  stateAt: string | null;
+/** A run with where it is registered (a device sees it without them: `AgentRun`). */
+export interface AgentRunView extends AgentRun {
   machine: string;
   home: string;
 }

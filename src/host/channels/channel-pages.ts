@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import { requireWellFormed } from '../../core/text.js';
+import type { ChannelActivityPage, ChannelActivityRow } from '../../core/wire/index.js';
 import {
   type ActivityKey,
   type ChannelByActivity,
@@ -14,30 +15,20 @@ import type { Principal } from '../identity/principals.js';
 import { type CursorKind, issueCursor, readCursor } from '../reads/cursors.js';
 import {
   type ChannelPageBudget,
-  type ChannelSummary,
   DEFAULT_CHANNEL_PAGE,
   LIST_MEMBERS_SHOWN,
   MAX_CHANNEL_PAGE,
 } from './channels.js';
 import { sidebarPlaces } from './read-marks.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { ChannelActivityPage, ChannelActivityRow };
+
 /** Memberships one filtered page examines at most: a filter that matches little stays bounded. */
 export const FILTER_SCAN = 1000;
 
 /** Longest filter text: channel names are at most 64 characters. */
 export const MAX_FILTER_LENGTH = 64;
-
-/** A `channel.list {order: "activity"}` row: the summary, the caller's activity key and unread count. */
-export interface ChannelActivityRow extends ChannelSummary {
-  /** Sort key, newest first (ties: the channel id, descending): a seq, comparable across rows. */
-  activity: number;
-  unread: number;
-}
-
-export interface ChannelActivityPage {
-  channels: ChannelActivityRow[];
-  nextCursor: string | null;
-}
 
 /** `channel.list {order: "activity"}`: the keyset (activity, channel id) to continue after. */
 const ACTIVITY_CURSOR: CursorKind<{ a: number; c: string }> = {

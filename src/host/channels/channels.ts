@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
+import type { ChannelPage, ChannelSummary } from '../../core/wire/index.js';
 import {
   type ChannelRow,
   findChannelByDmKey,
@@ -19,6 +20,9 @@ import { announceCommit, type HostContext, newId, nowIso } from '../identity/con
 import { type Principal, resolvePrincipal, validateName } from '../identity/principals.js';
 import { channelNotFound, describeChannel as describe, findChannelRef } from './channel-refs.js';
 import { admitOrInvite, invitationsChanged, type MembershipChange } from './invitations.js';
+
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { ChannelPage, ChannelSummary };
 
 export type Channel = ChannelRow;
 
@@ -148,21 +152,6 @@ export async function peekTarget(
 
 export async function getChannel(ctx: HostContext, actor: Principal, channelId: string): Promise<Channel> {
   return requireMemberChannel(ctx.store.db, actor, channelId);
-}
-
-export interface ChannelSummary {
-  id: string;
-  name: string;
-  kind: 'dm' | 'group';
-  /** The first {@link LIST_MEMBERS_SHOWN} current members by name. */
-  members: { id: string; name: string; kind: 'person' | 'agent' }[];
-  memberCount: number;
-}
-
-export interface ChannelPage {
-  channels: ChannelSummary[];
-  /** Continues after the last channel listed; null when this page reached the end. */
-  nextCursor: string | null;
 }
 
 const channelListBinding = (actor: Principal) => ({

@@ -1,5 +1,6 @@
 import { decodeCursor, encodeCursor } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
+import type { InvitationPage, InvitationSummary } from '../../core/wire/index.js';
 import { type ChannelRow, isActiveMember, upsertMembership } from '../../store/ops/channels.js';
 import { appendEvent } from '../../store/ops/events.js';
 import {
@@ -22,6 +23,9 @@ import { joinsDirectly, requireBlockable } from '../identity/access.js';
 import { announceCommit, type HostContext, type HostLimits, nowIso } from '../identity/context.js';
 import { type Principal, resolvePrincipal } from '../identity/principals.js';
 import { describeChannel, findChannelRef } from './channel-refs.js';
+
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { InvitationPage, InvitationSummary };
 
 // Consent before membership (docs/security.md, "Consent"): a person named in a group, or added
 // to one, is invited and joins only by accepting; they may decline, and block an inviter, whose
@@ -84,17 +88,6 @@ export async function admitOrInvite(
 /** The event that tells the invitee's open pages to re-read their invitations (`invitations.changed`). */
 export async function invitationsChanged(trx: Db, invitee: Pick<Principal, 'id'>, at: string): Promise<void> {
   await appendEvent(trx, { kind: 'invitation.changed', agent_id: invitee.id, created_at: at });
-}
-
-export interface InvitationSummary {
-  channel: { id: string; name: string; kind: 'dm' | 'group' };
-  invitedBy: { id: string; name: string; kind: 'person' | 'agent' };
-  createdAt: string;
-}
-
-export interface InvitationPage {
-  invitations: InvitationSummary[];
-  nextCursor: string | null;
 }
 
 const DEFAULT_INVITATION_PAGE = 50;

@@ -1,23 +1,17 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
+import type { MemberPage } from '../../core/wire/index.js';
 import { countActiveMembers, listActiveMembersPage, type MemberEntry } from '../../store/ops/member-pages.js';
 import { requireMemberChannel } from '../identity/access.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 import { issueCursor, NAME_CURSOR, readCursor } from '../reads/cursors.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { MemberPage };
+
 /** Largest and default `channel.members` page. */
 export const MAX_MEMBER_PAGE = 200;
-
-/** The `channel.members` reply. */
-export interface MemberPage {
-  channelId: string;
-  members: MemberEntry[];
-  /** Every current member, not just this page's. */
-  memberCount: number;
-  /** Continues after the last member listed; null when this page reached the end. */
-  nextCursor: string | null;
-}
 
 const memberPageBinding = (actor: Principal, channelId: string) => ({
   caller: actor.id,

@@ -1,8 +1,11 @@
 import { utf8Length } from '../../core/measure.js';
 import { cutUtf8 } from '../../core/preview.js';
+import type { QueueCard } from '../../core/wire/index.js';
 import type { CardRow } from '../../store/ops/queue-pages.js';
-import type { InboxState, MessageSource } from '../../store/schema.js';
 import { parseJsonArray } from '../messages/projection.js';
+
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { QueueCard };
 
 /** Device-read limits (DESIGN.md §3.3); each is a setting with the design's default. */
 export const PREVIEW_BYTES = 512;
@@ -11,25 +14,6 @@ export const MAX_PAGE_SIZE = 200;
 export const DEFAULT_PAGE_SIZE = 40;
 /** Characters of a body read for its preview: at most 4 bytes each, so never short of PREVIEW_BYTES. */
 export const HEAD_CHARS = PREVIEW_BYTES;
-
-/** One queue card as a device sees it: metadata and a short preview, never the whole body. */
-export interface QueueCard {
-  messageId: string;
-  channelId: string;
-  position: number;
-  state: InboxState;
-  source: MessageSource;
-  senderLabels: string[];
-  senderCount: number;
-  preview: string;
-  truncated: boolean;
-  bodyBytes: number;
-  createdAt: string;
-  /** How many files the message carries (0 when none): the card's attachment mark. */
-  attachmentCount: number;
-  returnedReason?: string;
-  returnedFailure?: { kind: string };
-}
 
 /** A rendered result: the object and its exact JSON text (what the budget was measured on). */
 export interface Rendered<T> {

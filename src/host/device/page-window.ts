@@ -1,7 +1,11 @@
+import type { StaleReason } from '../../core/wire/index.js';
 import { type CardQuery, type CardRow, inboxPositionOf, loadCards } from '../../store/ops/queue-pages.js';
 import type { Db } from '../../store/store.js';
 import type { QueuePageCursor } from '../reads/cursors.js';
 import { HEAD_CHARS } from './cards.js';
+
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { StaleReason };
 
 /** The candidate rows of one page, before it is fitted to the reply budget. */
 export interface PageWindow {
@@ -14,8 +18,6 @@ export interface PageWindow {
   /** forward keeps a prefix, backward a suffix, around keeps the anchor (first of `after`). */
   mode: 'forward' | 'backward' | 'around';
 }
-
-export type StaleReason = 'generation' | 'filter' | 'agent' | 'anchor-gone' | 'anchor-moved';
 
 /** The cards a page draws from: one agent's pending entries, maybe of one source. */
 export type CardScope = Pick<CardQuery, 'agentId' | 'channelIds' | 'source'>;

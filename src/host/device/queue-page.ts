@@ -3,6 +3,7 @@ import { SluiceError } from '../../core/errors.js';
 import { type FitFrame, fitLargestPrefix } from '../../core/fit.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
+import type { QueuePageResult } from '../../core/wire/index.js';
 import type { QueueRow } from '../../store/ops/queues.js';
 import type { MessageSource } from '../../store/schema.js';
 import { requireQueueAccess } from '../identity/access.js';
@@ -25,6 +26,9 @@ import {
   windowFromCursor,
 } from './page-window.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { QueuePageResult };
+
 export interface QueuePageParams {
   agent: string;
   source?: MessageSource | undefined;
@@ -33,18 +37,6 @@ export interface QueuePageParams {
   around?: string | undefined;
   size?: number | undefined;
 }
-
-export type QueuePageResult =
-  | {
-      status: 'page';
-      generation: string;
-      revision: number;
-      rows: QueueCard[];
-      hasMore: { before: boolean; after: boolean };
-      previousCursor: string | null;
-      nextCursor: string | null;
-    }
-  | { status: 'stale'; generation: string; revision: number; reason: StaleReason };
 
 const pageBinding = (actor: Principal) => ({ caller: actor.id, filter: 'queue.page', target: 'queue' });
 

@@ -2,8 +2,8 @@ import { type CursorBinding, canonicalFilter } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import { isPendingState } from '../../core/pending.js';
+import type { BodyStatus, QueueReadResult } from '../../core/wire/index.js';
 import { queuedBody } from '../../store/ops/queue-pages.js';
-import type { InboxState } from '../../store/schema.js';
 import { requireQueueAccess } from '../identity/access.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
@@ -11,17 +11,8 @@ import { BODY_PART_CURSOR, issueCursor, readCursor } from '../reads/cursors.js';
 import { renderBodyPartOf } from './body-parts.js';
 import type { Rendered } from './cards.js';
 
-export type BodyStatus = 'gone' | 'handed-off' | 'state-changed';
-
-export type QueueReadResult =
-  | {
-      status: 'body';
-      messageId: string;
-      bodyBytes: number;
-      part: { offset: number; text: string };
-      nextCursor: string | null;
-    }
-  | { status: BodyStatus; messageId: string; state: InboxState | null };
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { BodyStatus, QueueReadResult };
 
 /**
  * The exact stored body of a pending card, in parts: each complete result text fits

@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import type { PrincipalListPage } from '../../core/wire/index.js';
 import { listManagedAgents } from '../../store/ops/agent-managers.js';
 import { listPrincipalDirectory, type PrincipalEntry } from '../../store/ops/principal-directory.js';
 import type { Db } from '../../store/store.js';
@@ -6,15 +7,11 @@ import { isHostOwner } from './access.js';
 import type { HostContext } from './context.js';
 import type { Principal } from './principals.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { PrincipalListPage };
+
 /** Largest and default `principal.list` page. */
 export const MAX_PRINCIPAL_PAGE = 200;
-
-/** The `principal.list` reply. */
-export interface PrincipalListPage {
-  principals: PrincipalEntry[];
-  /** The name to continue after, or null on the last page. */
-  nextAfter: string | null;
-}
 
 /**
  * `principal.list`: names and kinds of every principal, for starting a DM or naming members. Any

@@ -1,12 +1,9 @@
+import type { AttachmentRef } from '../../core/wire/index.js';
 import type { MessageRow } from '../../store/ops/messages.js';
 import type { PrincipalKind } from '../../store/schema.js';
 
-export interface AttachmentRef {
-  attachment_id: string;
-  name: string;
-  mime: string;
-  size: number;
-}
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { AttachmentRef };
 
 /** What a model receives for one message: complete body, nothing from the human presentation record. */
 export interface MessageProjection {

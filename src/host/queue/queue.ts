@@ -1,6 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import { isPendingState } from '../../core/pending.js';
 import { requireWellFormed, sliceWhole } from '../../core/text.js';
+import type { QueueSummary } from '../../core/wire/index.js';
 import { appendEvent } from '../../store/ops/events.js';
 import { findInboxEntry, firstPositionInState, newestPendingPersonEntry } from '../../store/ops/inbox.js';
 import { findMessageById } from '../../store/ops/messages.js';
@@ -22,19 +23,8 @@ import { type Principal, resolveAgent } from '../identity/principals.js';
 import { editMessage } from '../messages/messages.js';
 import { transitionEntry } from './inbox.js';
 
-export interface QueueSummary {
-  agent: string;
-  generation: string;
-  revision: number;
-  total: number;
-  /** Messages ever put in this queue, settled or not: 0 means the agent has had none yet. */
-  totalQueued: number;
-  counts: { person: number; agent: number; unknown: number };
-  newestPersonMessageId: string | null;
-  blockingReturnedMessageId: string | null;
-  resumeAvailable: boolean;
-  paused: boolean;
-}
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { QueueSummary };
 
 /** A summary before it is fitted to a reader: the channels its two message ids belong to. */
 export interface QueueSummaryFacts {

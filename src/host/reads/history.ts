@@ -5,10 +5,11 @@ import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { cutUtf8 } from '../../core/preview.js';
 import { sliceWhole } from '../../core/text.js';
+import type { HistoryMessage, HistoryPage, MessageReadResult, ReplyExcerpt } from '../../core/wire/index.js';
 import { findMessageById, listChannelHistory, type MessageRow } from '../../store/ops/messages.js';
 import { findCurrentMemberIds, findReceiptRows, findReplyHeads } from '../../store/ops/presentation.js';
 import { findPrincipalsByIds } from '../../store/ops/principals.js';
-import type { InboxState, PrincipalKind } from '../../store/schema.js';
+import type { InboxState } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
 import { getChannel } from '../channels/channels.js';
 import { listReadMarks } from '../channels/read-marks.js';
@@ -18,6 +19,9 @@ import type { Principal } from '../identity/principals.js';
 import { getMessageRow } from '../messages/messages.js';
 import { type AttachmentRef, parseJsonArray } from '../messages/projection.js';
 import { BODY_PART_CURSOR, HISTORY_CURSOR, issueCursor, readCursor } from './cursors.js';
+
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { HistoryMessage, HistoryPage, MessageReadResult, ReplyExcerpt };
 
 export const MAX_HISTORY_PAGE = 200;
 export const DEFAULT_HISTORY_PAGE = 40;
@@ -29,49 +33,6 @@ const MAX_READ_MARKS = 64;
 export const REPLY_EXCERPT_UNITS = 160;
 /** Characters of a parent's body read to find that line (the rest of the body is never loaded). */
 const REPLY_HEAD_CHARS = 400;
-
-/** What a reply quotes of the message it answers (always in the same channel). */
-export interface ReplyExcerpt {
-  messageId: string;
-  seq: number;
-  author: { id: string; name: string; kind: PrincipalKind | 'unknown' };
-  /** The parent's first non-empty line, cut to {@link REPLY_EXCERPT_UNITS} (then `…`); '' when deleted. */
-  excerpt: string;
-  deleted: boolean;
-}
-
-/** One message as people see it: the presentation record, with receipts and revisions. */
-export interface HistoryMessage {
-  messageId: string;
-  seq: number;
-  channelId: string;
-  author: { id: string; name: string; kind: PrincipalKind | 'unknown' };
-  createdAt: string;
-  subject: string | null;
-  replyTo: string | null;
-  /** The quoted parent of a reply (null when not a reply, or the parent is gone). */
-  replyExcerpt: ReplyExcerpt | null;
-  body: string;
-  /** True when `body` is a preview: read the whole text with message.read. */
-  truncated: boolean;
-  bodyBytes: number;
-  attachments: AttachmentRef[];
-  actions?: unknown[];
-  revision: number;
-  editedAt: string | null;
-  /** Delivery receipts: where each addressed agent's copy stands (≤ 16; see receiptCount). */
-  receipts: { agent: string; state: InboxState }[];
-  receiptCount: number;
-}
-
-export interface HistoryPage {
-  status: 'page';
-  channelId: string;
-  messages: HistoryMessage[];
-  readMarks: { principal: string; lastReadSeq: number; updatedAt: string }[];
-  hasMore: boolean;
-  nextCursor: string | null;
-}
 
 export interface HistoryParams {
   channelId: string;
@@ -295,17 +256,6 @@ export async function presentForLive(
 export async function currentMemberIds(db: Db, channelId: string): Promise<Set<string>> {
   return new Set(await findCurrentMemberIds(db, channelId));
 }
-
-export type MessageReadResult =
-  | {
-      status: 'body';
-      messageId: string;
-      revision: number;
-      bodyBytes: number;
-      part: { offset: number; text: string };
-      nextCursor: string | null;
-    }
-  | { status: 'state-changed'; messageId: string; revision: number };
 
 /**
  * The exact stored body of a message in a channel the actor belongs to, in parts whose complete

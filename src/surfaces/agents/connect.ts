@@ -1,33 +1,13 @@
 import { shellWord } from '../../core/shell-word.js';
+import type { ConnectCommand, ConnectInfo } from '../../core/wire/index.js';
 import { sluiceCommandForHome, sluiceCommandHere } from '../cli/on-path.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { ConnectCommand, ConnectInfo };
+
 // The page's "Connect" panel (docs/agents.md, docs/web.md): the exact commands that attach a client
 // to one agent on this host, as a person types them in a shell on this machine.
-
-export interface ConnectCommand {
-  /** Stable id for the page: `run`, `hooks`, `mcp`. */
-  id: 'run' | 'hooks' | 'mcp';
-  /** What the command does, one line. */
-  label: string;
-  command: string;
-}
-
-export interface ConnectInfo {
-  agent: string;
-  /** How `sluice` is spelled here: `sluice`, or this clone's bin/sluice.js. */
-  sluice: string;
-  /** The one-time step that puts `sluice` on PATH, when it is not (null when it is). */
-  pathStep: string | null;
-  /**
-   * The host's database is PostgreSQL: the commands need `SLUICE_DB` set to its URL, which the
-   * page never shows (it may hold a password).
-   */
-  needsDatabaseUrl: boolean;
-  /** Per client: run it from the host, install hooks into a project, the MCP server. */
-  claude: ConnectCommand[];
-  codex: ConnectCommand[];
-}
 
 export interface ConnectPlace {
   launcher: SluiceLauncher;

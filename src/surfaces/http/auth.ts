@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/identity/index.js';
 import { authenticateSession, authenticateToken, type Principal } from '../../host/identity/index.js';
 import { markSocketAuthenticated } from './socket-deadlines.js';
@@ -83,6 +84,15 @@ function unauthenticated(reply: FastifyReply, message: string) {
     .code(401)
     .header('www-authenticate', 'Bearer')
     .send({ error: { code: 'unauthenticated', message } });
+}
+
+/**
+ * Who a request behind {@link requireAuth} comes from. A route that forgot the hook gets an
+ * `internal` error (a bug), never a request served as nobody.
+ */
+export function authenticatedPrincipal(req: FastifyRequest): Principal {
+  if (!req.principal) throw new SluiceError('internal', 'a route behind requireAuth ran without a principal');
+  return req.principal;
 }
 
 /**

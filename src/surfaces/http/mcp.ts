@@ -5,7 +5,7 @@ import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import { ReceiptLedger } from '../mcp/receipts.js';
 import { buildMcpServer, type McpServerOptions } from '../mcp/tools.js';
-import { requireAuth } from './auth.js';
+import { authenticatedPrincipal, requireAuth } from './auth.js';
 import { capBodiesPerPrincipal } from './limits.js';
 import { internalErrorReply, routableRequest, sseReply } from './mcp-fast-path.js';
 import { AgentToolServers } from './mcp-servers.js';
@@ -61,7 +61,7 @@ export async function registerMcpRoute(
       url: '/mcp',
       bodyLimit: options.maxBodyBytes,
       handler: async (req, reply) => {
-        const agent = req.principal as Principal;
+        const agent = authenticatedPrincipal(req);
         if (agent.kind !== 'agent') {
           return reply
             .code(403)

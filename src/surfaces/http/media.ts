@@ -2,9 +2,9 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SluiceError } from '../../core/errors.js';
 import { decodeUtf8Exactly } from '../../core/text.js';
-import type { HostContext, Principal } from '../../host/identity/index.js';
+import type { HostContext } from '../../host/identity/index.js';
 import { openMediaStream, putMediaStream } from '../../host/media/index.js';
-import { requireAuth } from './auth.js';
+import { authenticatedPrincipal, requireAuth } from './auth.js';
 import { answerBusy, type HttpLimits } from './limits.js';
 import { PrincipalGate } from './principal-gate.js';
 import { resolveRange } from './range.js';
@@ -79,7 +79,7 @@ export async function registerMediaRoutes(
     });
 
     const upload = async (req: FastifyRequest, reply: FastifyReply) => {
-      const principal = req.principal as Principal;
+      const principal = authenticatedPrincipal(req);
       const cap = ctx.limits.maxUploadBytes;
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
       if (Number.isFinite(declared) && declared > cap) {
@@ -109,7 +109,7 @@ export async function registerMediaRoutes(
 
     scope.get('/media/:id', async (req, reply) => {
       const { id } = req.params as { id: string };
-      const principal = req.principal as Principal;
+      const principal = authenticatedPrincipal(req);
       try {
         const { media, open } = await openMediaStream(ctx, principal, id);
         const etag = `"${media.sha256}"`;

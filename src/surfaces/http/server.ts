@@ -2,15 +2,16 @@ import { join } from 'node:path';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { isSluiceError } from '../../core/errors.js';
-import type { HostContext, Principal, SessionSettings } from '../../host/identity/index.js';
+import type { HostContext, SessionSettings } from '../../host/identity/index.js';
 import { pingStore } from '../../host/identity/index.js';
 import { type LiveHub, startLiveHub } from '../../host/live/index.js';
 import { sweepUploadTemp } from '../../host/media/index.js';
-import { RpcConnection } from '../rpc/connection.js';
+import type { RpcConnection } from '../rpc/connection.js';
 import { type DispatchObserver, handleRpcBytes } from '../rpc/dispatch.js';
+import { isExpectedFailure } from '../rpc/errors.js';
 import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
 import { packageRoot } from '../sluice-package.js';
-import { requireAuth, sessionCookieName } from './auth.js';
+import { authenticatedPrincipal, requireAuth, sessionCookieName } from './auth.js';
 import { channelCreateRateGate } from './channel-create-rate.js';
 import { createHostAllowList, registerRequestGuard } from './guard.js';
 import {
@@ -25,9 +26,11 @@ import { registerLoginRoutes } from './login.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMediaRoutes } from './media.js';
 import { PrincipalGate } from './principal-gate.js';
+import { serveRpcSocket } from './rpc-socket.js';
 import { sendRateGate } from './send-rate.js';
 import { installSocketDeadlines } from './socket-deadlines.js';
 import { registerStaticPage } from './static.js';
+import { httpError } from './status.js';
 import { UploadsInFlight } from './uploads-in-flight.js';
 
 /**
@@ -37,11 +40,6 @@ import { UploadsInFlight } from './uploads-in-flight.js';
 export function uploadTempMaxAgeMs(limits: Pick<HttpLimits, 'requestTimeoutMs'>): number {
   return Math.max(60 * 60 * 1000, 2 * limits.requestTimeoutMs);
 }
-
-import { httpError } from './status.js';
-
-/** How often an idle WebSocket's credential is checked again (revocation, logout, expiry). */
-const CREDENTIAL_RECHECK_MS = 15_000;
 
 export interface HostServerOptions {
   ctx: HostContext;
@@ -67,25 +65,51 @@ export interface HostServerOptions {
   logLinesDropped?: () => number;
 }
 
-/** A running host: the Fastify app, its live hub and open WebSocket connections. */
-export interface HostServer {
+/**
+ * A built host, not yet listening: the Fastify app (`app.inject` serves requests without a port),
+ * its live hub and open WebSocket connections.
+ */
+export interface HostApp {
   app: FastifyInstance;
   hub: LiveHub;
   connections: ReadonlySet<RpcConnection>;
   /** Uploads being handled now (and how many have settled), for shutdown and status. */
   uploads: Pick<UploadsInFlight, 'count' | 'settled' | 'idle'>;
   limits: RpcLimits;
-  /** `http://host:port` as bound. */
-  url: string;
+  /** Where {@link listenHostApp} binds: the address and port it was built for (0: a free port). */
+  bind: { host: string; port: number };
   /** Stops accepting, closes every socket and the live hub (the caller closes the store). */
   close(): Promise<void>;
+}
+
+/** A listening host. */
+export interface HostServer extends HostApp {
+  /** `http://host:port` as bound. */
+  url: string;
+}
+
+/** Builds the host ({@link buildHostApp}) and listens ({@link listenHostApp}). */
+export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
+  const built = await buildHostApp(options);
+  try {
+    return await listenHostApp(built);
+  } catch (err) {
+    await built.close();
+    throw err;
+  }
+}
+
+/** Starts accepting connections at the address the app was built for. */
+export async function listenHostApp(built: HostApp): Promise<HostServer> {
+  const url = await built.app.listen(built.bind);
+  return { ...built, url };
 }
 
 /**
  * One Fastify process for people and devices: JSON-RPC 2.0 at `/rpc` (WebSocket and POST), media,
  * MCP over HTTP, the web page, `/login` and `/healthz`. Live updates follow the event log.
  */
-export async function startHostServer(options: HostServerOptions): Promise<HostServer> {
+export async function buildHostApp(options: HostServerOptions): Promise<HostApp> {
   const { ctx } = options;
   const limits: RpcLimits = { ...DEFAULT_RPC_LIMITS, ...options.limits };
   const httpLimits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.httpLimits };
@@ -115,21 +139,27 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     return reply.code(status).send(body);
   });
   app.decorateRequest('principal', null);
-  const bindHost = options.host ?? '127.0.0.1';
+  const bind = { host: options.host ?? '127.0.0.1', port: options.port ?? 7777 };
   const boundPort = () => {
     const address = app.server.address();
-    return typeof address === 'object' && address ? address.port : (options.port ?? 7777);
+    return typeof address === 'object' && address ? address.port : bind.port;
   };
   app.decorate('sessionCookieName', { getter: () => sessionCookieName(boundPort()) });
   const observer: DispatchObserver = {
     onError: (method, err) => {
-      if ((err as { name?: string }).name !== 'SluiceError' && !(err as { rpc?: unknown }).rpc) {
-        app.log.error({ err, method }, 'rpc handler failed');
-      }
+      if (!isExpectedFailure(err)) app.log.error({ err, method }, 'rpc handler failed');
     },
   };
   const hub = await startLiveHub(ctx, { onError: (err) => app.log.error({ err }, 'live feed failed') });
   const connections = new Set<RpcConnection>();
+  const socketDeps = {
+    session: { ctx, limits, admitSend, admitChannelCreate },
+    hub,
+    observer,
+    webSockets,
+    idleWebSocketMs: httpLimits.idleWebSocketMs,
+    connections,
+  };
 
   await app.register(websocket, {
     options: { maxPayload: limits.maxFrameBytes },
@@ -143,7 +173,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   // socket closed by that plugin.
   registerRequestGuard(
     app,
-    createHostAllowList({ bindHost, port: boundPort, allowedHosts: options.allowedHosts ?? [] }),
+    createHostAllowList({ bindHost: bind.host, port: boundPort, allowedHosts: options.allowedHosts ?? [] }),
   );
 
   app.get('/healthz', async (_req, reply) => {
@@ -176,104 +206,12 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
         reply.code(426).send({
           error: { code: 'invalid_params', message: 'GET /rpc is a WebSocket: upgrade, or POST a request' },
         }),
-      wsHandler: (socket, req) => {
-        const principal = req.principal as Principal;
-        // A fair share: one principal's sockets never take the whole connection cap.
-        const releaseSlot = webSockets.tryEnter(principal.id);
-        if (!releaseSlot) {
-          socket.close(4429, `at most ${webSockets.max} WebSockets per principal are open; close one first`);
-          return;
-        }
-        const connection = new RpcConnection({
-          session: { ctx, principal, limits, admitSend, admitChannelCreate },
-          socket,
-          hub,
-          observer,
-        });
-        connections.add(connection);
-        // Authorization before anything runs: a frame is handled only after a credential check that
-        // started after it arrived (revoked, expired or logged out → refused and the socket closed,
-        // so nothing runs after "Log out" and an open page does not outlive its session). Frames
-        // that arrive during a check wait for the next one, so a burst costs one check, not one
-        // each, and frames keep their arrival order.
-        let waiting: string[] = [];
-        let admitting = false;
-        let ended = false;
-        const admitWaiting = async () => {
-          admitting = true;
-          while (waiting.length > 0 && !ended) {
-            const batch = waiting;
-            waiting = [];
-            const current = await credentialCurrent();
-            if (ended) break;
-            if (!current) {
-              closeAsEnded();
-              break;
-            }
-            for (const text of batch) connection.receive(text);
-          }
-          waiting = [];
-          admitting = false;
-        };
-        // An open socket with no subscription that sends nothing only holds a connection: closed
-        // within a quarter of the idle time after it passes.
-        const idleMs = httpLimits.idleWebSocketMs;
-        let lastFrameAt = Date.now();
-        const idle = setInterval(
-          () => {
-            if (!connection.subscribed && Date.now() - lastFrameAt >= idleMs)
-              socket.close(4408, `idle: no subscription and no request for ${idleMs / 1000} s`);
-          },
-          Math.max(50, Math.floor(idleMs / 4)),
-        );
-        idle.unref();
-        socket.on('message', (data, isBinary) => {
-          lastFrameAt = Date.now();
-          if (isBinary) {
-            socket.send(
-              JSON.stringify({
-                jsonrpc: '2.0',
-                id: null,
-                error: {
-                  code: -32600,
-                  message: 'send JSON-RPC as text frames',
-                  data: { code: 'invalid_request' },
-                },
-              }),
-            );
-            return;
-          }
-          waiting.push(data.toString());
-          if (!admitting) void admitWaiting();
-        });
-        // A store error is not a revocation: the socket goes on, and the timer asks again.
-        const credentialCurrent = (): Promise<boolean> =>
-          req.credentialIsCurrent ? req.credentialIsCurrent().catch(() => true) : Promise.resolve(true);
-        const closeAsEnded = () => {
-          ended = true;
-          socket.close(4401, 'the session or token has ended; sign in again');
-        };
-        // Pushes need no request: an idle socket is checked on a timer too.
-        const recheck = setInterval(() => {
-          void credentialCurrent().then((current) => {
-            if (!current) closeAsEnded();
-          });
-        }, CREDENTIAL_RECHECK_MS);
-        recheck.unref();
-        socket.on('close', () => {
-          releaseSlot();
-          clearInterval(idle);
-          clearInterval(recheck);
-          connection.close();
-          connections.delete(connection);
-        });
-        socket.on('error', (err) => req.log.warn({ err }, 'websocket error'));
-      },
+      wsHandler: (socket, req) => serveRpcSocket(socket, req, socketDeps),
     });
     scope.post('/rpc', async (req, reply) => {
       const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const reply_ = await handleRpcBytes(
-        { ctx, principal: req.principal as Principal, limits, admitSend, admitChannelCreate },
+        { ctx, principal: authenticatedPrincipal(req), limits, admitSend, admitChannelCreate },
         bytes,
         observer,
       );
@@ -297,7 +235,6 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
   }
   registerStaticPage(app, webRoot);
 
-  const address = await app.listen({ host: bindHost, port: options.port ?? 7777 });
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -305,7 +242,7 @@ export async function startHostServer(options: HostServerOptions): Promise<HostS
     connections,
     uploads,
     limits,
-    url: address,
+    bind,
     close() {
       closing ??= (async () => {
         hub.close();

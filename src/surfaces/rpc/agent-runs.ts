@@ -1,3 +1,4 @@
+import type { AgentStatusReply } from '../../core/wire/index.js';
 import {
   type AgentRunView,
   agentRunStatus,
@@ -11,20 +12,15 @@ import { runLogPath, runLogTail } from '../agents/run-log.js';
 import { currentLauncher } from '../hooks/install-files.js';
 import type { RpcSession } from './methods.js';
 
+// The reply shapes are declared once in core/wire (the page imports them from there).
+export type { AgentStatusReply };
+
 // `agent.status|start|stop|restart|connect` (docs/rpc.md, docs/agents.md): host-run agents from a
 // device, for the agent's managers only (host/identity/access.ts requireRunControl). A device never creates
 // or changes a run spec: what runs, and where, is registered on the machine (`sluice agent run`).
 
 /** The log tail a status carries, UTF-8 bytes (whole lines). */
 export const LOG_TAIL_BYTES = 8 * 1024;
-
-export interface AgentStatusReply {
-  agent: string;
-  /** Null when the host does not run this agent (`sluice agent run` registers it). */
-  run: Omit<AgentRunView, 'home' | 'machine'> | null;
-  /** The end of its log, when the log is on this host's machine and home; else null. */
-  logTail: string | null;
-}
 
 function statusReply(session: RpcSession, agent: string, view: AgentRunView | null): AgentStatusReply {
   if (view === null) return { agent, run: null, logTail: null };

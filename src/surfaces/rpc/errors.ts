@@ -38,6 +38,14 @@ export class RpcFailure extends Error {
   }
 }
 
+/**
+ * A failure the caller is told about in its own words: a host error with a code, or a protocol
+ * refusal. Anything else is a bug (or a store fault) for the log. Classified by class, not by name.
+ */
+export function isExpectedFailure(err: unknown): boolean {
+  return err instanceof RpcFailure || isSluiceError(err);
+}
+
 /** Maps anything thrown by a handler to a wire error; bugs become a generic internal error. */
 export function toRpcError(thrown: unknown): RpcError {
   const err = asStoreFault(thrown);

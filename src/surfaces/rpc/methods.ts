@@ -1,5 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
+import type { ChannelCreated, Hello, SentReply } from '../../core/wire/index.js';
 import {
   acceptInvitation,
   addMember,
@@ -121,7 +122,8 @@ type Handler<M extends MethodName> = (
   budget: number,
 ) => Promise<HandlerResult>;
 
-const value = (v: unknown): HandlerResult => ({ value: v });
+// `value<T>` checks a reply against its shape in core/wire, the one the page reads.
+const value = <T>(v: T): HandlerResult => ({ value: v });
 
 /** Bytes of `,"unread":100`, rounded up: what the unread count adds to a `channel.list` row. */
 const UNREAD_FIELD_BYTES = 16;
@@ -134,7 +136,7 @@ export async function summaryFor(session: RpcSession, agentName: string) {
 
 export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'host.hello': async (s) =>
-    value({
+    value<Hello>({
       protocol: PROTOCOL,
       capabilities: [...CAPABILITIES],
       limits: {
@@ -226,12 +228,18 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   },
   'channel.create': async (s, p) => {
     const c = await createChannel(s.ctx, s.principal, { name: p.name, members: p.members });
-    return value({ id: c.id, name: c.name, kind: c.kind, joined: c.joined, invited: c.invited });
+    return value<ChannelCreated>({
+      id: c.id,
+      name: c.name,
+      kind: c.kind,
+      joined: c.joined,
+      invited: c.invited,
+    });
   },
   'channel.addMember': async (s, p) => {
     const change = await addMember(s.ctx, s.principal, p.channelId, p.member);
     const c = await getChannel(s.ctx, s.principal, p.channelId);
-    return value({ id: c.id, name: c.name, kind: c.kind, ...change });
+    return value<ChannelCreated>({ id: c.id, name: c.name, kind: c.kind, ...change });
   },
   'channel.removeMember': async (s, p) => {
     await removeMember(s.ctx, s.principal, p.channelId, p.member);
@@ -264,7 +272,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       attachmentIds: p.attachments,
       idempotencyKey: p.idempotency_key,
     });
-    return value({ message_id: sent.message_id, channel_id: sent.channel_id });
+    return value<SentReply>({ message_id: sent.message_id, channel_id: sent.channel_id });
   },
   'message.edit': async (s, p) => {
     const edited = await editMessage(s.ctx, s.principal, p.messageId, {
