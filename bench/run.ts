@@ -5,8 +5,12 @@ import type { BenchResult } from './result.js';
 
 // Every bench/<name>.ts exports `bench<Name>()`; the runner finds them in the built folder, runs
 // them one after another (side by side measurements live inside each module) and writes a report.
+// `run.js jetstream channels` runs only those modules and replaces only their rows in the report
+// (rows of the same name, in place; the rest of the file stays); `--print` writes nothing.
 const here = import.meta.dirname;
-const only = process.argv.slice(2);
+const args = process.argv.slice(2);
+const printOnly = args.includes('--print');
+const only = args.filter((a) => !a.startsWith('--'));
 
 function machine(): string {
   const cpu = cpus()[0]?.model ?? 'unknown cpu';
@@ -43,22 +47,49 @@ async function main(): Promise<void> {
       }
     }
   }
-  const lines = [
-    '# Benchmark results',
-    '',
-    `Machine: ${machine()}. Run: ${new Date().toISOString()}. Each ratio is measured side by side in one run.`,
-    '',
-    '| benchmark | ratio | target | meets | detail |',
-    '| --- | --- | --- | --- | --- |',
-    ...rows.map(
-      (r) =>
-        `| ${r.name} | ${r.ratio.toFixed(3)} | ${r.target} | ${r.ok ? 'yes' : '**no**'} | ${r.detail.replace(/\|/g, '\\|')} |`,
-    ),
-    '',
-  ];
+  const row = (r: BenchResult) =>
+    `| ${r.name} | ${r.ratio.toFixed(3)} | ${r.target} | ${r.ok ? 'yes' : '**no**'} | ${r.detail.replace(/\|/g, '\\|')} |`;
   const target = resolve(here, '../../bench/results.md');
-  writeFileSync(target, lines.join('\n') + keptSections(target));
+  if (printOnly) return;
+  if (only.length > 0 && existsSync(target)) {
+    writeFileSync(
+      target,
+      replaceRows(
+        readFileSync(target, 'utf8'),
+        rows.map((r) => [r.name, row(r)]),
+      ),
+    );
+  } else {
+    const lines = [
+      '# Benchmark results',
+      '',
+      `Machine: ${machine()}. Run: ${new Date().toISOString()}. Each ratio is measured side by side in one run.`,
+      '',
+      '| benchmark | ratio | target | meets | detail |',
+      '| --- | --- | --- | --- | --- |',
+      ...rows.map(row),
+      '',
+    ];
+    writeFileSync(target, lines.join('\n') + keptSections(target));
+  }
   process.stdout.write(`\nwrote ${target}\n`);
+}
+
+/**
+ * The report with each named row replaced where a row of that name is (the first table's rows
+ * start with `| name |`), and new rows appended after the first table's last row.
+ */
+function replaceRows(report: string, rows: [name: string, line: string][]): string {
+  const lines = report.split('\n');
+  const firstTable = lines.findIndex((l) => l.startsWith('| benchmark |'));
+  let end = firstTable;
+  while (end + 1 < lines.length && lines[end + 1]?.startsWith('|')) end++;
+  for (const [name, line] of rows) {
+    const at = lines.findIndex((l) => l.startsWith(`| ${name} |`));
+    if (at >= 0) lines[at] = line;
+    else if (firstTable >= 0) lines.splice(++end, 0, line);
+  }
+  return lines.join('\n');
 }
 
 /**

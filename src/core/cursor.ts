@@ -70,6 +70,14 @@ export function encodeCursor(
   return token;
 }
 
+/**
+ * The length of the token {@link encodeCursor} returns for `payload` (under any binding), without
+ * signing it: a reply that budgets room for a cursor it may not send need not compute one.
+ */
+export function encodedCursorLength(payload: Record<string, unknown>): number {
+  return Math.ceil(((MAC_BYTES + Buffer.byteLength(JSON.stringify(payload), 'utf8')) * 4) / 3);
+}
+
 function refuse(reason: string): never {
   throw new SluiceError('invalid_cursor', `invalid cursor: ${reason}`);
 }

@@ -6,6 +6,7 @@ import {
   canonicalFilter,
   decodeCursor,
   encodeCursor,
+  encodedCursorLength,
   MAX_CURSOR_LENGTH,
 } from '../../src/core/cursor.js';
 import { SluiceError } from '../../src/core/errors.js';
@@ -47,6 +48,15 @@ describe('cursors', () => {
         expect(decodeCursor(secret, b, token)).toEqual(JSON.parse(JSON.stringify(payload)));
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('say how long a token will be without signing it', () => {
+    fc.assert(
+      fc.property(bindingArb, payloadArb, (b, payload) => {
+        expect(encodedCursorLength(payload)).toBe(encodeCursor(secret, b, payload).length);
+      }),
+      { numRuns: 100 },
     );
   });
 

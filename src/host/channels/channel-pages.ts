@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { encodedCursorLength } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import { requireWellFormed } from '../../core/text.js';
@@ -127,7 +128,9 @@ export async function listChannelsByActivityPage(
       unread: places.get(c.id)?.unread ?? 0,
     };
     const moreAfter = i + 1 < rows.length || scannedTo !== null;
-    const cursor = moreAfter ? cursorAfter({ activity: c.activity, channelId: c.id }) : null;
+    // Room for the cursor this row would end the page with, measured without signing it (a
+    // token is base64url: as long in JSON as the stand-in).
+    const cursor = moreAfter ? 'c'.repeat(encodedCursorLength({ a: c.activity, c: c.id })) : null;
     const bytes = rowsBytes + (channels.length ? 1 : 0) + utf8Length(JSON.stringify(row));
     if (utf8Length(JSON.stringify({ channels: [], nextCursor: cursor })) + bytes > budget.bytes) {
       if (channels.length === 0)

@@ -154,6 +154,9 @@ export async function startLiveHub(
         if (events.length === 0) break;
         seen = Number(events[events.length - 1]?.seq ?? seen);
         dispatch(events);
+        // A short batch was everything committed when it was read; a commit since then woke the
+        // hub (`again`), so no second read is needed to find the log's end.
+        if (events.length < EVENT_BATCH) break;
       }
     } while (again);
   };

@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { precompile } from '../precompiled.js';
 import type { ChannelsTable, MembershipsTable, PrincipalKind } from '../schema.js';
 import type { Db } from '../store.js';
 import { countActiveMembers, listActiveMembersPage } from './member-pages.js';
@@ -79,14 +80,18 @@ export async function isActiveMember(db: Db, channelId: string, principalId: str
 
 /** Channel ids where the principal is a current member. */
 export async function listActiveChannelIds(db: Db, principalId: string): Promise<string[]> {
-  const rows = await db
+  const rows = await ACTIVE_CHANNEL_IDS.all(db, principalId);
+  return rows.map((r) => r.channel_id);
+}
+
+// Every model read asks it: built once (precompiled.ts).
+const ACTIVE_CHANNEL_IDS = precompile((db: Db, principalId: string) =>
+  db
     .selectFrom('memberships')
     .select('channel_id')
     .where('principal_id', '=', principalId)
-    .where('left_at', 'is', null)
-    .execute();
-  return rows.map((r) => r.channel_id);
-}
+    .where('left_at', 'is', null),
+);
 
 export interface ActiveMember {
   id: string;

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { precompile } from '../precompiled.js';
 import type { CoverageOffersTable } from '../schema.js';
 import type { Db } from '../store.js';
 
@@ -31,7 +32,14 @@ export async function findCoverageOffers(
 
 /** Forgets one result's offers (confirmed), or every offer of a turn (settled or abandoned). */
 export async function deleteCoverageOffers(db: Db, turnId: string, resultSha256?: string): Promise<void> {
-  let q = db.deleteFrom('coverage_offers').where('turn_id', '=', turnId);
-  if (resultSha256 !== undefined) q = q.where('result_sha256', '=', resultSha256);
-  await q.execute();
+  if (resultSha256 === undefined) await DELETE_TURN_OFFERS.run(db, turnId);
+  else await DELETE_RESULT_OFFERS.run(db, turnId, resultSha256);
 }
+
+// Every settled or abandoned turn runs these: built once (precompiled.ts).
+const DELETE_TURN_OFFERS = precompile((db: Db, turnId: string) =>
+  db.deleteFrom('coverage_offers').where('turn_id', '=', turnId),
+);
+const DELETE_RESULT_OFFERS = precompile((db: Db, turnId: string, resultSha256: string) =>
+  db.deleteFrom('coverage_offers').where('turn_id', '=', turnId).where('result_sha256', '=', resultSha256),
+);

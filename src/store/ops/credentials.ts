@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { type Precompiled, precompile } from '../precompiled.js';
 import type { Database, PrincipalsTable } from '../schema.js';
 import type { Db } from '../store.js';
 
@@ -47,26 +48,47 @@ export async function insertCredential<T extends 'sessions' | 'tokens'>(
 }
 
 /** The credential with this hash and its principal, expired or not (the caller decides). */
+type CredentialWithPrincipal = Record<string, string | null> & {
+  principal__id: string;
+  principal__name: string;
+  principal__kind: string;
+  principal__settlement: string;
+  principal__created_at: string;
+};
+
+// Every request authenticates: each table's lookup is built once (precompiled.ts).
+const lookups = new Map<string, Precompiled<[string], CredentialWithPrincipal>>();
+
+function byHash(kind: { table: string; hash: string }): Precompiled<[string], CredentialWithPrincipal> {
+  let lookup = lookups.get(kind.table);
+  if (!lookup) {
+    const table: string = kind.table;
+    const hashColumn: string = kind.hash;
+    lookup = precompile((db: Db, hash: string) =>
+      loose(db)
+        .selectFrom(table)
+        .innerJoin('principals', 'principals.id', `${table}.principal_id`)
+        .selectAll(table)
+        .select([
+          'principals.id as principal__id',
+          'principals.name as principal__name',
+          'principals.kind as principal__kind',
+          'principals.settlement as principal__settlement',
+          'principals.created_at as principal__created_at',
+        ])
+        .where(`${table}.${hashColumn}`, '=', hash),
+    ) as Precompiled<[string], CredentialWithPrincipal>;
+    lookups.set(kind.table, lookup);
+  }
+  return lookup;
+}
+
 export async function findCredentialByHash<T extends 'sessions' | 'tokens'>(
   db: Db,
   kind: CredentialTable<T>,
   hash: string,
 ): Promise<{ credential: CredentialRow<T>; principal: Principal } | undefined> {
-  const table: string = kind.table;
-  const hashColumn: string = kind.hash;
-  const row = await loose(db)
-    .selectFrom(table)
-    .innerJoin('principals', 'principals.id', `${table}.principal_id`)
-    .selectAll(table)
-    .select([
-      'principals.id as principal__id',
-      'principals.name as principal__name',
-      'principals.kind as principal__kind',
-      'principals.settlement as principal__settlement',
-      'principals.created_at as principal__created_at',
-    ])
-    .where(`${table}.${hashColumn}`, '=', hash)
-    .executeTakeFirst();
+  const row = await byHash(kind).first(db, hash);
   if (!row) return undefined;
   const {
     principal__id,

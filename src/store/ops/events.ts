@@ -1,3 +1,4 @@
+import { precompile } from '../precompiled.js';
 import { type Db, dialectOf, type EventRow } from '../store.js';
 
 export type { EventRow };
@@ -33,8 +34,34 @@ export interface NewEvent {
   created_at: string;
 }
 
+// Most writes append one event: that insert is built once (precompiled.ts).
+const APPEND_ONE = precompile(
+  (
+    db: Db,
+    kind: EventKind,
+    agentId: string | null,
+    channelId: string | null,
+    messageId: string | null,
+    createdAt: string,
+  ) =>
+    db.insertInto('events').values({
+      kind,
+      agent_id: agentId,
+      channel_id: channelId,
+      message_id: messageId,
+      created_at: createdAt,
+    }),
+);
+
 export async function appendEvent(db: Db, event: NewEvent): Promise<void> {
-  await appendEvents(db, [event]);
+  await APPEND_ONE.run(
+    db,
+    event.kind,
+    event.agent_id ?? null,
+    event.channel_id ?? null,
+    event.message_id ?? null,
+    event.created_at,
+  );
 }
 
 /** Appends several events in one statement (a send's per-queue events and its channel event). */

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { precompile } from '../precompiled.js';
 import type { InboxState, InboxTable, MessageSource } from '../schema.js';
 import { PENDING_STATES } from '../schema.js';
 import { type Db, dialectOf } from '../store.js';
@@ -11,18 +12,17 @@ export type InboxRow = Selectable<InboxTable>;
  * settling the same entry must not both act on a stale copy (SQLite's BEGIN IMMEDIATE already
  * serialises writers, and has no FOR UPDATE).
  */
-export async function findInboxEntry(
-  db: Db,
-  agentId: string,
-  messageSeq: number,
-): Promise<InboxRow | undefined> {
-  const q = db
-    .selectFrom('inbox')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('message_seq', '=', messageSeq);
-  return (locksRowsForWrite(db) ? q.forUpdate() : q).executeTakeFirst();
+export function findInboxEntry(db: Db, agentId: string, messageSeq: number): Promise<InboxRow | undefined> {
+  return (locksRowsForWrite(db) ? FIND_ENTRY_FOR_UPDATE : FIND_ENTRY).first(db, agentId, messageSeq);
 }
+
+// Settling a turn reads and moves each message it covers: built once (precompiled.ts).
+const findEntry = (db: Db, agentId: string, messageSeq: number) =>
+  db.selectFrom('inbox').selectAll().where('agent_id', '=', agentId).where('message_seq', '=', messageSeq);
+const FIND_ENTRY = precompile(findEntry);
+const FIND_ENTRY_FOR_UPDATE = precompile((db: Db, agentId: string, messageSeq: number) =>
+  findEntry(db, agentId, messageSeq).forUpdate(),
+);
 
 function locksRowsForWrite(db: Db): boolean {
   return db.isTransaction && dialectOf(db).locksRowsRead;
@@ -73,6 +73,23 @@ export async function listInboxEntries(db: Db, agentId: string, f: PendingFilter
     .execute();
 }
 
+const UPDATE_STATE = precompile(
+  (
+    db: Db,
+    agentId: string,
+    position: number,
+    state: InboxState,
+    updatedAt: string,
+    returnedReason: string | null,
+    failureKind: string | null,
+  ) =>
+    db
+      .updateTable('inbox')
+      .set({ state, updated_at: updatedAt, returned_reason: returnedReason, failure_kind: failureKind })
+      .where('agent_id', '=', agentId)
+      .where('position', '=', position),
+);
+
 export async function updateInboxState(
   db: Db,
   agentId: string,
@@ -80,16 +97,19 @@ export async function updateInboxState(
   patch: {
     state: InboxState;
     updated_at: string;
-    returned_reason?: string | null;
-    failure_kind?: string | null;
+    returned_reason: string | null;
+    failure_kind: string | null;
   },
 ): Promise<void> {
-  await db
-    .updateTable('inbox')
-    .set(patch)
-    .where('agent_id', '=', agentId)
-    .where('position', '=', position)
-    .execute();
+  await UPDATE_STATE.run(
+    db,
+    agentId,
+    position,
+    patch.state,
+    patch.updated_at,
+    patch.returned_reason,
+    patch.failure_kind,
+  );
 }
 
 /** The position of the oldest entry in `state`, if any (index: agent_id, state, position). */

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
+import { type Precompiled, precompile } from '../precompiled.js';
 import type { MessageSource, QueuesTable } from '../schema.js';
 import type { Db } from '../store.js';
 
@@ -43,16 +44,39 @@ const SOURCE_COLUMN = {
   unknown: 'pending_unknown',
 } as const;
 
+type CounterColumn = 'waiting' | 'returned' | (typeof SOURCE_COLUMN)[MessageSource];
+
+/** One counter update per set of columns it moves (a handful), built once (precompiled.ts). */
+const counterUpdates = new Map<string, Precompiled<unknown[], unknown>>();
+
+function counterUpdate(columns: readonly CounterColumn[]): Precompiled<unknown[], unknown> {
+  const key = columns.join(',');
+  let update = counterUpdates.get(key);
+  if (!update) {
+    update = precompile((db: Db, agentId: unknown, ...by: unknown[]) => {
+      const set: Record<string, unknown> = { revision: sql`revision + 1` };
+      for (const [i, column] of columns.entries()) set[column] = sql`${sql.ref(column)} + ${by[i]}`;
+      return db
+        .updateTable('queues')
+        .set(set)
+        .where('agent_id', '=', agentId as string);
+    }, 1 + columns.length);
+    counterUpdates.set(key, update);
+  }
+  return update;
+}
+
 /** Applies counter deltas and bumps the queue revision in one statement. */
 export async function applyQueueDelta(db: Db, agentId: string, delta: CounterDelta): Promise<void> {
-  const set: Record<string, unknown> = { revision: sql`revision + 1` };
-  if (delta.waiting) set.waiting = sql`waiting + ${delta.waiting}`;
-  if (delta.returned) set.returned = sql`returned + ${delta.returned}`;
-  if (delta.pending && delta.source) {
-    const column = SOURCE_COLUMN[delta.source];
-    set[column] = sql`${sql.ref(column)} + ${delta.pending}`;
-  }
-  await db.updateTable('queues').set(set).where('agent_id', '=', agentId).execute();
+  const moves: [CounterColumn, number | undefined][] = [
+    ['waiting', delta.waiting],
+    ['returned', delta.returned],
+  ];
+  if (delta.source) moves.push([SOURCE_COLUMN[delta.source], delta.pending]);
+  const moved = moves.filter((m): m is [CounterColumn, number] => Boolean(m[1]));
+  const columns = moved.map(([column]) => column);
+  const by = moved.map(([, n]) => n);
+  await counterUpdate(columns).run(db, agentId, ...by);
 }
 
 export async function setPaused(

@@ -1,4 +1,4 @@
-import { PENDING_STATES } from '../schema.js';
+import { type InboxState, PENDING_STATES } from '../schema.js';
 import type { Db } from '../store.js';
 import { findMessagesBySeqs, type MessageRow } from './messages.js';
 
@@ -10,7 +10,10 @@ export interface KeyedMessage {
 
 /**
  * An agent's pending entries after `afterPosition`, FIFO, in the given channels, with their
- * messages (deleted ones left out). Keyset on the inbox position: the cost follows the page.
+ * messages (deleted ones left out). Keyset on the inbox position: the cost follows the page, not
+ * the agent's history. One walk of inbox_by_state (agent_id, state, position) per pending state,
+ * merged: a single walk of the primary key would step over every handled entry before the first
+ * pending one (an agent that consumed 100,000 messages would read them all on every page).
  */
 export async function pendingMessagesAfter(
   db: Db,
@@ -20,17 +23,29 @@ export async function pendingMessagesAfter(
   limit: number,
 ): Promise<KeyedMessage[]> {
   if (channelIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('inbox')
-    .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
-    .selectAll('messages')
-    .select('inbox.position as position')
-    .where('inbox.agent_id', '=', agentId)
-    .where('inbox.position', '>', afterPosition)
-    .where('inbox.state', 'in', PENDING_STATES)
-    .where('inbox.channel_id', 'in', channelIds)
-    .where('messages.deleted_at', 'is', null)
-    .orderBy('inbox.position', 'asc')
+  const walk = (state: InboxState, alias: string) =>
+    db
+      .selectFrom(
+        db
+          .selectFrom('inbox')
+          .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
+          .selectAll('messages')
+          .select('inbox.position as position')
+          .where('inbox.agent_id', '=', agentId)
+          .where('inbox.state', '=', state)
+          .where('inbox.position', '>', afterPosition)
+          .where('inbox.channel_id', 'in', channelIds)
+          .where('messages.deleted_at', 'is', null)
+          .orderBy('inbox.position', 'asc')
+          .limit(limit)
+          .as(alias),
+      )
+      .selectAll();
+  const [first, ...others] = PENDING_STATES.map((state, i) => walk(state, `s${i}`));
+  if (!first) return [];
+  const rows = await others
+    .reduce((union, next) => union.unionAll(next), first)
+    .orderBy('position', 'asc')
     .limit(limit)
     .execute();
   return rows.map(({ position, ...row }) => ({ key: Number(position), row }));

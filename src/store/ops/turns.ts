@@ -1,68 +1,162 @@
 import type { Selectable } from 'kysely';
-import type { CoverageTable, TurnState, TurnsTable } from '../schema.js';
+import { precompile } from '../precompiled.js';
+import type { CoverageTable, TurnReceipt, TurnState, TurnsTable } from '../schema.js';
 import type { Db } from '../store.js';
 
 export type TurnRow = Selectable<TurnsTable>;
 export type CoverageRow = Selectable<CoverageTable>;
 
+// The consume cycle runs these for every turn and every message it covers: built once (precompiled.ts).
+
+const INSERT_TURN = precompile(
+  (
+    db: Db,
+    id: string,
+    agentId: string,
+    state: TurnState,
+    sessionKey: string | null,
+    owner: string,
+    startedAt: string,
+    endedAt: string | null,
+    failureKind: string | null,
+    reason: string | null,
+    receipt: TurnReceipt,
+  ) =>
+    db.insertInto('turns').values({
+      id,
+      agent_id: agentId,
+      state,
+      session_key: sessionKey,
+      owner,
+      started_at: startedAt,
+      ended_at: endedAt,
+      failure_kind: failureKind,
+      reason,
+      receipt,
+    }),
+);
+
 export async function insertTurn(db: Db, row: TurnRow): Promise<void> {
-  await db.insertInto('turns').values(row).execute();
+  await INSERT_TURN.run(
+    db,
+    row.id,
+    row.agent_id,
+    row.state,
+    row.session_key,
+    row.owner,
+    row.started_at,
+    row.ended_at,
+    row.failure_kind,
+    row.reason,
+    row.receipt,
+  );
 }
 
-export async function findTurn(db: Db, id: string): Promise<TurnRow | undefined> {
-  return db.selectFrom('turns').selectAll().where('id', '=', id).executeTakeFirst();
+const FIND_TURN = precompile((db: Db, id: string) => db.selectFrom('turns').selectAll().where('id', '=', id));
+
+export function findTurn(db: Db, id: string): Promise<TurnRow | undefined> {
+  return FIND_TURN.first(db, id);
 }
 
+// No ORDER BY: with one, SQLite walks every turn the agent ever had by turns_by_start instead of
+// probing turns_open (agent_id, state); an agent has at most a few open turns to sort here.
+const OPEN_TURNS = precompile((db: Db, agentId: string) =>
+  db.selectFrom('turns').selectAll().where('agent_id', '=', agentId).where('state', '=', 'open'),
+);
+
+/** The agent's open turns, oldest first. */
 export async function listOpenTurns(db: Db, agentId: string): Promise<TurnRow[]> {
-  return db
-    .selectFrom('turns')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('state', '=', 'open')
-    .orderBy('started_at')
-    .execute();
+  const open = await OPEN_TURNS.all(db, agentId);
+  return open.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : 0));
 }
 
+const CLOSE_TURN = precompile(
+  (
+    db: Db,
+    id: string,
+    state: TurnState,
+    endedAt: string,
+    failureKind: string | null,
+    reason: string | null,
+  ) =>
+    db
+      .updateTable('turns')
+      .set({ state, ended_at: endedAt, failure_kind: failureKind, reason })
+      .where('id', '=', id)
+      .where('state', '=', 'open'),
+);
+
+/** Closes an open turn (an open turn has no failure kind or reason yet: absent ones stay null). */
 export async function closeTurn(
   db: Db,
   id: string,
   patch: { state: TurnState; ended_at: string; failure_kind?: string | null; reason?: string | null },
 ): Promise<void> {
-  await db.updateTable('turns').set(patch).where('id', '=', id).where('state', '=', 'open').execute();
+  await CLOSE_TURN.run(db, id, patch.state, patch.ended_at, patch.failure_kind ?? null, patch.reason ?? null);
 }
 
-export async function findCoverage(
-  db: Db,
-  turnId: string,
-  messageSeq: number,
-): Promise<CoverageRow | undefined> {
-  return db
-    .selectFrom('coverage')
-    .selectAll()
-    .where('turn_id', '=', turnId)
-    .where('message_seq', '=', messageSeq)
-    .executeTakeFirst();
+const FIND_COVERAGE = precompile((db: Db, turnId: string, messageSeq: number) =>
+  db.selectFrom('coverage').selectAll().where('turn_id', '=', turnId).where('message_seq', '=', messageSeq),
+);
+
+export function findCoverage(db: Db, turnId: string, messageSeq: number): Promise<CoverageRow | undefined> {
+  return FIND_COVERAGE.first(db, turnId, messageSeq);
 }
+
+const UPSERT_COVERAGE = precompile(
+  (
+    db: Db,
+    turnId: string,
+    messageSeq: number,
+    sha256: string,
+    prefixUnits: number,
+    totalUnits: number,
+    complete: number,
+  ) =>
+    db
+      .insertInto('coverage')
+      .values({
+        turn_id: turnId,
+        message_seq: messageSeq,
+        sha256,
+        prefix_units: prefixUnits,
+        total_units: totalUnits,
+        complete,
+      })
+      .onConflict((oc) =>
+        oc.columns(['turn_id', 'message_seq']).doUpdateSet({
+          sha256,
+          prefix_units: prefixUnits,
+          total_units: totalUnits,
+          complete,
+        }),
+      ),
+);
 
 export async function upsertCoverage(db: Db, row: CoverageRow): Promise<void> {
-  await db
-    .insertInto('coverage')
-    .values(row)
-    .onConflict((oc) =>
-      oc.columns(['turn_id', 'message_seq']).doUpdateSet({
-        sha256: row.sha256,
-        prefix_units: row.prefix_units,
-        total_units: row.total_units,
-        complete: row.complete,
-      }),
-    )
-    .execute();
+  await UPSERT_COVERAGE.run(
+    db,
+    row.turn_id,
+    row.message_seq,
+    row.sha256,
+    row.prefix_units,
+    row.total_units,
+    row.complete,
+  );
 }
 
-export async function listCoverage(db: Db, turnId: string): Promise<CoverageRow[]> {
-  return db.selectFrom('coverage').selectAll().where('turn_id', '=', turnId).orderBy('message_seq').execute();
+const LIST_COVERAGE = precompile((db: Db, turnId: string) =>
+  db.selectFrom('coverage').selectAll().where('turn_id', '=', turnId).orderBy('message_seq'),
+);
+
+export function listCoverage(db: Db, turnId: string): Promise<CoverageRow[]> {
+  return LIST_COVERAGE.all(db, turnId);
 }
+
+const DELETE_COVERAGE = precompile((db: Db, turnId: string) =>
+  db.deleteFrom('coverage').where('turn_id', '=', turnId),
+);
 
 export async function deleteCoverage(db: Db, turnId: string): Promise<void> {
-  await db.deleteFrom('coverage').where('turn_id', '=', turnId).execute();
+  await DELETE_COVERAGE.run(db, turnId);
 }

@@ -1,3 +1,4 @@
+import { precompile } from '../precompiled.js';
 import type { Db, EventRow } from '../store.js';
 
 // SQLite commits one writer at a time (BEGIN IMMEDIATE; a group commit is one transaction), so
@@ -5,15 +6,14 @@ import type { Db, EventRow } from '../store.js';
 // (PostgreSQL's sends commit in parallel: postgres/commit-order.ts).
 
 /** Events after the event `afterSeq` in commit order (here seq order); at most `limit`. */
-export async function listCommittedEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+export function listCommittedEventsAfter(db: Db, afterSeq: number, limit: number): Promise<EventRow[]> {
+  return EVENTS_AFTER.all(db, afterSeq, limit);
 }
+
+// The live hub reads this after every commit: built once (precompiled.ts).
+const EVENTS_AFTER = precompile((db: Db, afterSeq: number, limit: number) =>
+  db.selectFrom('events').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit),
+);
 
 /** The last event (0 for none): readers that start now continue after it. */
 export async function lastCommittedEventSeq(db: Db): Promise<number> {

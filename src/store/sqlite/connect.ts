@@ -30,6 +30,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
   raw.pragma('foreign_keys = ON');
+  // Sorts and merges of small pages (ORDER BY over a UNION ALL, a temp B-tree) would each open and
+  // remove a temporary file: 0.2 ms of syscalls for a 20-row page; in memory they cost µs.
+  raw.pragma('temp_store = MEMORY');
   // Past the pragmas above (opening may block: nothing is served yet), SQLite itself waits only a
   // few ms for a lock; the driver awaits the rest, so the event loop runs meanwhile (driver.ts).
   raw.pragma(`busy_timeout = ${SYNCHRONOUS_BUSY_TIMEOUT_MS}`);

@@ -1,0 +1,83 @@
+// Queries built once (src/store/precompiled.ts) run with each call's arguments, on both backends,
+// and give what the same query built per call gives.
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { precompile } from '../../src/store/precompiled.js';
+import type { Db } from '../../src/store/store.js';
+import { backendsUnderTest, type ConformanceHost, conformanceHostSeries } from '../conformance/backend.js';
+
+const EVENTS_OF = precompile((db: Db, agentId: string, limit: number) =>
+  db
+    .selectFrom('events')
+    .select(['kind', 'agent_id'])
+    .where('agent_id', '=', agentId)
+    .where('kind', '=', 'turn.changed')
+    .orderBy('seq')
+    .limit(limit),
+);
+
+const APPEND = precompile((db: Db, agentId: string | null, at: string) =>
+  db.insertInto('events').values({ kind: 'turn.changed', agent_id: agentId, created_at: at }),
+);
+
+describe.each(backendsUnderTest())('precompiled queries (%s)', (backend) => {
+  let h: ConformanceHost;
+  const hosts = conformanceHostSeries(backend, 'precompiled');
+  afterAll(() => hosts.release());
+  beforeEach(async () => {
+    h = await hosts.open();
+  });
+  afterEach(() => h.close());
+
+  it('run with each call’s arguments, in and out of transactions, keeping constants', async () => {
+    const db = h.ctx.store.db;
+    expect(await APPEND.run(db, 'a1', 't1')).toBe(1);
+    await h.ctx.store.transaction(async (trx) => {
+      await APPEND.run(trx, 'a2', 't2');
+      await APPEND.run(trx, 'a1', 't3');
+      expect(await EVENTS_OF.all(trx, 'a1', 10)).toHaveLength(2);
+    });
+    await APPEND.run(db, null, 't4');
+    expect(await EVENTS_OF.all(db, 'a1', 10)).toEqual([
+      { kind: 'turn.changed', agent_id: 'a1' },
+      { kind: 'turn.changed', agent_id: 'a1' },
+    ]);
+    expect(await EVENTS_OF.all(db, 'a1', 1)).toHaveLength(1);
+    expect(await EVENTS_OF.first(db, 'a2', 10)).toEqual({ kind: 'turn.changed', agent_id: 'a2' });
+    expect(await EVENTS_OF.first(db, 'nobody', 10)).toBeUndefined();
+    const built = await db
+      .selectFrom('events')
+      .select(['kind', 'agent_id'])
+      .where('agent_id', '=', 'a1')
+      .where('kind', '=', 'turn.changed')
+      .orderBy('seq')
+      .limit(10)
+      .execute();
+    expect(await EVENTS_OF.all(db, 'a1', 10)).toEqual(built);
+  });
+
+  it('build anew under a plugin, which sees every statement', async () => {
+    let seen = 0;
+    const db = h.ctx.store.db.withPlugin({
+      transformQuery: (args) => {
+        seen++;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    await APPEND.run(db, 'a1', 't1');
+    await EVENTS_OF.all(db, 'a1', 5);
+    expect(seen).toBe(2);
+  });
+
+  it('refuse a builder that uses an argument as anything but a value', async () => {
+    // The argument decides the query's shape: a stand-in would pick one shape for every call.
+    const misuse = precompile((db: Db, agentId: string | null) =>
+      agentId === null
+        ? db.selectFrom('events').selectAll().where('agent_id', 'is', null)
+        : db.selectFrom('events').selectAll().where('kind', '=', 'turn.changed'),
+    );
+    await expect(misuse.all(h.ctx.store.db, null)).rejects.toThrow(
+      'a precompiled query uses 0 of its 1 arguments as values',
+    );
+  });
+});
