@@ -70,8 +70,8 @@ async function readTimesAt(count: number): Promise<Timings> {
   const ctx = await openHost({ home, durability: 'normal' });
   try {
     await initHome(ctx);
-    const agent = await addPrincipal(ctx, { name: 'reader', kind: 'agent' });
     const author = await addPrincipal(ctx, { name: 'writer', kind: 'person' });
+    const agent = await addPrincipal(ctx, { name: 'reader', kind: 'agent', managerId: author.id });
     const channel = await createChannel(ctx, author, { name: 'big', members: ['reader'] });
     // The FTS triggers would index every seeded row; search is not measured here.
     await sql`drop trigger messages_fts_insert`.execute(ctx.store.db);
@@ -127,8 +127,8 @@ async function fillRatios(): Promise<{ min: number; mean: number; pages: number 
   const ctx = await openHost({ home, durability: 'normal' });
   try {
     await initHome(ctx);
-    const agent = await addPrincipal(ctx, { name: 'reader', kind: 'agent' });
     const author = await addPrincipal(ctx, { name: 'writer', kind: 'person' });
+    const agent = await addPrincipal(ctx, { name: 'reader', kind: 'agent', managerId: author.id });
     await createChannel(ctx, author, { name: 'chat', members: ['reader'] });
     const random = lcg(7);
     for (let i = 0; i < 1_500; i++) {

@@ -167,8 +167,9 @@ export async function fuzzHook(runs: number, seed: number, spawnEvery = 1): Prom
   const home = mkdtempSync(join(tmpdir(), 'sluice-fuzz-hook-'));
   const ctx = await openHost({ home, durability: 'normal' });
   await initHome(ctx);
-  await addPrincipal(ctx, { name: 'bot', kind: 'agent' });
   const alice = await addPrincipal(ctx, { name: 'alice', kind: 'person' });
+  // alice manages bot: only an agent's managers add it to a group.
+  await addPrincipal(ctx, { name: 'bot', kind: 'agent', managerId: alice.id });
   const room = (await createChannel(ctx, alice, { name: 'room', members: ['bot'] })).id;
   // Pending mail, so the inputs a hook accepts produce real output to check.
   await sendMessage(ctx, alice, { to: room, body: 'hello 😀 "quoted" \\ <tag>' });

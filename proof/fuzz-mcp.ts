@@ -227,9 +227,10 @@ function callFor(use: CursorUse, cursor: string, seed: Seed): [string, Record<st
 }
 
 async function seedHost(ctx: HostContext): Promise<{ bot: Principal; eve: Principal; seed: Seed }> {
-  const bot = await addPrincipal(ctx, { name: 'bot', kind: 'agent' });
-  const eve = await addPrincipal(ctx, { name: 'eve', kind: 'agent' });
   const alice = await addPrincipal(ctx, { name: 'alice', kind: 'person' });
+  // alice manages both agents: only an agent's managers add it to a group.
+  const bot = await addPrincipal(ctx, { name: 'bot', kind: 'agent', managerId: alice.id });
+  const eve = await addPrincipal(ctx, { name: 'eve', kind: 'agent', managerId: alice.id });
   const roomId = (await createChannel(ctx, alice, { name: 'room', members: ['bot', 'eve'] })).id;
   await createChannel(ctx, alice, { name: 'private', members: ['eve'] });
   let smallId = '';

@@ -42,8 +42,9 @@ export async function openFuzzHost(options: { limits?: Partial<HostLimits> } = {
   const ctx = await openHost({ home, durability: 'normal', pollMs: 10, limits: options.limits });
   await initHome(ctx);
   const owner = await resolvePrincipal(ctx, 'owner');
-  const bot = await addPrincipal(ctx, { name: 'bot', kind: 'agent' });
   const alice = await addPrincipal(ctx, { name: 'alice', kind: 'person' });
+  // alice manages bot: only an agent's managers add it to a group.
+  const bot = await addPrincipal(ctx, { name: 'bot', kind: 'agent', managerId: alice.id });
   const roomId = (await createChannel(ctx, alice, { name: 'room', members: ['bot', 'owner'] })).id;
   const messageIds: string[] = [];
   for (const body of ['hello', '😀 ünïcødé 漢字', 'x'.repeat(20_000)]) {

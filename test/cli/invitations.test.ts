@@ -14,6 +14,7 @@ describe('sluice channel invitations, accept, decline, block', () => {
     await h.person('bob');
     await h.person('mallory');
     await h.agent('helper');
+    await h.manage('helper', 'alice'); // only its managers add an agent to a group
   });
   afterAll(async () => h.close());
   const cli = (as: string, ...args: string[]) => runCliHere(['--as', as, ...args], { home: h.home });

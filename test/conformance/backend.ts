@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
 import type { HostContext } from '../../src/host/identity/context.js';
 import { initHome, openHost } from '../../src/host/identity/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
@@ -82,6 +83,8 @@ export interface ConformanceHost {
   owner: Principal;
   agent(name: string, settlement?: 'explicit' | 'turn'): Promise<Principal>;
   person(name: string): Promise<Principal>;
+  /** Makes `person` a manager of `agent` (as the owner): only managers add an agent to a group. */
+  manage(agent: string, person: string): Promise<void>;
   /** Opens a second host on the same database (another process's view), closed with this one. */
   sibling(): Promise<HostContext>;
   close(): Promise<void>;
@@ -184,6 +187,9 @@ async function openOn(
     owner,
     agent: (name, settlement = 'explicit') => addPrincipal(host, { name, kind: 'agent', settlement }),
     person: (name) => addPrincipal(host, { name, kind: 'person' }),
+    async manage(agent, person) {
+      await addAgentManager(host, owner, agent, person);
+    },
     async sibling() {
       const other = await open();
       siblings.push(other);

@@ -31,6 +31,7 @@ describe.skipIf(!enabled)('claude with sluice mcp', () => {
     t = await openTestHost();
     bot = await t.agent('bot');
     const alice = await t.person('alice');
+    await t.manage('bot', 'alice'); // only its managers add an agent to a group
     await createChannel(t.ctx, alice, { name: 'general', members: ['bot'] });
     // Enough chat to cut the first page at the budget, with content that stresses escaping.
     for (let i = 0; i < 40; i++) {

@@ -88,7 +88,7 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     const helper = await h.agent('helper');
     const alice = await h.person('alice');
     const bob = await h.person('bob');
-    await createChannel(h.ctx, bob, { name: 'bobs', members: ['helper'] });
+    await createChannel(h.ctx, h.owner, { name: 'bobs', members: ['bob', 'helper'] });
     const blocked = await sendMessage(h.ctx, alice, { to: 'helper', body: 'alice: first, will fail' });
     await returnEntry(helper, blocked.message_id);
     const newest = await sendMessage(h.ctx, alice, { to: 'helper', body: 'alice: private plan' });
@@ -115,7 +115,7 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     const helper = await h.agent('helper');
     const alice = await h.person('alice');
     const bob = await h.person('bob');
-    await createChannel(h.ctx, bob, { name: 'bobs', members: ['helper'] });
+    await createChannel(h.ctx, h.owner, { name: 'bobs', members: ['bob', 'helper'] });
     const sent = await sendMessage(h.ctx, alice, { to: 'helper', body: 'alice only' });
     await returnEntry(helper, sent.message_id);
     const before = await snapshotStore(h.ctx);
@@ -151,6 +151,7 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
   it('channel.list pages stay within the reply budget and visit every channel exactly once', async () => {
     const alice = await h.person('alice');
     await h.agent('helper');
+    await h.manage('helper', 'alice'); // only its managers add an agent to a group
     for (let i = 0; i < 130; i++) {
       await createChannel(h.ctx, alice, { name: `room-${String(i).padStart(3, '0')}`, members: ['helper'] });
     }
@@ -182,6 +183,7 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
   it('a member leaves a group; an agent that leaves keeps its pending entries, unlisted until it rejoins', async () => {
     const helper = await h.agent('helper');
     const alice = await h.person('alice');
+    await h.manage('helper', 'alice');
     const team = await createChannel(h.ctx, alice, { name: 'team', members: ['helper'] });
     const sent = await sendMessage(h.ctx, alice, { to: '#team', body: 'for the team' });
     const left = await rpc(helper, 'channel.leave', { channel_id: team.id });
@@ -189,8 +191,10 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     expect((await rpc(helper, 'channel.history', { channelId: team.id })).error?.data.code).toBe(
       'not_member',
     );
-    const summary = (await rpc(alice, 'queue.summary', { agent: 'helper' })).error;
-    expect(summary?.data.code).toBe('denied'); // alice no longer shares a channel with helper
+    // alice no longer shares a channel with helper: as its manager she sees counts, no message id.
+    const summary = (await rpc(alice, 'queue.summary', { agent: 'helper' })).result;
+    expect(summary.newestPersonMessageId).toBeNull();
+    expect((await rpc(alice, 'queue.page', { agent: 'helper' })).result.rows).toEqual([]);
     const entry = await findInboxEntry(
       h.ctx.store.db,
       helper.id,
@@ -225,6 +229,7 @@ describe.each(backendsUnderTest())('who may do what (%s)', (backend) => {
     const alice = await h.person('alice');
     const bob = await h.person('bob');
     await h.agent('helper');
+    await h.manage('helper', 'alice');
     const team = await createChannel(h.ctx, alice, { name: 'team', members: ['helper', 'bob'] });
     expect(team).toMatchObject({ joined: ['alice', 'helper'], invited: ['bob'] });
     await acceptInvitation(h.ctx, bob, team.id);

@@ -39,7 +39,7 @@ describe.each(backendsUnderTest())('approvals (%s)', (backend) => {
     await addAgentManager(h.ctx, h.owner, 'bot', 'rita');
     await removeAgentManager(h.ctx, meg, 'bot', 'rita');
     // bob shares a channel with bot: that is not enough to decide for it.
-    await createChannel(h.ctx, bob, { name: 'shared', members: ['bot'] });
+    await createChannel(h.ctx, h.owner, { name: 'shared', members: ['bob', 'bot'] });
   }, 60_000);
   afterAll(async () => {
     await h?.close();

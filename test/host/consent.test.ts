@@ -79,6 +79,7 @@ describe.each(backendsUnderTest())('consent before membership (%s)', (backend) =
     const alice = await h.person('alice');
     const bob = await h.person('bob');
     await h.agent('helper');
+    await h.manage('helper', 'alice'); // only its managers add an agent to a group
     const team = await createChannel(h.ctx, alice, { name: 'team', members: ['bob', 'helper'] });
     expect(team).toMatchObject({ joined: ['alice', 'helper'], invited: ['bob'] });
     await rpc(alice, 'message.send', { to: team.id, body: 'before bob accepted' });

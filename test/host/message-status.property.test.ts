@@ -48,6 +48,7 @@ it('received ⇔ consumed by the successful settle; stored and offered stay pend
     fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
       run += 1;
       const bot = await t.agent(`bot${run}`, 'turn');
+      await t.manage(bot.name, 'alice'); // only its managers add an agent to a group
       const channel = await createChannel(t.ctx, alice, { name: `c${run}`, members: [bot.name] });
       const ids: string[] = [];
       const turn = await beginTurn(t.ctx, bot);

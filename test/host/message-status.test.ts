@@ -42,6 +42,7 @@ describe.each(backendsUnderTest())('%s', (backend) => {
     await t.person('mallory'); // an outsider: in no channel
     const nina = await t.person('nina'); // a non-member: in another channel only
     const rem = await t.person('rem'); // a removed member
+    for (const agent of ['bot', 'helper', 'aide']) await t.manage(agent, 'alice'); // managers add agents
     team = (await createChannel(t.ctx, alice, { name: 'team', members: ['bot', 'helper', 'aide', 'rem'] }))
       .id;
     await createChannel(t.ctx, nina, { name: 'elsewhere', members: ['alice'] });
@@ -157,6 +158,7 @@ describe.each(backendsUnderTest())('%s', (backend) => {
     it('a member added later is not a recipient of what was sent before', async () => {
       const id = await send('before the newcomer');
       await t.agent('late');
+      await t.manage('late', 'alice');
       await addMember(t.ctx, alice, team, 'late');
       expect(Object.keys(await states(id))).toEqual(['aide', 'bot', 'helper']);
       await removeMember(t.ctx, alice, team, 'late');

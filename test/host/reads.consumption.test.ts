@@ -442,6 +442,7 @@ describe('consumption model (I3, I6, I9)', () => {
         try {
           const bot = await t.agent('bot', 'turn');
           const alice = await t.person('alice');
+          await t.manage('bot', 'alice'); // only its managers add an agent to a group
           const channelIds = {} as Record<ChannelName, string>;
           for (const name of CHANNELS)
             channelIds[name] = (await createChannel(t.ctx, alice, { name, members: ['bot'] })).id;

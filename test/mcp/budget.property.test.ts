@@ -18,6 +18,7 @@ describe('every tool result fits the budget, for any content (I1, I2)', () => {
     t = await openTestHost();
     bot = await t.agent('bot', 'turn');
     alice = await t.person('alice');
+    await t.manage('bot', 'alice'); // only its managers add an agent to a group
     mcp = await connectInMemory(t.ctx, bot);
   });
   afterAll(async () => {
@@ -31,7 +32,7 @@ describe('every tool result fits the budget, for any content (I1, I2)', () => {
         run += 1;
         const channel = await createChannel(t.ctx, alice, { name: `hostile-${run}`, members: ['bot'] });
         const ids = await seedHostile(t.ctx, alice, channel.id, messages, `#${run}`);
-        await sweepChannel(t.ctx, mcp, bot, channel.id, ids, 12_000);
+        await sweepChannel(t.ctx, mcp, bot, channel.id, ids, 12_000, 'manager');
       }),
       { numRuns: 20 },
     );

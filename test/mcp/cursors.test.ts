@@ -21,6 +21,7 @@ describe('cursor refusals (I6)', () => {
     const botAgent = await t.agent('bot');
     const eveAgent = await t.agent('eve');
     alice = await t.person('alice');
+    for (const agent of ['bot', 'eve']) await t.manage(agent, 'alice'); // only managers add an agent
     channel = (await createChannel(t.ctx, alice, { name: 'room', members: ['bot', 'eve'] })).id;
     for (let i = 0; i < 5; i++)
       await sendMessage(t.ctx, alice, { to: channel, body: `m${i} ${'z'.repeat(4_000)}` });

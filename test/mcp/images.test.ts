@@ -25,6 +25,7 @@ describe('channel_read_image', () => {
     t = await openTestHost();
     const bot = await t.agent('bot');
     alice = await t.person('alice');
+    await t.manage('bot', 'alice'); // only its managers add an agent to a group
     await createChannel(t.ctx, alice, { name: 'pics', members: ['bot'] });
     mcp = await connectInMemory(t.ctx, bot);
   });

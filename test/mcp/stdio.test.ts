@@ -31,6 +31,7 @@ describe('sluice mcp over stdio (a real child process)', () => {
     t = await openTestHost();
     bot = await t.agent('bot', 'turn');
     alice = await t.person('alice');
+    await t.manage('bot', 'alice'); // only its managers add an agent to a group
     general = (await createChannel(t.ctx, alice, { name: 'general', members: ['bot'] })).id;
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -98,7 +99,7 @@ describe('sluice mcp over stdio (a real child process)', () => {
         run += 1;
         const channel = await createChannel(t.ctx, alice, { name: `stdio-hostile-${run}`, members: ['bot'] });
         const ids = await seedHostile(t.ctx, alice, channel.id, messages, `#${run}`);
-        await sweepChannel(t.ctx, mcp, bot, channel.id, ids, 12_000);
+        await sweepChannel(t.ctx, mcp, bot, channel.id, ids, 12_000, 'manager');
       }),
       { numRuns: 6 },
     );

@@ -28,6 +28,7 @@ describe('the MCP tools, through the official client', () => {
     t = await openTestHost();
     bot = await t.agent('bot', 'turn');
     alice = await t.person('alice');
+    await t.manage('bot', 'alice'); // only its managers add an agent to a group
     general = (await createChannel(t.ctx, alice, { name: 'general', members: ['bot'] })).id;
     mcp = await connectInMemory(t.ctx, bot);
   });
@@ -91,7 +92,7 @@ describe('the MCP tools, through the official client', () => {
     expect(page.json).toMatchObject({ nextCursor: null, omitted: 0, outputLimit: BUDGET });
     // The projection, with what its sender is to the agent right after the author.
     const { channel_id, message_id, author, ...rest } = await readProjection(t.ctx, bot, a);
-    expect(page.json.messages[0]).toEqual({ channel_id, message_id, author, sender: 'person', ...rest });
+    expect(page.json.messages[0]).toEqual({ channel_id, message_id, author, sender: 'manager', ...rest });
     expect(Object.keys(page.json.messages[0]).indexOf('sender')).toBe(3);
     await drain();
   });
@@ -158,14 +159,14 @@ describe('the MCP tools, through the official client', () => {
     expect(JSON.parse(joined)).toEqual(projection);
     expect(results.at(-1)!.json.complete).toBe(true);
     // Every fragment says what the sender is to the agent, outside the projection text it slices.
-    for (const r of results) expect(r.json.sender).toBe('person');
+    for (const r of results) expect(r.json.sender).toBe('manager');
     await drain();
   });
 
   it('returns a message whole by message_id when it fits', async () => {
     const id = await send('whole');
     const r = await mcp.call('channel_read', { message_id: id });
-    expect(r.json.messages).toEqual([{ ...(await readProjection(t.ctx, bot, id)), sender: 'person' }]);
+    expect(r.json.messages).toEqual([{ ...(await readProjection(t.ctx, bot, id)), sender: 'manager' }]);
     await drain();
   });
 

@@ -136,6 +136,7 @@ describe('security matrix: every read surface refuses every caller who may not r
     const bot2 = await h.agent('bot2');
     const eve = await h.agent('eve');
     const rem = await h.agent('rem');
+    for (const agent of ['bot', 'bot2', 'eve', 'rem']) await h.manage(agent, 'alice'); // managers add agents
     const room = (await createChannel(h.ctx, alice, { name: 'room', members: ['bot', 'bot2', 'rem', 'ron'] }))
       .id;
     // A channel eve and mallory do belong to, so they are principals with reads of their own.

@@ -16,10 +16,11 @@ let member: RpcClient;
 beforeAll(async () => {
   h = await openServedHost();
   helper = await h.agent('helper');
-  const bob = await h.person('bob');
+  await h.person('bob');
   await h.person('meg');
   await addAgentManager(h.ctx, h.owner, 'helper', 'meg');
-  await createChannel(h.ctx, bob, { name: 'team', members: ['helper'] });
+  // bob shares a channel with helper, and manages nothing.
+  await createChannel(h.ctx, h.owner, { name: 'team', members: ['bob', 'helper'] });
   manager = await h.client('meg');
   member = await h.client('bob');
   await manager.ok('subscribe', { queues: ['helper'] });

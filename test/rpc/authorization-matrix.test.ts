@@ -90,7 +90,13 @@ const RPC_TABLE: RpcRow[] = [
   ['agent.stop', 'stop helper', () => ({ agent: 'helper' }), 'refused'],
   ['agent.restart', 'restart helper', () => ({ agent: 'helper' }), 'refused'],
   ['agent.connect', "helper's connect commands", () => ({ agent: 'helper' }), 'refused'],
-  ['channel.create', 'create a channel naming helper', () => ({ name: 'mine', members: ['helper'] }), 'open'],
+  ['channel.create', 'create a channel naming nobody', () => ({ name: 'mine', members: [] }), 'open'],
+  [
+    'channel.create',
+    'create a channel naming helper (not theirs to add)',
+    () => ({ name: 'mine', members: ['helper'] }),
+    'refused',
+  ],
   [
     'channel.addMember',
     'add yourself to #team',
@@ -133,6 +139,8 @@ const RPC_TABLE: RpcRow[] = [
 /** CLI commands that act on a channel, a message or a queue (`--as` the caller). */
 const CLI_TABLE: [label: string, args: (f: Fixture) => string[]][] = [
   ['channel add', () => ['channel', 'add', '#team', 'mallory']],
+  ['channel add (an agent)', () => ['channel', 'add', '#team', 'helper']],
+  ['channel create (naming an agent)', () => ['channel', 'create', 'mine', '--members', 'helper']],
   ['channel remove', () => ['channel', 'remove', '#team', 'bob']],
   ['channel leave', () => ['channel', 'leave', '#team']],
   ['channel accept', () => ['channel', 'accept', '#team']],
@@ -160,6 +168,20 @@ const PAUSE_CALLERS: Record<string, string> = {
   'member who shares #team with the agent': 'bob',
   'removed manager': 'rita',
 };
+/**
+ * Adding an agent to a group (naming it in a new one, or adding it): its managers and the owner
+ * only (access.ts requireAgentAdder). The same callers as pausing, plus the removed member.
+ */
+const AGENT_ADD_CALLERS: Record<string, string> = { ...PAUSE_CALLERS, 'removed member': 'rem' };
+const AGENT_ADD_RPC: [method: string, params: (f: Fixture) => unknown][] = [
+  ['channel.create', () => ({ name: 'with-helper', members: ['helper'] })],
+  ['channel.create', () => ({ name: 'with-helper', members: ['bob', 'helper'] })],
+  ['channel.addMember', (f) => ({ channelId: f.team, member: 'helper' })],
+];
+const AGENT_ADD_CLI: ((f: Fixture) => string[])[] = [
+  () => ['channel', 'create', 'with-helper', '--members', 'helper'],
+  () => ['channel', 'add', '#team', 'helper'],
+];
 const PAUSE_RPC: [method: string, params: unknown][] = [
   ['queue.pause', { agent: 'helper', reason: 'x' }],
   ['queue.resume', { agent: 'helper' }],
@@ -241,10 +263,13 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     await addAgentManager(h.ctx, h.owner, 'helper', 'meg');
     await addAgentManager(h.ctx, h.owner, 'helper', 'rita');
     await removeAgentManager(h.ctx, await resolvePrincipal(h.ctx, 'meg'), 'helper', 'rita');
+    // Only its managers add an agent to a group: alice manages helper while she makes #team.
+    await addAgentManager(h.ctx, h.owner, 'helper', 'alice');
     const team = await createChannel(h.ctx, alice, {
       name: 'team',
       members: ['bob', 'helper', 'rem', 'rita'],
     });
+    await removeAgentManager(h.ctx, h.owner, 'helper', 'alice');
     // People a person names are invited (consent): they accept, so they are members.
     for (const name of ['bob', 'rem', 'rita'])
       await acceptInvitation(h.ctx, await resolvePrincipal(h.ctx, name), team.id);
@@ -335,12 +360,12 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
   }
 
   it('rpc channel.create is open to anyone and touches only the new channel', async () => {
-    // oscar, not one of the callers above: creating a channel with helper makes him share one.
+    // oscar, not one of the callers above: his own channel, naming a person (invited).
     const before = await snapshotStore(h.ctx);
-    const reply = await rpc('oscar', 'channel.create', { name: 'oscars', members: ['helper'] });
-    expect(reply.result).toMatchObject({ name: 'oscars', joined: ['oscar', 'helper'], invited: [] });
+    const reply = await rpc('oscar', 'channel.create', { name: 'oscars', members: ['bob'] });
+    expect(reply.result).toMatchObject({ name: 'oscars', joined: ['oscar'], invited: ['bob'] });
     const after = await snapshotStore(h.ctx);
-    for (const table of ['inbox', 'messages', 'queues', 'invitations', 'principals']) {
+    for (const table of ['inbox', 'messages', 'queues', 'principals']) {
       expect(after[table], table).toEqual(before[table]);
     }
   });
@@ -382,6 +407,40 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
       });
     }
   }
+
+  for (const [method, params] of AGENT_ADD_RPC) {
+    for (const [who, name] of Object.entries(AGENT_ADD_CALLERS)) {
+      it(`rpc ${method} (adding helper): the ${who} is refused with one line and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        const reply = await rpc(name, method, params(f));
+        expect(reply.result, JSON.stringify(reply.result)).toBeUndefined();
+        // Not in #team: not_member before anything else; otherwise the agent rule.
+        const expected =
+          method === 'channel.addMember' && name !== 'bob' && name !== 'rita' ? 'not_member' : 'denied';
+        expect(reply.error?.data?.code).toBe(expected);
+        expect(reply.error?.message).not.toContain('\n');
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+  for (const args of AGENT_ADD_CLI) {
+    for (const [who, name] of Object.entries(AGENT_ADD_CALLERS)) {
+      it(`cli ${args(LABEL_FIXTURE).join(' ')}: the ${who} is refused and nothing changes`, async () => {
+        const before = await snapshotStore(h.ctx);
+        expect(await cli(name, args(f))).toBe(2);
+        expect(await snapshotStore(h.ctx)).toEqual(before);
+      });
+    }
+  }
+  it('the owner and a manager add helper to a group (RPC and CLI)', async () => {
+    principals.set('meg', await resolvePrincipal(h.ctx, 'meg'));
+    const made = await rpc('meg', 'channel.create', { name: 'megs', members: ['helper'] });
+    expect(made.result).toMatchObject({ name: 'megs', joined: ['meg', 'helper'], invited: [] });
+    expect(await cli('owner', ['channel', 'create', 'owners', '--members', 'helper'])).toBe(0);
+    expect((await rpc('meg', 'channel.leave', { channel_id: made.result.id })).result.left).toBe(true);
+    await removeMember(h.ctx, h.owner, '#owners', 'helper');
+    expect(await cli('owner', ['channel', 'add', '#owners', 'helper'])).toBe(0);
+  });
 
   for (const [method, params] of PAUSE_RPC) {
     for (const [who, name] of Object.entries(PAUSE_CALLERS)) {

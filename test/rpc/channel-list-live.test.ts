@@ -27,6 +27,7 @@ beforeAll(async () => {
   h = await openServedHost();
   helper = await h.agent('helper');
   bob = await h.person('bob');
+  await h.manage('helper', 'bob'); // only its managers add an agent to a group
   await h.person('eve');
   owner = await h.client('owner');
   outsider = await h.client('eve');

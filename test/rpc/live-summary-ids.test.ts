@@ -16,7 +16,7 @@ describe('live queue summaries', () => {
     await h.agent('helper');
     const alice = await h.person('alice');
     const bob = await h.person('bob');
-    await createChannel(h.ctx, bob, { name: 'bobs', members: ['helper'] });
+    await createChannel(h.ctx, h.owner, { name: 'bobs', members: ['bob', 'helper'] });
     await sendMessage(h.ctx, alice, { to: 'helper', body: 'hello from alice' });
     const aliceClient = await h.client('alice');
     const bobClient = await h.client('bob');

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
 import type { HostContext } from '../../src/host/identity/context.js';
 import { initHome, openHost } from '../../src/host/identity/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
@@ -22,6 +23,8 @@ export interface TestHost {
   owner: Principal;
   agent(name: string, settlement?: 'explicit' | 'turn'): Promise<Principal>;
   person(name: string): Promise<Principal>;
+  /** Makes `person` a manager of `agent` (as the owner): only managers add an agent to a group. */
+  manage(agent: string, person: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,9 @@ export async function openTestHost(
     owner,
     agent: (name, settlement = 'explicit') => addPrincipal(ctx, { name, kind: 'agent', settlement }),
     person: (name) => addPrincipal(ctx, { name, kind: 'person' }),
+    async manage(agent, person) {
+      await addAgentManager(ctx, owner, agent, person);
+    },
     async close() {
       await ctx.store.close();
       cleanup();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
+import { addAgentManager } from '../../src/host/agents/agent-managers.js';
 import { createChannel } from '../../src/host/channels/channels.js';
 import type { HostContext } from '../../src/host/identity/context.js';
 import { openHost } from '../../src/host/identity/home.js';
@@ -141,6 +142,9 @@ export const seedAs = {
   agent: (ctx: HostContext, name: string, settlement: 'explicit' | 'turn' = 'explicit') =>
     addPrincipal(ctx, { name, kind: 'agent', settlement }),
   person: (ctx: HostContext, name: string) => addPrincipal(ctx, { name, kind: 'person' }),
+  /** `sluice agent manage AGENT PERSON`: only an agent's managers add it to a group. */
+  manager: async (ctx: HostContext, agent: string, person: string) =>
+    addAgentManager(ctx, await resolvePrincipal(ctx, 'owner'), agent, person),
   channel: async (ctx: HostContext, name: string, members: string[]) =>
     createChannel(ctx, await resolvePrincipal(ctx, 'owner'), { name, members }),
   message: async (ctx: HostContext, to: string, body: string) =>

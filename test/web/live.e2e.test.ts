@@ -33,6 +33,8 @@ const stage = useStage('sluice-web-live-', async (_home, ctx) => {
     await seedAs.agent(ctx, `helper-${view.name}`);
     await seedAs.agent(ctx, `turner-${view.name}`, 'turn');
     await seedAs.person(ctx, `bob-${view.name}`);
+    // bob names helper in a group of his: only an agent's managers add it.
+    await seedAs.manager(ctx, `helper-${view.name}`, `bob-${view.name}`);
   }
 });
 

@@ -222,6 +222,15 @@ describe.each(VIEWPORTS)(
         .getByRole('alert')
         .getByText(`${crew} not removed: only the creator of #${channel} may remove others`)
         .waitFor();
+      // Nor may pam add an agent she does not manage: one line in the dialog, nothing changes.
+      await dialog.locator('#member-add-name').selectOption(worker);
+      await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+      await dialog
+        .getByRole('alert')
+        .getByText(`${worker} not added: only the owner or a manager of ${worker} may add it to a channel`, {
+          exact: false,
+        })
+        .waitFor();
       await scan(page, 'members-refused', 'dialog');
       await shot(page, '23-members-refused');
       // pam is not the owner: no "New agent", and the host refuses the call anyway.

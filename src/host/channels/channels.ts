@@ -15,7 +15,7 @@ import {
 } from '../../store/ops/channels.js';
 import { appendEvent } from '../../store/ops/events.js';
 import { deleteInvitation } from '../../store/ops/invitations.js';
-import { canRemoveMember, requireMember, requireMemberChannel } from '../identity/access.js';
+import { canRemoveMember, requireAgentAdder, requireMember, requireMemberChannel } from '../identity/access.js';
 import { announceCommit, type HostContext, newId, nowIso } from '../identity/context.js';
 import { type Principal, resolvePrincipal, validateName } from '../identity/principals.js';
 import { channelNotFound, describeChannel as describe, findChannelRef } from './channel-refs.js';
@@ -36,8 +36,9 @@ export const MAX_CHANNEL_PAGE = 200;
 export type { MembershipChange } from './invitations.js';
 
 /**
- * Creates a group channel. The creator and any agents named join now; other persons are invited
- * and join only when they accept, unless the owner creates it (docs/security.md, "Consent").
+ * Creates a group channel. The creator and any agents named join now (an agent only when the
+ * creator manages it, else `denied`); other persons are invited and join only when they accept,
+ * unless the owner creates it (docs/security.md, "Consent").
  */
 export async function createChannel(
   ctx: HostContext,
@@ -56,13 +57,17 @@ export async function createChannel(
     created_at: at,
     created_by: actor.id,
   };
+  const others = uniqueOthers(actor, members);
   const change = await ctx.store.transaction(async (trx) => {
     if (await findChannelByName(trx, name))
       throw new SluiceError('conflict', `channel #${name} already exists`);
+    // Every agent named is the caller's to add, checked before the first write: a refusal then
+    // leaves even PostgreSQL's sequences untouched.
+    for (const member of others) if (member.kind === 'agent') await requireAgentAdder(trx, actor, member);
     await insertChannel(trx, channel);
     await upsertMembership(trx, channel.id, actor.id, at);
     const done: MembershipChange = { joined: [actor.name], invited: [] };
-    for (const member of uniqueOthers(actor, members)) {
+    for (const member of others) {
       await admitOrInvite(trx, ctx.limits, channel, actor, member, at, done);
     }
     await appendEvent(trx, { kind: 'channel.created', channel_id: channel.id, created_at: at });
@@ -239,8 +244,8 @@ export async function listAllChannels(ctx: HostContext, actor: Principal): Promi
 }
 
 /**
- * Adds a principal to a group the caller belongs to: an agent (or the caller) joins now, another
- * person is invited. Adding someone already in is a no-op. `channelRef` is an id or `#name`.
+ * Adds a principal to a group the caller belongs to: an agent the caller manages (or the caller)
+ * joins now, another person is invited. Adding someone already in is a no-op. `channelRef` is an id or `#name`.
  */
 export async function addMember(
   ctx: HostContext,

@@ -19,7 +19,7 @@ import {
   listInvitationsPageOf,
 } from '../../store/ops/invitations.js';
 import type { Db } from '../../store/store.js';
-import { joinsDirectly, requireBlockable } from '../identity/access.js';
+import { joinsDirectly, requireAgentAdder, requireBlockable } from '../identity/access.js';
 import { announceCommit, type HostContext, type HostLimits, nowIso } from '../identity/context.js';
 import { type Principal, resolvePrincipal } from '../identity/principals.js';
 import { describeChannel, findChannelRef } from './channel-refs.js';
@@ -42,7 +42,8 @@ export interface MembershipChange {
 /**
  * Inside a write: the member joins now ({@link joinsDirectly}) or is invited. An invitation the
  * member blocks is dropped, yet reported as `invited` (the inviter is not told of the block).
- * Over a pending-invitation cap, `denied` and nothing changes.
+ * Over a pending-invitation cap, or an agent the actor does not manage ({@link requireAgentAdder}),
+ * `denied` and nothing changes.
  */
 export async function admitOrInvite(
   trx: Db,
@@ -53,6 +54,7 @@ export async function admitOrInvite(
   at: string,
   done: MembershipChange,
 ): Promise<void> {
+  if (member.kind === 'agent' && member.id !== actor.id) await requireAgentAdder(trx, actor, member);
   if (joinsDirectly(actor, member)) {
     await upsertMembership(trx, channel.id, member.id, at);
     // Joined: an earlier invitation is moot.

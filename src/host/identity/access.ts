@@ -122,13 +122,30 @@ export async function requireMemberChannel(db: Db, caller: Caller, channelId: st
 }
 
 /**
- * Adding someone to a group (any current member may add): the caller and agents join now; a
- * person joins only by accepting an invitation (consent, docs/security.md), unless the owner adds
- * them: the owner administers the host and may act as anyone from the CLI, so an invitation from
- * the owner would be a ritual, not a protection (the person can still leave).
+ * Adding someone to a group (any current member may add; an agent only its managers,
+ * {@link requireAgentAdder}): the caller and agents join now; a person joins only by accepting an
+ * invitation (consent, docs/security.md), unless the owner adds them: the owner administers the
+ * host and may act as anyone from the CLI, so an invitation from the owner would be a ritual, not
+ * a protection (the person can still leave).
  */
 export function joinsDirectly(caller: Pick<Principal, 'id' | 'kind' | 'name'>, member: Caller): boolean {
   return member.id === caller.id || member.kind === 'agent' || isHostOwner(caller);
+}
+
+/**
+ * Adding an agent to a group (naming it in `channel.create`, or `channel.addMember`): only who may
+ * manage it (its managers, the owner, the agent itself; {@link mayManageAgent}). An agent acts for
+ * whoever runs it: a group decides whose words it reads and who reads its replies, so that is its
+ * managers' choice, as its whole queue is. Everyone else is `denied` with a line that says whom to
+ * ask. DMs stay open (a DM adds nobody to a conversation with others). A write passes its
+ * transaction, so the right is decided there.
+ */
+export async function requireAgentAdder(db: Db, caller: Principal, agent: Principal): Promise<void> {
+  if (await mayManageAgent(db, caller, agent)) return;
+  throw new SluiceError(
+    'denied',
+    `only the owner or a manager of ${agent.name} may add it to a channel (sluice agent managers ${agent.name} names them); nothing was changed`,
+  );
 }
 
 /**

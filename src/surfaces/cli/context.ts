@@ -71,8 +71,8 @@ async function resolveActor(host: HostContext, name: string, source: string | un
 }
 
 /**
- * `not_member` with the next step: a member adds the caller (an agent joins, a person is invited
- * and then runs `sluice channel accept`). The channel is the `#NAME` the command was given, if any.
+ * `not_member` with the next step: a member adds the caller (an agent joins when that member
+ * manages it, a person is invited and then runs `sluice channel accept`). The channel is the `#NAME` the command was given, if any.
  */
 function withNextStep(err: unknown, actorName: string | undefined, args: readonly unknown[]): unknown {
   if (!(err instanceof SluiceError) || err.code !== 'not_member' || actorName === undefined) return err;

@@ -191,7 +191,7 @@ function MembersDialog({ client, channel, me, onClose }: MembersProps & { onClos
         )}
         <p class="muted small">
           Any member may add; only the channel's creator may remove others. A person is invited and joins when
-          they accept (the owner's additions join at once).
+          they accept (the owner's additions join at once); an agent only its managers add.
         </p>
         <form
           class="member-add"

@@ -48,7 +48,7 @@ export function registerChannelCommands(program: Command): void {
   const channel = program.command('channel').description('channels and their history');
   channel
     .command('create <name>')
-    .description('create a group channel; you and the agents named join, other people are invited')
+    .description('create a group channel; you and the agents you manage join, other people are invited')
     // Optional, as on the page: a channel of just its creator, others added later.
     .option('--members <names>', 'comma-separated principal names (default: just you)')
     .action(
@@ -113,7 +113,9 @@ export function registerChannelCommands(program: Command): void {
 
   channel
     .command('add <channel> <member>')
-    .description('add an agent to a group you are in, or invite a person (they join when they accept)')
+    .description(
+      'add an agent you manage to a group you are in, or invite a person (they join when they accept)',
+    )
     .action(
       action(async ({ host, actor }, ref: string, member: string) => {
         const change = await addMember(host, await actor(), ref, member);
