@@ -14,7 +14,7 @@ import {
 } from './envelope-text.js';
 import { fitLargestPrefix } from './fit.js';
 import { utf8Length } from './measure.js';
-import type { SenderRelation } from './provenance.js';
+import type { MessageOrigin, SenderRelation } from './provenance.js';
 
 /** An attachment reference as the harness sees it; `path` is the agent's materialised copy. */
 export interface DeliveryAttachment {
@@ -32,6 +32,8 @@ export interface DeliveryCandidate {
   from: string;
   /** What the sender is to this agent (core/provenance.ts): rendered beside `from`. */
   sender: SenderRelation;
+  /** How it came in when not sent directly (`telegram`): rendered after `sender`, only when set. */
+  via?: MessageOrigin | undefined;
   createdAt: string;
   subject: string | null;
   replyTo: string | null;
@@ -53,6 +55,7 @@ export interface OversizedHead {
   id: string;
   from: string;
   sender: SenderRelation;
+  via?: MessageOrigin;
   createdAt: string;
   bodyBytes: number;
   read: string;
@@ -92,6 +95,7 @@ function projectCandidate(c: DeliveryCandidate): Record<string, unknown> {
     channel: c.channel,
     from: c.from,
     sender: c.sender,
+    ...(c.via === undefined ? {} : { via: c.via }),
     createdAt: c.createdAt,
     subject: c.subject,
     replyTo: c.replyTo,
@@ -164,6 +168,7 @@ export function renderDelivery(input: DeliveryInput): RenderedDelivery {
           id: head.id,
           from: head.from,
           sender: head.sender,
+          ...(head.via === undefined ? {} : { via: head.via }),
           createdAt: head.createdAt,
           bodyBytes: utf8Length(head.body),
           read: readCommand(head.id),
@@ -249,7 +254,7 @@ function oversizedText(
   const id = commandId(head.id);
   const from =
     shown.from !== undefined && shown.sender !== undefined
-      ? `It is from ${senderLabel(shown.from, shown.sender)}. `
+      ? `It is from ${senderLabel(shown.from, shown.sender, shown.via)}. `
       : '';
   if (head.list !== undefined) {
     // The listing fetches the head and what follows (FIFO) filled to the client's cap: one page
@@ -288,7 +293,7 @@ function minimalText(totalPending: number): string {
 export interface MetadataNoticeInput {
   agent: string;
   totalPending: number;
-  oldest: { id: string; from: string; sender: SenderRelation; createdAt: string } | null;
+  oldest: { id: string; from: string; sender: SenderRelation; via?: MessageOrigin; createdAt: string } | null;
 }
 
 /**
@@ -302,7 +307,7 @@ export function renderMetadataNotice(input: MetadataNoticeInput): string {
   let first = `[sluice] ${totalPending} pending message(s) for ${inlineLabel(input.agent)}`;
   if (oldest !== null) {
     const id = PLAIN_ID.test(oldest.id) ? `, id ${oldest.id}` : '';
-    first += `; oldest from ${senderLabel(oldest.from, oldest.sender)} at ${inlineLabel(oldest.createdAt)}${id}`;
+    first += `; oldest from ${senderLabel(oldest.from, oldest.sender, oldest.via)} at ${inlineLabel(oldest.createdAt)}${id}`;
   }
   return `${first}.\nList them with complete bodies: ${LIST_COMMAND}`;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { escapedCostAt, escapedCostBefore } from './budgeted-slice.js';
 import { SluiceError } from './errors.js';
 import { utf8Length } from './measure.js';
-import type { SenderRelation } from './provenance.js';
+import type { MessageOrigin, SenderRelation } from './provenance.js';
 
 /**
  * One slice of a projection's JSON text, as `channel_read` returns it (DESIGN.md §3.1). Joining
@@ -12,6 +12,8 @@ export interface FragmentResult {
   message_id: string;
   /** What the message's sender is to the reader (core/provenance.ts); on every fragment. */
   sender?: SenderRelation;
+  /** The bridge the message came through (`telegram`), only when it did; on every fragment. */
+  via?: MessageOrigin;
   /** SHA-256 of the whole projection text, so a reader can tell the message did not change. */
   sha256: string;
   /** Where this fragment starts, in UTF-16 units of the projection text. */
@@ -66,6 +68,8 @@ export interface FragmentOptions {
   messageId: string;
   /** What the sender is to the reader: carried on each fragment, and counted in its budget. */
   sender?: SenderRelation | undefined;
+  /** The bridge it came through, carried beside `sender` on each fragment (counted likewise). */
+  via?: MessageOrigin | undefined;
   /** The projection's complete JSON text. */
   text: string;
   /**
@@ -98,6 +102,7 @@ export function fragmentAt(opts: FragmentOptions): FragmentResult {
   const base: FragmentResult = {
     message_id: messageId,
     ...(opts.sender !== undefined ? { sender: opts.sender } : {}),
+    ...(opts.via !== undefined ? { via: opts.via } : {}),
     sha256: opts.sha256 ?? sha256Hex(text),
     offset,
     total,

@@ -45,3 +45,15 @@ export function senderRelation(
   if (author.name === HOST_OWNER_NAME) return 'owner';
   return managers.has(author.id) ? 'manager' : 'person';
 }
+
+/**
+ * The path a message came in by, when it was not sent by its author directly: `telegram` is a
+ * person's message the Telegram bridge relayed (stored in `messages.origin`, migration 020). Shown
+ * beside `sender` as `"via"`; a direct send has none.
+ */
+export type MessageOrigin = 'telegram';
+
+/** A stored origin as Sluice shows it: a known word, or nothing (a damaged value is never shown). */
+export function originOf(stored: unknown): MessageOrigin | undefined {
+  return stored === 'telegram' ? 'telegram' : undefined;
+}

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { InboxState, MessageSource, PrincipalKind } from '../core/wire/kinds.js';
 import type { ApprovalPoliciesTable, ApprovalRulesTable, ApprovalsTable } from './approvals-schema.js';
 import type {
@@ -157,6 +157,8 @@ export interface MessagesTable {
   revision: number;
   edited_at: string | null;
   deleted_at: string | null;
+  /** How it came in when not sent directly (`telegram`: relayed by the bridge); migration 020. */
+  origin: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface MessageRevisionsTable {

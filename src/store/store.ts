@@ -44,7 +44,10 @@ export interface SearchIndex {
 /** An event as stored (ops/events.ts). */
 export type EventRow = Selectable<EventsTable>;
 
-/** What one send stores: the message row (less what the database fills in) and its fan-out's source. */
+/**
+ * What one send stores: the message row (less what the database fills in), how it came in
+ * (`origin`, null for a direct send) and its fan-out's source.
+ */
 export type SentMessageRow = Pick<
   MessagesTable,
   | 'id'
@@ -57,7 +60,7 @@ export type SentMessageRow = Pick<
   | 'reply_to'
   | 'actions'
   | 'attachments'
-> & { source: MessageSource };
+> & { origin: string | null; source: MessageSource };
 
 /**
  * What the databases do each their own way under the domain queries of src/store/ops: ops call

@@ -4,6 +4,7 @@ import type { HostContext } from '../../src/host/identity/context.js';
 import { resolvePrincipal } from '../../src/host/identity/principals.js';
 import { putMedia, readMediaBytes } from '../../src/host/media/media.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
+import { deliveryFor } from '../../src/host/queue/delivery.js';
 import { createPairCode, PAIR_CODE_TTL_MS } from '../../src/host/telegram/telegram.js';
 import { backendsUnderTest } from '../conformance/backend.js';
 import { PHONE, STRANGER, useBridgeHarness } from './telegram-harness.js';
@@ -90,6 +91,10 @@ describe.each(backendsUnderTest())('the Telegram bridge on %s', (backend) => {
       const name = (id: string) => channels.find((c) => c.id === id)?.name;
       expect(first?.body).toBe('first, for helper');
       expect(name(first?.channel_id ?? '')).toBe('dm:helper,owner');
+      // Stored as relayed by the bridge, so the agent reads it as "via":"telegram" (provenance).
+      expect(first?.origin).toBe('telegram');
+      const delivery = await deliveryFor(h.t.ctx, await resolvePrincipal(h.t.ctx, 'helper'));
+      expect(delivery.text).toContain('"from":"owner","sender":"owner","via":"telegram"');
       expect(rows[1]?.body).toBe('second, for reviewer');
       expect(name(rows[1]?.channel_id ?? '')).toBe('dm:owner,reviewer');
       h.fake.pushMessage(PHONE, { text: '/to nobody' });

@@ -103,7 +103,11 @@ describe('bounded model reads through the CLI, for hostile bodies', { timeout: 1
     const agent = `bot${agents++}`;
     await addPrincipal(ctx, { name: agent, kind: 'agent' });
     const ids: string[] = [];
-    for (const body of bodies) ids.push((await sendMessage(ctx, owner, { to: agent, body })).message_id);
+    // Every other one relayed by the bridge: its row carries `via` within the same budget.
+    for (const [i, body] of bodies.entries()) {
+      const origin = i % 2 ? ('telegram' as const) : undefined;
+      ids.push((await sendMessage(ctx, owner, { to: agent, body, origin })).message_id);
+    }
     return { agent, ids };
   }
 

@@ -211,6 +211,8 @@ describe('renderDelivery', () => {
       channel: hostileString(12),
       from: hostileString(12),
       sender: fc.constantFrom(...SENDER_RELATIONS),
+      // Provenance (issue 25 item 5): a relayed message carries `via` too, inside the same budget.
+      via: fc.option(fc.constant('telegram' as const), { nil: undefined }),
       createdAt: fc.constant('2025-01-01T00:00:00.000Z'),
       subject: fc.option(hostileString(20)),
       replyTo: fc.option(hostileString(12)),

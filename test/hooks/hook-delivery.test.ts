@@ -43,8 +43,8 @@ function hookText(host: TestHost, client: 'claude' | 'codex', metadata = false):
   return renderHookContext(args(client, metadata), { home: host.home, db: undefined, agent: 'bot' });
 }
 
-async function send(host: TestHost, body: string): Promise<string> {
-  return (await sendMessage(host.ctx, host.owner, { to: 'bot', body })).message_id;
+async function send(host: TestHost, body: string, origin?: 'telegram'): Promise<string> {
+  return (await sendMessage(host.ctx, host.owner, { to: 'bot', body, origin })).message_id;
 }
 
 interface Envelope {
@@ -79,6 +79,7 @@ const candidate: fc.Arbitrary<DeliveryCandidate> = fc.record({
   channel: hostileString(30),
   from: hostileString(30),
   sender: fc.constantFrom(...SENDER_RELATIONS),
+  via: fc.option(fc.constant('telegram' as const), { nil: undefined }),
   createdAt: hostileString(30),
   subject: fc.option(hostileString(60), { nil: null }),
   replyTo: fc.option(hostileId, { nil: null }),
@@ -127,7 +128,8 @@ describe('the hook context stays within each client’s cap', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(hostileBody, { minLength: 1, maxLength: 20 }), async (bodies) => {
         const { host, bot } = await hostWithAgent();
-        for (const body of bodies) await send(host, body);
+        // Every other one relayed by the bridge: its `via` is read by the hook as by the host.
+        for (const [i, body] of bodies.entries()) await send(host, body, i % 2 ? 'telegram' : undefined);
         const before = {
           summary: await queueSummary(host.ctx.store.db, bot),
           pending: await pendingIds(host, bot),

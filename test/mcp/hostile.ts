@@ -14,6 +14,8 @@ export interface HostileMessage {
   actions: unknown[] | undefined;
   /** A 10 KB id to give the message after it is sent (the host never generates one). */
   hugeId: string | undefined;
+  /** Relayed by the Telegram bridge (stored origin `telegram`). */
+  bridged: boolean;
 }
 
 /** Nested arrays/objects `depth` levels deep, with hostile strings at the bottom. */
@@ -44,6 +46,8 @@ export const hostileMessage: fc.Arbitrary<HostileMessage> = fc.record({
     { nil: undefined },
   ),
   hugeId: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: tenKbId }),
+  // Relayed by the Telegram bridge: read with "via":"telegram" beside "sender" (migration 020).
+  bridged: fc.boolean(),
 });
 
 /**
@@ -69,6 +73,7 @@ export async function seedHostile(
       body: storable(m.body),
       subject: m.subject === undefined ? undefined : storable(m.subject),
       actions: m.actions,
+      origin: m.bridged ? 'telegram' : undefined,
     });
     let id = sent.message_id;
     if (m.hugeId !== undefined) {
@@ -105,21 +110,25 @@ export async function sweepChannel(
 ): Promise<ToolText[]> {
   const seen: ToolText[] = [];
   // Provenance (issue 25 item 5): what the author is to the reader, on every message and fragment.
-  const authorIds = new Set(
-    (
-      await ctx.store.db
-        .selectFrom('messages')
-        .select('author_id')
-        .where('channel_id', '=', channelId)
-        .execute()
-    ).map((r) => r.author_id),
-  );
-  expect(authorIds.size).toBeLessThanOrEqual(1);
+  const rows = await ctx.store.db
+    .selectFrom('messages')
+    .select(['id', 'author_id', 'origin'])
+    .where('channel_id', '=', channelId)
+    .execute();
+  expect(new Set(rows.map((r) => r.author_id)).size).toBeLessThanOrEqual(1);
+  // And the bridge it came through, exactly on the messages it relayed.
+  const viaOf = new Map(rows.map((r) => [r.id, r.origin ?? undefined]));
   const note = (r: ToolText) => {
     seen.push(r);
     if (!r.isError) {
-      for (const m of r.json.messages ?? []) expect(m.sender).toBe(sender);
-      if (r.json.fragment !== undefined) expect(r.json.sender).toBe(sender);
+      for (const m of r.json.messages ?? []) {
+        expect(m.sender).toBe(sender);
+        expect(m.via).toBe(viaOf.get(m.message_id));
+      }
+      if (r.json.fragment !== undefined) {
+        expect(r.json.sender).toBe(sender);
+        expect(r.json.via).toBe(viaOf.get(r.json.message_id));
+      }
     }
     expect(r.text.length).toBeLessThanOrEqual(budget);
     // The UTF-8 cap (for Codex) holds unless the result carries one of the hostile 10 KB ids,

@@ -1,5 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
+import type { MessageOrigin } from '../../core/provenance.js';
 import { requireWellFormedFields } from '../../core/text.js';
 import { findChannelById } from '../../store/ops/channels.js';
 import { appendEvent } from '../../store/ops/events.js';
@@ -30,6 +31,7 @@ import {
 } from './idempotent-sends.js';
 import {
   type AttachmentRef,
+  captionFor,
   excerptOf,
   type MessageProjection,
   projectMessage,
@@ -49,7 +51,11 @@ export interface SendInput {
    * result and stores nothing; with another request it is `conflict`. Kept at least 24 hours.
    */
   idempotencyKey?: string | undefined;
+  /** How it came in when not sent directly: only the Telegram bridge sets it (never a client). */
+  origin?: MessageOrigin | undefined;
 }
+
+export { captionFor } from './projection.js';
 
 export interface SentMessage {
   message_id: string;
@@ -62,18 +68,6 @@ export function sourceOf(kind: unknown): MessageSource {
   if (kind === 'person') return 'person';
   if (kind === 'agent') return 'agent';
   return 'unknown';
-}
-
-/** The stored caption, or a short note naming the attachments when there is none. */
-export function captionFor(body: string, attachments: readonly AttachmentRef[]): string {
-  if (body.trim() !== '' || attachments.length === 0) return body;
-  const names = attachments.map((a) => a.name).join(', ');
-  if (attachments.length === 1) {
-    const one = attachments[0] as AttachmentRef;
-    return one.mime.startsWith('image/') ? `(sent an image: ${one.name})` : `(sent a file: ${one.name})`;
-  }
-  const allImages = attachments.every((a) => a.mime.startsWith('image/'));
-  return `(sent ${attachments.length} ${allImages ? 'images' : 'files'}: ${names})`;
 }
 
 function validateSend(ctx: HostContext, input: Omit<SendInput, 'to'>): void {
@@ -199,6 +193,7 @@ async function storeMessage(
       reply_to: input.replyTo ?? null,
       actions,
       attachments: JSON.stringify(attachments),
+      origin: input.origin ?? null,
       source: sourceOf(actor.kind),
     });
     if (seq === undefined) throw new SluiceError('not_member', 'you are not a member of that channel');

@@ -1,3 +1,4 @@
+import { type MessageOrigin, originOf } from '../../core/provenance.js';
 import type { AttachmentRef } from '../../core/wire/index.js';
 import type { MessageRow } from '../../store/ops/messages.js';
 import type { PrincipalKind } from '../../store/schema.js';
@@ -10,6 +11,8 @@ export interface MessageProjection {
   channel_id: string;
   message_id: string;
   author: { id: string; name: string; kind: PrincipalKind };
+  /** How it came in when its author did not send it directly (`telegram`: relayed by the bridge). */
+  via?: MessageOrigin;
   created_at: string;
   subject?: string;
   body: string;
@@ -56,10 +59,12 @@ export function projectMessage(
     attachments: parseJsonArray(row.attachments) as AttachmentRef[],
     actions: parseJsonArray(row.actions),
   };
+  const via = originOf(row.origin);
   const ordered: MessageProjection = {
     channel_id: projection.channel_id,
     message_id: projection.message_id,
     author: projection.author,
+    ...(via !== undefined ? { via } : {}),
     created_at: projection.created_at,
     ...(row.subject !== null ? { subject: row.subject } : {}),
     body: projection.body,
@@ -83,4 +88,16 @@ export function parseJsonArray(text: string): unknown[] {
 /** The projection's JSON text: what fragments slice and what coverage hashes. */
 export function projectionText(projection: MessageProjection): string {
   return JSON.stringify(projection);
+}
+
+/** The stored caption, or a short note naming the attachments when there is none. */
+export function captionFor(body: string, attachments: readonly AttachmentRef[]): string {
+  if (body.trim() !== '' || attachments.length === 0) return body;
+  const names = attachments.map((a) => a.name).join(', ');
+  if (attachments.length === 1) {
+    const one = attachments[0] as AttachmentRef;
+    return one.mime.startsWith('image/') ? `(sent an image: ${one.name})` : `(sent a file: ${one.name})`;
+  }
+  const allImages = attachments.every((a) => a.mime.startsWith('image/'));
+  return `(sent ${attachments.length} ${allImages ? 'images' : 'files'}: ${names})`;
 }

@@ -1,4 +1,10 @@
-import { type SenderFacts, type SenderRelation, senderRelation } from '../../core/provenance.js';
+import { senderLabel } from '../../core/envelope-text.js';
+import {
+  type MessageOrigin,
+  type SenderFacts,
+  type SenderRelation,
+  senderRelation,
+} from '../../core/provenance.js';
 import { listAgentManagerIds } from '../../store/ops/agent-managers.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
@@ -29,4 +35,28 @@ export type ReaderMessage = MessageProjection & { sender: SenderRelation };
 export function withSender(projection: MessageProjection, relationOf: RelationOf): ReaderMessage {
   const { channel_id, message_id, author, ...rest } = projection;
   return { channel_id, message_id, author, sender: relationOf(author), ...rest };
+}
+
+/** What a model is told of a message's sender: `sender`, and `via` when it came through a bridge. */
+export interface Provenance {
+  sender: SenderRelation;
+  via?: MessageOrigin;
+}
+
+/** {@link Provenance} of one message for the reader, keys in the order a model reads them. */
+export function provenanceOf(
+  projection: Pick<MessageProjection, 'author' | 'via'>,
+  relationOf: RelationOf,
+): Provenance {
+  const sender = relationOf(projection.author);
+  return projection.via === undefined ? { sender } : { sender, via: projection.via };
+}
+
+/** `alice (manager)`, `alice (person, via telegram)`: the prose form (core/envelope.ts senderLabel). */
+export function senderLabelOf(
+  projection: Pick<MessageProjection, 'author' | 'via'>,
+  relationOf: RelationOf,
+): string {
+  const { sender, via } = provenanceOf(projection, relationOf);
+  return senderLabel(projection.author.name, sender, via);
 }

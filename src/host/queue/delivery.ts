@@ -104,6 +104,7 @@ async function toCandidates(
       channel: channelName,
       from: projection.author.name,
       sender: relationOf(projection.author),
+      ...(projection.via === undefined ? {} : { via: projection.via }),
       createdAt: projection.created_at,
       subject: projection.subject ?? null,
       replyTo: projection.reply_to?.message_id ?? null,
@@ -180,6 +181,7 @@ export async function metadataNoticeFor(ctx: HostContext, agent: Principal): Pro
           id: oldest.projection.message_id,
           from: oldest.projection.author.name,
           sender: (await relationsFor(ctx, agent))(oldest.projection.author),
+          ...(oldest.projection.via === undefined ? {} : { via: oldest.projection.via }),
           createdAt: oldest.projection.created_at,
         }
       : null,

@@ -1,4 +1,4 @@
-import type { SenderRelation } from '../../core/provenance.js';
+import type { MessageOrigin, SenderRelation } from '../../core/provenance.js';
 import { listActiveChannelIds } from '../../store/ops/channels.js';
 import { findQueue } from '../../store/ops/queues.js';
 import { pendingMessagesAfter } from '../../store/ops/reads.js';
@@ -23,6 +23,8 @@ export interface InboxStatus {
     from: string;
     /** What the sender is to this agent (core/provenance.ts). */
     sender: SenderRelation;
+    /** The bridge it came through (`telegram`), only when it did. */
+    via?: MessageOrigin;
     created_at: string;
   } | null;
   openTurn: boolean;
@@ -48,6 +50,7 @@ export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<R
       channel_id: head.row.channel_id,
       from: author.name,
       sender: (await relationsFor(ctx, agent))(author),
+      ...(projection?.via === undefined ? {} : { via: projection.via }),
       created_at: head.row.created_at,
     };
   }

@@ -61,6 +61,7 @@ export async function readMessage(
     fragmentAt({
       messageId: row.id,
       sender,
+      via: projection.via,
       text,
       sha256,
       offset,

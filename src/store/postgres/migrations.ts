@@ -9,6 +9,7 @@ import {
   sql,
   type TableMetadata,
 } from 'kysely';
+import { messageOrigin } from './message-origin.js';
 import { inboxInHistoryOrder } from './send-order.js';
 
 /**
@@ -128,6 +129,12 @@ const migrations: Record<string, Migration> = {
   '019_telegram_approvals': {
     async up(db: Kysely<unknown>) {
       for (const statement of TELEGRAM_APPROVALS) await sql.raw(statement).execute(db);
+    },
+  },
+  // How a message came in (message-origin.ts): a column, and the send functions store it.
+  '020_message_origin': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of messageOrigin(WRITE_LOCK_CLASS)) await sql.raw(statement).execute(db);
     },
   },
 };

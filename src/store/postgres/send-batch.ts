@@ -5,10 +5,13 @@ import { retryTransient } from './retry.js';
 import { encodeText } from './text.js';
 
 /** The statement a plain send runs (send.ts, `storeAndFanOut`): what a batch collects. */
-export const SLUICE_SEND = 'select sluice_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) as seq';
+export const SLUICE_SEND = 'select sluice_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) as seq';
 
 const SEND_MANY = `select seq, error_code, error_message from sluice_send_many($1::text[], $2::text[], $3::text[],
-  $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`;
+  $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`;
+
+/** The parameters of one `sluice_send` (migration 020 added the origin, the last). */
+const SEND_PARAMETERS = 12;
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
@@ -55,7 +58,7 @@ export function batchingSends(db: Kysely<Database>, maxBatch = MAX_BATCH): Db {
   const runBatch = async (batch: Waiting[]): Promise<void> => {
     if (batch.length === 1) return alone(batch[0] as Waiting);
     // Column arrays; strings are escaped here since the driver wrapper escapes only scalar strings.
-    const columns = Array.from({ length: 11 }, (_, c) =>
+    const columns = Array.from({ length: SEND_PARAMETERS }, (_, c) =>
       batch.map((w) => {
         const v = w.parameters[c];
         return typeof v === 'string' ? encodeText(v) : v;

@@ -3,7 +3,7 @@ import type { Db, SentMessageRow } from '../store.js';
 import { SLUICE_SEND } from './send-batch.js';
 
 /**
- * The send as one server function call, `sluice_send` (migrations 008, 013), which also takes the
+ * The send as one server function call, `sluice_send` (migrations 008, 013, 020), which also takes the
  * shared write lock: the message, one inbox entry per other agent member, their `queue.changed`
  * events and one `message.created`, in one round trip (the search index follows the message row
  * by its expression index). On the send path's batching handle it joins the process's other
@@ -24,6 +24,7 @@ export async function storeAndFanOut(db: Db, m: SentMessageRow): Promise<number 
       m.actions,
       m.attachments,
       m.source,
+      m.origin,
     ]),
   );
   const seq = result.rows[0]?.seq;

@@ -115,6 +115,12 @@ const migrations: Record<string, Migration> = {
       for (const statement of TELEGRAM_APPROVALS) await sql.raw(statement).execute(db);
     },
   },
+  // How a message came in when not sent directly (`telegram`), shown to a model beside `sender`.
+  '020_message_origin': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw('alter table messages add column origin text').execute(db);
+    },
+  },
 };
 
 /**

@@ -12,8 +12,8 @@ async function run<R>(db: Db, text: string, params: readonly unknown[]): Promise
 // Inserted only while the author is a current member: the membership check and the insert are one
 // statement, so no removal can slip between them.
 const INSERT_MESSAGE = `insert into messages (id, channel_id, author_id, created_at, body, body_bytes, subject,
-  reply_to, actions, attachments, revision, edited_at, deleted_at)
-  select ?, ?, ?, ?, ?, cast(? as integer), ?, ?, ?, ?, 1, null, null
+  reply_to, actions, attachments, origin, revision, edited_at, deleted_at)
+  select ?, ?, ?, ?, ?, cast(? as integer), ?, ?, ?, ?, ?, 1, null, null
   where exists (select 1 from memberships where channel_id = ? and principal_id = ? and left_at is null)
   returning seq`;
 
@@ -64,6 +64,7 @@ export async function storeAndFanOut(db: Db, m: SentMessageRow): Promise<number 
     m.reply_to,
     m.actions,
     m.attachments,
+    m.origin,
     m.channel_id,
     m.author_id,
   ]);

@@ -3,7 +3,7 @@ import { SluiceError } from '../../core/errors.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { defaultPageBytes, shellOutputCap } from '../../core/output-cap.js';
-import type { SenderRelation } from '../../core/provenance.js';
+import type { MessageOrigin, SenderRelation } from '../../core/provenance.js';
 
 export { CLAUDE_MAX_BYTES, CODEX_MAX_BYTES } from '../../core/output-cap.js';
 
@@ -91,6 +91,8 @@ export interface MessageRow {
   from: string;
   /** What the sender is to the reader (core/provenance.ts). */
   sender: SenderRelation;
+  /** The bridge it came through (`telegram`), only when it did. */
+  via?: MessageOrigin;
   createdAt: string;
   subject: string | null;
   replyTo: string | null;

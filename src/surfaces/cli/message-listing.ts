@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell-word.js';
-import type { RelationOf } from '../../host/messages/index.js';
+import { provenanceOf, type RelationOf } from '../../host/messages/index.js';
 import type { InboxListing } from '../../host/queue/index.js';
 import {
   type ContinueCommands,
@@ -26,7 +26,7 @@ export function listingRow(listing: InboxListing, includeBody: boolean, relation
     id: p.message_id,
     channel: listing.channelName,
     from: p.author.name,
-    sender: relationOf(p.author),
+    ...provenanceOf(p, relationOf),
     createdAt: p.created_at,
     subject: p.subject ?? null,
     replyTo: p.reply_to?.message_id ?? null,

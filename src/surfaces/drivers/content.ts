@@ -1,4 +1,3 @@
-import { senderLabel } from '../../core/envelope.js';
 import { isSluiceError, SluiceError } from '../../core/errors.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import {
@@ -10,7 +9,7 @@ import {
   type Media,
   materializeMedia,
 } from '../../host/media/index.js';
-import { relationsFor } from '../../host/messages/index.js';
+import { relationsFor, senderLabelOf } from '../../host/messages/index.js';
 import type { DeliveredMessage } from '../../host/turns/index.js';
 
 /** Anthropic content blocks the Claude driver writes (base64 exists only in this message). */
@@ -46,7 +45,7 @@ async function sourcesOf(
   const relationOf = await relationsFor(ctx, agent);
   return delivered.map((m) => ({
     messageId: m.id,
-    by: senderLabel(m.projection.author.name, relationOf(m.projection.author)),
+    by: senderLabelOf(m.projection, relationOf),
   }));
 }
 

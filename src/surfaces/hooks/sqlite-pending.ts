@@ -6,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
 import { PENDING_STATES } from '../../core/pending.js';
-import { senderRelation } from '../../core/provenance.js';
+import { originOf, senderRelation } from '../../core/provenance.js';
 
 /** PENDING_STATES as an SQL list (constants, never input). */
 const PENDING_SQL = PENDING_STATES.map((state) => `'${state}'`).join(', ');
@@ -46,6 +46,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '018_telegram_reactions',
   // A new table (the Telegram bridge's approval cards) the reader never queries.
   '019_telegram_approvals',
+  // A column on messages (how one came in), which the reader selects and shows as `via`.
+  '020_message_origin',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
@@ -69,6 +71,7 @@ interface InboxMessageRow {
   reply_to: string | null;
   body: string;
   attachments: string;
+  origin: string | null;
 }
 
 /** Opens the store file read-only; `null` when its schema is not the one this reader knows. */
@@ -132,7 +135,7 @@ export class PendingReader {
         .prepare(
           `select m.id, c.name as channel_name, i.channel_id, m.author_id, p.name as author_name,
                   p.kind as author_kind, m.created_at, m.subject,
-                  m.reply_to, m.body, m.attachments
+                  m.reply_to, m.body, m.attachments, m.origin
              from inbox i
              join messages m on m.seq = i.message_seq
              left join channels c on c.id = i.channel_id
@@ -173,6 +176,7 @@ function toCandidate(
 ): DeliveryCandidate {
   const name = row.channel_name ?? row.channel_id;
   const from = row.author_name ?? 'unknown';
+  const via = originOf(row.origin);
   return {
     id: row.id,
     channel: name.startsWith('dm:') ? name : `#${name}`,
@@ -182,6 +186,7 @@ function toCandidate(
       agentId,
       managers,
     ),
+    ...(via === undefined ? {} : { via }),
     createdAt: row.created_at,
     subject: row.subject,
     replyTo: row.reply_to,

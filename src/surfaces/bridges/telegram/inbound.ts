@@ -281,6 +281,8 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
       body: message.text ?? message.caption ?? '',
       attachmentIds,
       idempotencyKey: inboundKey(options.botId, updateId),
+      // A model reading it is told it came through the bridge (docs/security.md, "Provenance").
+      origin: 'telegram',
     });
     // Its status is shown on it as a reaction from now on (reactions.ts).
     await track(sent);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
 import {
   acceptInvitation,
@@ -19,7 +18,7 @@ import {
   unblockInviter,
 } from '../../../host/channels/index.js';
 import type { HostContext, Principal } from '../../../host/identity/index.js';
-import { relationsFor, withSender } from '../../../host/messages/index.js';
+import { relationsFor, senderLabelOf, withSender } from '../../../host/messages/index.js';
 import { displayChannel } from '../../../host/queue/index.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
@@ -163,7 +162,7 @@ export function registerChannelCommands(program: Command): void {
           return;
         }
         const lines = projections.map((p) => {
-          const head = `${p.created_at} ${senderLabel(p.author.name, relationOf(p.author))} [${p.message_id}]:`;
+          const head = `${p.created_at} ${senderLabelOf(p, relationOf)} [${p.message_id}]:`;
           return oneLine(p.body) ? `${head} ${p.body}` : `${head}\n${quotedBody(p.body)}`;
         });
         await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no messages\n');

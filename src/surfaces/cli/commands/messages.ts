@@ -9,9 +9,11 @@ import {
   handleReplyKey,
   messagePlace,
   parseHandleLines,
+  provenanceOf,
   readProjection,
   relationsFor,
   replyToMessage,
+  senderLabelOf,
   sendMessage,
 } from '../../../host/messages/index.js';
 import { archiveMessages, listInbox } from '../../../host/queue/index.js';
@@ -179,7 +181,7 @@ export function registerMessageCommands(program: Command): void {
                 { header: 'CHANNEL', cell: (r) => r.channelName },
                 {
                   header: 'FROM',
-                  cell: (r) => senderLabel(r.projection.author.name, relationOf(r.projection.author)),
+                  cell: (r) => senderLabelOf(r.projection, relationOf),
                 },
                 { header: 'CREATED', cell: (r) => r.projection.created_at },
                 { header: 'STATE', cell: (r) => r.entry.state },
@@ -194,7 +196,7 @@ export function registerMessageCommands(program: Command): void {
           }
           const out = rows.map((r) => {
             const p = r.projection;
-            const from = senderLabel(p.author.name, relationOf(p.author));
+            const from = senderLabelOf(p, relationOf);
             const head = `${p.message_id}  ${r.channelName}  ${from}  ${p.created_at}  ${r.entry.state}  ${firstLine(p.subject ?? p.body)}`;
             return `${head}\n${quotedBody(p.body)}\n`;
           });
@@ -220,7 +222,7 @@ export function registerMessageCommands(program: Command): void {
           const me = await actor();
           const p = await readProjection(host, me, id);
           const { channelName, state } = await messagePlace(host, me, p);
-          const sender = (await relationsFor(host, me))(p.author);
+          const provenance = provenanceOf(p, await relationsFor(host, me));
           if (opts.json) {
             const budget = readBudget(opts);
             const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
@@ -228,7 +230,7 @@ export function registerMessageCommands(program: Command): void {
               id: p.message_id,
               channel: channelName,
               from: p.author.name,
-              sender,
+              ...provenance,
               createdAt: p.created_at,
               subject: p.subject ?? null,
               replyTo: p.reply_to?.message_id ?? null,
@@ -240,7 +242,7 @@ export function registerMessageCommands(program: Command): void {
             return;
           }
           const headers = [
-            `From: ${senderLabel(p.author.name, sender)}`,
+            `From: ${senderLabel(p.author.name, provenance.sender, provenance.via)}`,
             `Channel: ${channelName}`,
             `Date: ${p.created_at}`,
             `Id: ${p.message_id}`,
