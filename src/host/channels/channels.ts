@@ -15,7 +15,12 @@ import {
 } from '../../store/ops/channels.js';
 import { appendEvent } from '../../store/ops/events.js';
 import { deleteInvitation } from '../../store/ops/invitations.js';
-import { canRemoveMember, requireAgentAdder, requireMember, requireMemberChannel } from '../identity/access.js';
+import {
+  canRemoveMember,
+  requireAgentAdder,
+  requireMember,
+  requireMemberChannel,
+} from '../identity/access.js';
 import { announceCommit, type HostContext, newId, nowIso } from '../identity/context.js';
 import { type Principal, resolvePrincipal, validateName } from '../identity/principals.js';
 import { channelNotFound, describeChannel as describe, findChannelRef } from './channel-refs.js';
