@@ -7,12 +7,8 @@ import { isWellFormed, sliceWhole } from '../../src/core/text.js';
 import type { HostContext } from '../../src/host/identity/context.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { putMedia, sanitizeFileName } from '../../src/host/media/media.js';
-import {
-  editMessage,
-  readProjection,
-  replyToMessage,
-  sendMessage,
-} from '../../src/host/messages/messages.js';
+import { editMessage } from '../../src/host/messages/edit-message.js';
+import { readProjection, replyToMessage, sendMessage } from '../../src/host/messages/messages.js';
 import { editQueuedMessage, pauseQueue } from '../../src/host/queue/queue.js';
 import { buildMcpServer } from '../../src/surfaces/mcp/tools.js';
 import { handleRpcBytes, handleRpcText } from '../../src/surfaces/rpc/dispatch.js';

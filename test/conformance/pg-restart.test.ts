@@ -83,7 +83,7 @@ describe.skipIf(skipReason !== undefined)(title, () => {
 
     const hosts: Host[] = [];
     for (const name of ['A', 'B']) {
-      const serve = await startServe({ home: shared.home + `/host-${name}`, db });
+      const serve = await startServe({ home: `${shared.home}/host-${name}`, db });
       cleanups.push(() => serve.stop());
       hosts.push({ name, serve });
     }

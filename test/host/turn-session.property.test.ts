@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Principal } from '../../src/host/identity/principals.js';
-import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { editMessage } from '../../src/host/messages/edit-message.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { TurnSession } from '../../src/host/turns/index.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 

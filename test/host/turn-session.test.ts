@@ -3,7 +3,8 @@
 // abandoned turn treats its dispatch attempts, the waiting-on-a-person phase, and the dispatcher.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Principal } from '../../src/host/identity/principals.js';
-import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { editMessage } from '../../src/host/messages/edit-message.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { pauseQueue } from '../../src/host/queue/queue.js';
 import { dispatchAttemptsOf } from '../../src/host/turns/attempts.js';
 import { carriedWhole } from '../../src/host/turns/carried.js';

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels/channels.js';
 import type { Principal } from '../../src/host/identity/principals.js';
-import { editMessage, sendMessage } from '../../src/host/messages/messages.js';
+import { editMessage } from '../../src/host/messages/edit-message.js';
+import { sendMessage } from '../../src/host/messages/messages.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 import { connectInMemory, type ToolCaller, type ToolText } from './support.js';
 

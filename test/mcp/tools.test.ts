@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel, removeMember } from '../../src/host/channels/channels.js';
 import type { Principal } from '../../src/host/identity/principals.js';
-import { editMessage, readProjection, sendMessage } from '../../src/host/messages/messages.js';
+import { editMessage } from '../../src/host/messages/edit-message.js';
+import { readProjection, sendMessage } from '../../src/host/messages/messages.js';
 import { projectionText } from '../../src/host/messages/projection.js';
 import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { openTestHost, type TestHost } from '../support/host.js';

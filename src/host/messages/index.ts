@@ -1,4 +1,6 @@
 /** The messages feature's door: surfaces import the host only through index files. */
+
+export * from './edit-message.js';
 export * from './handle-messages.js';
 export * from './idempotent-sends.js';
 export * from './message-place.js';

@@ -3,18 +3,9 @@ import { utf8Length } from '../../core/measure.js';
 import type { MessageOrigin } from '../../core/provenance.js';
 import { requireWellFormedFields } from '../../core/text.js';
 import { findChannelById } from '../../store/ops/channels.js';
-import { appendEvent } from '../../store/ops/events.js';
-import { resizePendingEntries } from '../../store/ops/inbox.js';
 import { findMediaByIds, linkMessageMedia } from '../../store/ops/media.js';
-import {
-  findMessageById,
-  findMessagesBySeqs,
-  insertRevision,
-  type MessageRow,
-  updateMessageContent,
-} from '../../store/ops/messages.js';
+import { findMessageById, findMessagesBySeqs, type MessageRow } from '../../store/ops/messages.js';
 import { findPrincipalsByIds } from '../../store/ops/principals.js';
-import { applyQueueDelta } from '../../store/ops/queues.js';
 import { storeAndFanOut } from '../../store/ops/send.js';
 import type { MessageSource, PrincipalKind } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
@@ -70,7 +61,8 @@ export function sourceOf(kind: unknown): MessageSource {
   return 'unknown';
 }
 
-function validateSend(ctx: HostContext, input: Omit<SendInput, 'to'>): void {
+/** Checks a body and subject against the host's limits (a send, an edit). */
+export function validateSend(ctx: HostContext, input: Omit<SendInput, 'to'>): void {
   if (typeof input.body !== 'string') throw new SluiceError('invalid_params', 'body must be a string');
   if (input.subject !== undefined && typeof input.subject !== 'string') {
     throw new SluiceError('invalid_params', 'subject must be a string');
@@ -350,50 +342,4 @@ export async function readProjection(
 
 export async function projectionsBySeqs(db: Db, seqs: readonly number[]): Promise<MessageProjection[]> {
   return loadProjections(db, await findMessagesBySeqs(db, seqs));
-}
-
-/** Edits a message's body (author only); the old text goes to the revision history for people. */
-export async function editMessage(
-  ctx: HostContext,
-  actor: Principal,
-  messageId: string,
-  input: { body: string; subject?: string | null },
-): Promise<{ message_id: string; revision: number }> {
-  const row = await getMessageRow(ctx, actor, messageId);
-  if (row.author_id !== actor.id) throw new SluiceError('denied', 'only the author can edit a message');
-  validateSend(ctx, { body: input.body });
-  requireWellFormedFields({ subject: input.subject });
-  if (input.body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
-  const at = nowIso(ctx);
-  const revision = row.revision + 1;
-  const bodyBytes = utf8Length(input.body);
-  await ctx.store.transaction(async (trx) => {
-    await insertRevision(trx, {
-      message_seq: row.seq,
-      revision: row.revision,
-      body: row.body,
-      subject: row.subject,
-      edited_at: at,
-      edited_by: actor.id,
-    });
-    await updateMessageContent(trx, row.seq, {
-      body: input.body,
-      body_bytes: bodyBytes,
-      subject: input.subject === undefined ? row.subject : input.subject,
-      revision,
-      edited_at: at,
-    });
-    for (const agent_id of await resizePendingEntries(trx, row.seq, bodyBytes, at)) {
-      await applyQueueDelta(trx, agent_id, {});
-      await appendEvent(trx, { kind: 'queue.changed', agent_id, message_id: row.id, created_at: at });
-    }
-    await appendEvent(trx, {
-      kind: 'message.edited',
-      channel_id: row.channel_id,
-      message_id: row.id,
-      created_at: at,
-    });
-  });
-  announceCommit(ctx);
-  return { message_id: row.id, revision };
 }

@@ -20,7 +20,7 @@ import {
 import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
 import { type AgentPresence, agentPresence } from '../identity/presence.js';
 import { type Principal, resolveAgent } from '../identity/principals.js';
-import { editMessage } from '../messages/messages.js';
+import { editMessage } from '../messages/edit-message.js';
 import { transitionEntry } from './inbox.js';
 
 // The reply shapes are declared once in core/wire (the page imports them from there).
