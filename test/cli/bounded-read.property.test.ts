@@ -1,16 +1,15 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../proof/fuzz-cli.js';
 import { defaultPageBytes } from '../../src/core/output-cap.js';
 import { isWellFormed } from '../../src/core/text.js';
 import type { HostContext } from '../../src/host/identity/context.js';
-import { initHome, openHost } from '../../src/host/identity/home.js';
-import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
+import { addPrincipal, type Principal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
 import { CLAUDE_MAX_BYTES, CODEX_MAX_BYTES, defaultReadBudget } from '../../src/surfaces/cli/bounded-read.js';
 import { quotedBody } from '../../src/surfaces/cli/message-text.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
-import { tempHome } from '../support/host.js';
+import { useInProcessCliHome } from './in-process-home.js';
 
 // A model's reads through the CLI (in process, one home for the file, one agent per case): for
 // hostile bodies and counts, every output is within the client's budget in UTF-8 bytes, every
@@ -76,26 +75,12 @@ function withEdge(bodies: string[], client: Client, edge: { slack: number; unit:
 }
 
 describe('bounded model reads through the CLI, for hostile bodies', { timeout: 120_000 }, () => {
-  const { home, cleanup } = tempHome();
+  const cli = useInProcessCliHome();
   let ctx: HostContext;
   let owner: Principal;
   let agents = 0;
-  const previous = { SLUICE_HOME: process.env.SLUICE_HOME, SLUICE_AS: process.env.SLUICE_AS };
-
-  beforeAll(async () => {
-    ctx = await openHost({ home, durability: 'normal' });
-    await initHome(ctx);
-    owner = await resolvePrincipal(ctx, 'owner');
-    process.env.SLUICE_HOME = home;
-    process.env.SLUICE_AS = '';
-  });
-  afterAll(async () => {
-    for (const [k, v] of Object.entries(previous)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await ctx?.store.close();
-    cleanup();
+  beforeAll(() => {
+    ({ ctx, owner } = cli);
   });
 
   /** A new agent with these bodies pending, oldest first; returns its name and the stored ids. */

@@ -1,13 +1,12 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../proof/fuzz-cli.js';
 import type { HostContext } from '../../src/host/identity/context.js';
-import { initHome, openHost } from '../../src/host/identity/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
 import { hostilePiece, hostileString } from '../core/arbitraries.js';
-import { tempHome } from '../support/host.js';
 import { drainAsModel, SHELLS, type ShellClient } from './drain-model.js';
+import { useInProcessCliHome } from './in-process-home.js';
 
 // Issue 26: a drain as the delivery asks for it — handle what the model holds and run the next
 // listing in the same command — never prints more than the client's shell-output cap in one
@@ -65,26 +64,12 @@ interface Row {
 }
 
 describe('a drain never prints more than the client cap in one command', { timeout: 300_000 }, () => {
-  const { home, cleanup } = tempHome();
+  const cli = useInProcessCliHome();
   let ctx: HostContext;
   let owner: Principal;
   let agents = 0;
-  const previous = { SLUICE_HOME: process.env.SLUICE_HOME, SLUICE_AS: process.env.SLUICE_AS };
-
-  beforeAll(async () => {
-    ctx = await openHost({ home, durability: 'normal' });
-    await initHome(ctx);
-    owner = await resolvePrincipal(ctx, 'owner');
-    process.env.SLUICE_HOME = home;
-    process.env.SLUICE_AS = '';
-  });
-  afterAll(async () => {
-    for (const [k, v] of Object.entries(previous)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await ctx?.store.close();
-    cleanup();
+  beforeAll(() => {
+    ({ ctx, owner } = cli);
   });
 
   it('envelope receipts + first page, page receipts + next page: each within the cap, bodies split across pages joined exactly and handled only whole', async () => {

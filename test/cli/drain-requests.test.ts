@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/identity/context.js';
-import { initHome, openHost } from '../../src/host/identity/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
 import { bodiesFor, DRAIN_SCENARIOS, drainTarget } from '../e2e/support/drain-eval.js';
-import { tempHome } from '../support/host.js';
 import { drainAsModel, type ShellClient } from './drain-model.js';
+import { useInProcessCliHome } from './in-process-home.js';
 
 // Issue 26's benchmark scenarios without the real clients: a model that follows Sluice's outputs
 // literally (drain-model.ts) drains each inbox, every command run for real in this process under
@@ -13,26 +12,12 @@ import { drainAsModel, type ShellClient } from './drain-model.js';
 // the real-client benchmark (npm run eval, bench/results.md) holds them to.
 
 describe('draining the benchmark scenarios', { timeout: 120_000 }, () => {
-  const { home, cleanup } = tempHome();
+  const cli = useInProcessCliHome();
   let ctx: HostContext;
   let owner: Principal;
   let agents = 0;
-  const previous = { SLUICE_HOME: process.env.SLUICE_HOME, SLUICE_AS: process.env.SLUICE_AS };
-
-  beforeAll(async () => {
-    ctx = await openHost({ home, durability: 'normal' });
-    await initHome(ctx);
-    owner = await resolvePrincipal(ctx, 'owner');
-    process.env.SLUICE_HOME = home;
-    process.env.SLUICE_AS = '';
-  });
-  afterAll(async () => {
-    for (const [k, v] of Object.entries(previous)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await ctx?.store.close();
-    cleanup();
+  beforeAll(() => {
+    ({ ctx, owner } = cli);
   });
 
   for (const client of ['claude', 'codex'] as ShellClient[]) {

@@ -191,9 +191,10 @@ describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
     await decideApprovalRequest(stage.hostCtx, owner, { id: second.row.id, decision: 'deny' });
     await link.locator('.approval-badge').waitFor({ state: 'detached' });
     // A person who shares a channel with the agent (so lists it) but may not decide for it gets
-    // no count, nor the requests behind it.
+    // no count, nor the requests behind it. (Only the agent's managers add it to a group; the
+    // owner's additions join at once.)
     const pam = await resolvePrincipal(stage.hostCtx, `pam-${view.name}`);
-    await createChannel(stage.hostCtx, pam, { name: `with-${agent}`, members: [agent] });
+    await createChannel(stage.hostCtx, owner, { name: `with-${agent}`, members: [agent, pam.name] });
     const other = await stage.browser.newContext({ viewport: { width: view.width, height: view.height } });
     try {
       const pamPage = await other.newPage();
