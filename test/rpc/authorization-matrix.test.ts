@@ -388,13 +388,22 @@ describe.each(backendsUnderTest())('authorization before commit (%s)', (backend)
     process.exitCode = undefined;
     const db = h.db ? ['--db', h.db] : [];
     const program = await buildProgram();
+    // The refusal line is kept, not printed into the test run, and must be one line.
+    const printed: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      printed.push(String(chunk));
+      return true;
+    });
     try {
       await program.parseAsync(['node', 'sluice', '--home', h.home, ...db, '--as', caller, ...args]);
     } catch {
       process.exitCode = 1; // a usage error (commander)
+    } finally {
+      stderr.mockRestore();
     }
     const code = Number(process.exitCode ?? 0);
     process.exitCode = saved;
+    if (code > 0) expect(printed.join('')).toMatch(/^(sluice|error): [^\n]+\n?$/);
     return code;
   }
 
