@@ -1,8 +1,8 @@
 // Child process for the crash test: sends messages forever, printing each id only after the
 // send has returned (committed). The parent kills it with SIGKILL at a random moment.
 import { openHost } from '../../dist/src/host/identity/home.js';
-import { sendMessage } from '../../dist/src/host/messages/messages.js';
 import { resolvePrincipal } from '../../dist/src/host/identity/principals.js';
+import { sendMessage } from '../../dist/src/host/messages/messages.js';
 
 const [home, durability] = process.argv.slice(2);
 const ctx = await openHost({ home, durability });
