@@ -1,9 +1,9 @@
 import { SluiceError } from '../../core/errors.js';
 import { findChannelById, listActiveChannelIds } from '../../store/ops/channels.js';
-import { appendEvent } from '../../store/ops/events.js';
-import { findInboxEntry, type InboxRow, listInboxEntries, updateInboxState } from '../../store/ops/inbox.js';
+import { appendEvent, appendEvents } from '../../store/ops/events.js';
+import { findInboxEntry, type InboxRow, listInboxEntries, updateInboxStates } from '../../store/ops/inbox.js';
 import { findMessageById, findMessagesBySeqs } from '../../store/ops/messages.js';
-import { applyQueueDelta, type CounterDelta, findQueue } from '../../store/ops/queues.js';
+import { applyQueueDeltas, type CounterDelta, findQueue } from '../../store/ops/queues.js';
 import { findReceipt, insertReceipt } from '../../store/ops/receipts.js';
 import { type InboxState, isPendingState, PENDING_STATES } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
@@ -18,41 +18,86 @@ export function isPending(state: InboxState): boolean {
   return isPendingState(state);
 }
 
+/** Why an entry moved to `returned`: kept on the entry for its reader. */
+export interface ReturnDetails {
+  returned_reason?: string | null;
+  failure_kind?: string | null;
+}
+
 /**
  * Moves one inbox entry to a new state, keeping the queue counters, revision and event log in
- * step. Every state change goes through here, so counters never drift from the rows.
+ * step. Every state change goes through here or {@link transitionEntries}, so counters never
+ * drift from the rows.
  */
 export async function transitionEntry(
   db: Db,
   entry: InboxRow,
   to: InboxState,
   at: string,
-  extra: { returned_reason?: string | null; failure_kind?: string | null } = {},
+  extra: ReturnDetails = {},
 ): Promise<void> {
-  if (entry.state === to && to !== 'returned') return;
-  const delta: CounterDelta = { source: entry.source };
-  const wasPending = isPending(entry.state);
+  await transitionEntries(db, [entry], to, at, extra);
+}
+
+/**
+ * {@link transitionEntry} for several entries of one agent moving to the same state (a settled
+ * turn): one update of the rows, one of the counters and one insert of their events, in entry
+ * order, whatever the count. Entries already in `to` are skipped (except `returned`, which records
+ * a new failure).
+ */
+export async function transitionEntries(
+  db: Db,
+  entries: readonly InboxRow[],
+  to: InboxState,
+  at: string,
+  extra: ReturnDetails = {},
+): Promise<void> {
+  const moving = entries.filter((entry) => entry.state !== to || to === 'returned');
+  const first = moving[0];
+  if (first === undefined) return;
+  if (moving.some((entry) => entry.agent_id !== first.agent_id)) {
+    throw new Error('transitionEntries moves the entries of one agent at a time');
+  }
+  await updateInboxStates(
+    db,
+    first.agent_id,
+    moving.map((entry) => entry.position),
+    {
+      state: to,
+      updated_at: at,
+      returned_reason: to === 'returned' ? (extra.returned_reason ?? null) : null,
+      failure_kind: to === 'returned' ? (extra.failure_kind ?? null) : null,
+    },
+  );
+  await applyQueueDeltas(
+    db,
+    first.agent_id,
+    moving.map((entry) => counterDelta(entry.state, to, entry.source)),
+  );
+  await appendEvents(
+    db,
+    moving.map((entry) => ({
+      kind: 'queue.changed' as const,
+      agent_id: entry.agent_id,
+      // With the channel, the event also tells the channel's live readers the message's receipts moved.
+      channel_id: entry.channel_id,
+      message_id: entry.message_id,
+      created_at: at,
+    })),
+  );
+}
+
+/** How the queue counters move when one entry goes from `from` to `to`. */
+function counterDelta(from: InboxState, to: InboxState, source: InboxRow['source']): CounterDelta {
+  const delta: CounterDelta = { source };
+  const wasPending = isPending(from);
   const nowPending = isPending(to);
-  if (entry.state === 'waiting') delta.waiting = -1;
-  if (entry.state === 'returned') delta.returned = -1;
+  if (from === 'waiting') delta.waiting = -1;
+  if (from === 'returned') delta.returned = -1;
   if (to === 'waiting') delta.waiting = (delta.waiting ?? 0) + 1;
   if (to === 'returned') delta.returned = (delta.returned ?? 0) + 1;
   if (wasPending !== nowPending) delta.pending = nowPending ? 1 : -1;
-  await updateInboxState(db, entry.agent_id, entry.position, {
-    state: to,
-    updated_at: at,
-    returned_reason: to === 'returned' ? (extra.returned_reason ?? null) : null,
-    failure_kind: to === 'returned' ? (extra.failure_kind ?? null) : null,
-  });
-  await applyQueueDelta(db, entry.agent_id, delta);
-  await appendEvent(db, {
-    kind: 'queue.changed',
-    agent_id: entry.agent_id,
-    // With the channel, the event also tells the channel's live readers the message's receipts moved.
-    channel_id: entry.channel_id,
-    message_id: entry.message_id,
-    created_at: at,
-  });
+  return delta;
 }
 
 export interface InboxListing {

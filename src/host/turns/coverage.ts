@@ -1,5 +1,5 @@
 import { appendProgressEvents } from '../../store/ops/message-status.js';
-import { findCoverage, type TurnRow, upsertCoverage } from '../../store/ops/turns.js';
+import { type CoverageRow, findCoverages, type TurnRow, upsertCoverages } from '../../store/ops/turns.js';
 import type { Db } from '../../store/store.js';
 import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
@@ -59,24 +59,36 @@ export async function coverTurn(
   at: string,
 ): Promise<void> {
   const turnId = turn.id;
-  const moved: number[] = [];
+  // What the turn holds of each message, updated as the reads are taken in order (a result may
+  // carry consecutive fragments of one message), then written in one statement.
+  const held = new Map<number, CoverageRow>();
+  for (const row of await findCoverages(
+    db,
+    turnId,
+    reads.map((r) => r.messageSeq),
+  )) {
+    held.set(Number(row.message_seq), row);
+  }
+  const changed = new Map<number, CoverageRow>();
   for (const read of reads) {
-    const prior = await findCoverage(db, turnId, read.messageSeq);
+    const prior = held.get(read.messageSeq);
     let prefix: number;
     if (read.offset === 0) prefix = read.end;
     else if (prior && prior.sha256 === read.sha256 && prior.prefix_units === read.offset) prefix = read.end;
     else continue;
     if (prior && prior.complete === 1 && prior.sha256 === read.sha256) continue;
-    await upsertCoverage(db, {
+    const row: CoverageRow = {
       turn_id: turnId,
       message_seq: read.messageSeq,
       sha256: read.sha256,
       prefix_units: prefix,
       total_units: read.total,
       complete: prefix >= read.total ? 1 : 0,
-    });
-    moved.push(read.messageSeq);
+    };
+    held.set(read.messageSeq, row);
+    changed.set(read.messageSeq, row);
   }
+  await upsertCoverages(db, [...changed.values()]);
   // The messages' status moved (offered → received): their senders' pages and chats follow.
-  await appendProgressEvents(db, turn.agent_id, moved, at);
+  await appendProgressEvents(db, turn.agent_id, [...changed.keys()], at);
 }

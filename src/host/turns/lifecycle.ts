@@ -2,7 +2,7 @@ import { SluiceError } from '../../core/errors.js';
 import { sha256Hex } from '../../core/fragment.js';
 import { deleteCoverageOffers } from '../../store/ops/coverage-offers.js';
 import { appendEvent } from '../../store/ops/events.js';
-import { findInboxEntry } from '../../store/ops/inbox.js';
+import { findInboxEntries, type InboxRow } from '../../store/ops/inbox.js';
 import { findMessagesBySeqs } from '../../store/ops/messages.js';
 import {
   closeTurn,
@@ -20,7 +20,7 @@ import type { Principal } from '../identity/principals.js';
 import { loadProjections } from '../messages/messages.js';
 import { projectionText } from '../messages/projection.js';
 import { repliesSettled } from '../queue/in-flight.js';
-import { isPending, requireAgent, transitionEntry } from '../queue/inbox.js';
+import { isPending, requireAgent, transitionEntries } from '../queue/inbox.js';
 
 export type Turn = TurnRow;
 
@@ -130,21 +130,32 @@ export async function endTurn(
       const currentSha = new Map(
         rows.map((r, i) => [Number(r.seq), sha256Hex(projectionText(projections[i]!))]),
       );
+      const entries = new Map(
+        (
+          await findInboxEntries(
+            trx,
+            agent.id,
+            covered.map((c) => c.message_seq),
+          )
+        ).map((e) => [Number(e.message_seq), e]),
+      );
+      const settling: InboxRow[] = [];
       for (const c of covered) {
-        const entry = await findInboxEntry(trx, agent.id, c.message_seq);
+        const entry = entries.get(Number(c.message_seq));
         if (!entry || !isPending(entry.state)) continue;
         // An edit after the read means the model never saw this version: it stays pending.
         if (currentSha.get(c.message_seq) !== c.sha256) continue;
-        if (outcome.ok) {
-          await transitionEntry(trx, entry, 'handled', at);
-          result.handled.push(entry.message_id);
-        } else {
-          await transitionEntry(trx, entry, 'returned', at, {
-            failure_kind: outcome.kind,
-            returned_reason: outcome.reason ?? null,
-          });
-          result.returned.push(entry.message_id);
-        }
+        settling.push(entry);
+      }
+      if (outcome.ok) {
+        await transitionEntries(trx, settling, 'handled', at);
+        result.handled = settling.map((e) => e.message_id);
+      } else {
+        await transitionEntries(trx, settling, 'returned', at, {
+          failure_kind: outcome.kind,
+          returned_reason: outcome.reason ?? null,
+        });
+        result.returned = settling.map((e) => e.message_id);
       }
     }
     await closeTurn(trx, turn.id, {

@@ -67,6 +67,7 @@ export async function appendEvent(db: Db, event: NewEvent): Promise<void> {
 /** Appends several events in one statement (a send's per-queue events and its channel event). */
 export async function appendEvents(db: Db, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
+  if (events.length === 1) return appendEvent(db, events[0] as NewEvent);
   await db
     .insertInto('events')
     .values(

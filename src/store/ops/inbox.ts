@@ -24,6 +24,27 @@ const FIND_ENTRY_FOR_UPDATE = precompile((db: Db, agentId: string, messageSeq: n
   findEntry(db, agentId, messageSeq).forUpdate(),
 );
 
+/**
+ * The agent's entries for several messages in one statement (settling a turn reads every message
+ * it covered), read FOR UPDATE inside a PostgreSQL transaction as {@link findInboxEntry}. In no
+ * particular order: sorting by position would lead SQLite to walk the agent's whole inbox in
+ * position order instead of looking each message up (inbox_by_message). A message the agent has
+ * no entry for is left out.
+ */
+export async function findInboxEntries(
+  db: Db,
+  agentId: string,
+  messageSeqs: readonly number[],
+): Promise<InboxRow[]> {
+  if (messageSeqs.length === 0) return [];
+  const q = db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('message_seq', 'in', [...new Set(messageSeqs)]);
+  return (locksRowsForWrite(db) ? q.forUpdate() : q).execute();
+}
+
 function locksRowsForWrite(db: Db): boolean {
   return db.isTransaction && dialectOf(db).locksRowsRead;
 }
@@ -110,6 +131,31 @@ export async function updateInboxState(
     patch.returned_reason,
     patch.failure_kind,
   );
+}
+
+/** {@link updateInboxState} for several entries of one agent, all moving to the same state. */
+export async function updateInboxStates(
+  db: Db,
+  agentId: string,
+  positions: readonly number[],
+  patch: {
+    state: InboxState;
+    updated_at: string;
+    returned_reason: string | null;
+    failure_kind: string | null;
+  },
+): Promise<void> {
+  if (positions.length === 0) return;
+  if (positions.length === 1) {
+    await updateInboxState(db, agentId, positions[0] as number, patch);
+    return;
+  }
+  await db
+    .updateTable('inbox')
+    .set(patch)
+    .where('agent_id', '=', agentId)
+    .where('position', 'in', [...positions])
+    .execute();
 }
 
 /** The position of the oldest entry in `state`, if any (index: agent_id, state, position). */

@@ -68,15 +68,29 @@ function counterUpdate(columns: readonly CounterColumn[]): Precompiled<unknown[]
 
 /** Applies counter deltas and bumps the queue revision in one statement. */
 export async function applyQueueDelta(db: Db, agentId: string, delta: CounterDelta): Promise<void> {
-  const moves: [CounterColumn, number | undefined][] = [
-    ['waiting', delta.waiting],
-    ['returned', delta.returned],
-  ];
-  if (delta.source) moves.push([SOURCE_COLUMN[delta.source], delta.pending]);
-  const moved = moves.filter((m): m is [CounterColumn, number] => Boolean(m[1]));
-  const columns = moved.map(([column]) => column);
-  const by = moved.map(([, n]) => n);
-  await counterUpdate(columns).run(db, agentId, ...by);
+  await applyQueueDeltas(db, agentId, [delta]);
+}
+
+/**
+ * Applies the sum of several counter deltas (entries of one agent moved together) and bumps the
+ * queue revision once, in one statement.
+ */
+export async function applyQueueDeltas(
+  db: Db,
+  agentId: string,
+  deltas: readonly CounterDelta[],
+): Promise<void> {
+  const sums = new Map<CounterColumn, number>();
+  const add = (column: CounterColumn, n: number | undefined) => {
+    if (n) sums.set(column, (sums.get(column) ?? 0) + n);
+  };
+  for (const delta of deltas) {
+    add('waiting', delta.waiting);
+    add('returned', delta.returned);
+    if (delta.source) add(SOURCE_COLUMN[delta.source], delta.pending);
+  }
+  const moved = [...sums].filter(([, n]) => n !== 0);
+  await counterUpdate(moved.map(([column]) => column)).run(db, agentId, ...moved.map(([, n]) => n));
 }
 
 export async function setPaused(

@@ -145,6 +145,46 @@ export async function upsertCoverage(db: Db, row: CoverageRow): Promise<void> {
   );
 }
 
+/** A turn's coverage of several messages in one statement (a read covers a page of them). */
+export async function findCoverages(
+  db: Db,
+  turnId: string,
+  messageSeqs: readonly number[],
+): Promise<CoverageRow[]> {
+  if (messageSeqs.length === 0) return [];
+  if (messageSeqs.length === 1) {
+    const row = await findCoverage(db, turnId, messageSeqs[0] as number);
+    return row ? [row] : [];
+  }
+  return db
+    .selectFrom('coverage')
+    .selectAll()
+    .where('turn_id', '=', turnId)
+    .where('message_seq', 'in', [...new Set(messageSeqs)])
+    .execute();
+}
+
+/** {@link upsertCoverage} for several rows in one statement; each message at most once. */
+export async function upsertCoverages(db: Db, rows: readonly CoverageRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (rows.length === 1) {
+    await upsertCoverage(db, rows[0] as CoverageRow);
+    return;
+  }
+  await db
+    .insertInto('coverage')
+    .values([...rows])
+    .onConflict((oc) =>
+      oc.columns(['turn_id', 'message_seq']).doUpdateSet((eb) => ({
+        sha256: eb.ref('excluded.sha256'),
+        prefix_units: eb.ref('excluded.prefix_units'),
+        total_units: eb.ref('excluded.total_units'),
+        complete: eb.ref('excluded.complete'),
+      })),
+    )
+    .execute();
+}
+
 const LIST_COVERAGE = precompile((db: Db, turnId: string) =>
   db.selectFrom('coverage').selectAll().where('turn_id', '=', turnId).orderBy('message_seq'),
 );
