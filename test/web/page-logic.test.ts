@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergeMessages } from '../../web/src/channels/history.js';
+import { isMessageStub, mergeMessages, mergeStub } from '../../web/src/channels/history.js';
 import {
   appendPage,
   cursorAfter,
@@ -11,7 +11,13 @@ import {
   windowFrom,
 } from '../../web/src/queue/window.js';
 import { readAllParts } from '../../web/src/read-parts.js';
-import type { MessageReadReply, QueueRow, TimelineMessage } from '../../web/src/wire.js';
+import type {
+  LiveMessageStub,
+  MessageReadReply,
+  QueueRow,
+  TimelineEntry,
+  TimelineMessage,
+} from '../../web/src/wire.js';
 import { hostileString } from '../core/arbitraries.js';
 
 function row(position: number): QueueRow {
@@ -219,5 +225,24 @@ describe('merging history pages and live messages', () => {
     const edited = mergeMessages([message(1, 1, 'old')], [message(1, 2, 'new')]);
     expect(edited.map((m) => m.body)).toEqual(['new']);
     expect(mergeMessages(edited, [message(1, 1, 'old')]).map((m) => m.body)).toEqual(['new']);
+  });
+
+  it('shows a stub of a new message over the reply budget, and replaces it with the record once read', () => {
+    const stub: LiveMessageStub = { messageId: 'id2', seq: 2, bodyBytes: 9_000, truncated: true };
+    const shown = mergeStub([message(1), message(3)], stub, false);
+    expect(shown.map((m) => (isMessageStub(m) ? 'stub' : m.body))).toEqual(['m1', 'stub', 'm3']);
+    // A history page read later (a reconnect) brings the record: it takes the stub's place.
+    expect(mergeMessages(shown, [message(2)]).map((m) => (isMessageStub(m) ? 'stub' : m.body))).toEqual([
+      'm1',
+      'm2',
+      'm3',
+    ]);
+  });
+
+  it('keeps a record over a stub of the same new message, and lets an edit’s stub replace the stale one', () => {
+    const stub: LiveMessageStub = { messageId: 'id1', seq: 1, bodyBytes: 9_000, truncated: true };
+    expect(mergeStub([message(1)], stub, false)).toEqual([message(1)]);
+    expect(mergeMessages<TimelineEntry>([message(1)], [stub])).toEqual([message(1)]);
+    expect(mergeStub([message(1)], stub, true)).toEqual([stub]);
   });
 });

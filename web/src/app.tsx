@@ -10,7 +10,7 @@ import { QueuePanel } from './queue/queue-panel.js';
 import type { RpcClient } from './rpc.js';
 import { logOut } from './session.js';
 import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
-import type { AgentManagedEvent, ChannelSummary, Hello, PrincipalRef } from './wire.js';
+import type { ChannelSummary, Hello, PrincipalRef } from './wire.js';
 
 export interface AppProps {
   client: RpcClient;
@@ -72,10 +72,9 @@ export function App({ client, hello }: AppProps) {
   // channel-list subscription above brings these.)
   useEffect(
     () =>
-      client.on('agent.managed', (params) => {
-        const { agent, managed: mine } = params as AgentManagedEvent;
-        if (agent?.name) setManaged((list) => list && withAgent(list, agent.name, mine === true));
-      }),
+      client.on('agent.managed', ({ agent, managed: mine }) =>
+        setManaged((list) => list && withAgent(list, agent.name, mine)),
+      ),
     [client],
   );
   // After the subscription above, so an agent added meanwhile is pushed or read, never missed.

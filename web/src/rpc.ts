@@ -2,6 +2,8 @@
 // jittered backoff, and subscriptions that are re-sent after every reconnect (the host keeps them per
 // socket). No DOM types here, so the same module runs under Node in the tests.
 
+import type { LiveMethod, LiveNotifications } from './wire.js';
+
 /** The part of a WebSocket this client uses; the browser's WebSocket and the `ws` package both fit. */
 export interface SocketLike {
   readonly readyState: number;
@@ -139,15 +141,20 @@ export class RpcClient {
     });
   }
 
-  /** Calls `handler` for every notification named `method`; returns the disposer. */
-  on(method: string, handler: (params: unknown) => void): () => void {
+  /**
+   * Calls `handler` for every notification named `method`; returns the disposer. The params are
+   * typed by the host's own map of them (src/core/wire/live.ts), not cast by each handler.
+   */
+  on<M extends LiveMethod>(method: M, handler: (params: LiveNotifications[M]) => void): () => void {
     let set = this.handlers.get(method);
     if (!set) {
       set = new Set();
       this.handlers.set(method, set);
     }
-    set.add(handler);
-    return () => set.delete(handler);
+    // Dispatch finds handlers by the frame's method, so each one gets its own method's params.
+    const untyped = handler as (params: unknown) => void;
+    set.add(untyped);
+    return () => set.delete(untyped);
   }
 
   onStatus(listener: (status: ConnectionStatus) => void): () => void {

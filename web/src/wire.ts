@@ -5,6 +5,7 @@ import type * as Host from '../../src/core/wire/index.js';
 
 export type {
   AgentPresence,
+  Approval,
   AttachmentRef,
   ChannelCreated,
   Hello,
@@ -47,41 +48,8 @@ export type AgentStatus = Host.AgentStatusReply;
 export type ConnectCommand = Host.ConnectCommand;
 export type ConnectInfo = Host.ConnectInfo;
 
-/** `agent.managed`: an agent was added or its managers changed; whether the reader manages it now. */
-export interface AgentManagedEvent {
-  agent: Host.PrincipalRef;
-  managed: boolean;
-}
-
-/** `channel.message` notification. */
-export interface ChannelMessageEvent {
-  channelId: string;
-  kind: string;
-  message: TimelineMessage;
-}
-
-/** `channel.receipts` notification: where each agent's copy of a message stands now. */
-export interface ChannelReceiptsEvent {
-  channelId: string;
-  messageId: string;
-  seq: number;
-  receipts: TimelineMessage['receipts'];
-  receiptCount: number;
-}
-
-/** `channel.joined` / `channel.updated` notifications (`subscribe {channelList: true}`). */
-export interface ChannelListEntryEvent {
-  channel: ChannelSummary;
-}
-
-/** `channel.unread` notification. */
-export interface ChannelUnreadEvent {
-  channelId: string;
-  unread: number;
-  /** The channel's sidebar sort key now (a message moves it up). */
-  activity?: number;
-}
-
+// The live notifications (`RpcClient.on`) and their params, from the host's own map of them.
+export type { LiveMessageStub, LiveMethod, LiveNotifications } from '../../src/core/wire/index.js';
 // Taken from the host's own types (a module with no imports), not restated.
 export type {
   MessageStatus,
@@ -89,12 +57,8 @@ export type {
   RecipientStatus,
 } from '../../src/host/messages/message-status-types.js';
 
-// An approval request (`approval.list`, `approval.decide`, the `approval.changed` push), inferred
-// from the host's own wire schema (src/surfaces/rpc/schemas.ts), not restated.
-export type { Approval } from '../../src/surfaces/rpc/schemas.js';
-
-/** `approval.changed {agent, approval}` on the agent's queue subscription. */
-export interface ApprovalChangedEvent {
-  agent: string;
-  approval: import('../../src/surfaces/rpc/schemas.js').Approval;
-}
+/**
+ * A timeline row: a message's presentation record, or a live stub of one too large for the reply
+ * budget even compact (no author, no body: the row offers to read it with `message.read`).
+ */
+export type TimelineEntry = TimelineMessage | Host.LiveMessageStub;

@@ -1,10 +1,11 @@
+import type { Approval, ApprovalRule } from '../../core/wire/index.js';
 import { decideApprovalRequest, listApprovals, listRulesOf, revokeRule } from '../../host/approvals/index.js';
 import type { RpcSession } from './methods.js';
-import type { Approval, ApprovalRule, ParamsOf } from './schemas.js';
+import type { ParamsOf } from './schemas.js';
 
 // `approval.list|decide|rules|rule.revoke` (docs/rpc.md, docs/approvals.md): the owner and the
 // agent's managers see and decide its requests (host/identity/access.ts requireApprovalDecider). The
-// replies are typed as the wire schemas, so a host view that drifts from them fails the build.
+// replies are typed as the wire types (core/wire), so a host view that drifts from them fails the build.
 
 export async function approvalList(
   s: RpcSession,

@@ -2,10 +2,7 @@ import { nowIso } from '../../host/identity/index.js';
 import type { LiveHub, SidebarChange, SidebarEvent } from '../../host/live/index.js';
 import { liveReadsFor } from '../../host/reads/index.js';
 import type { RpcSession } from './methods.js';
-
-function notification(method: string, params: unknown): string {
-  return JSON.stringify({ jsonrpc: '2.0', method, params });
-}
+import { notification } from './notification.js';
 
 /**
  * One connection's `subscribe {channelList: true}` (docs/rpc.md, "Live notifications"). It starts

@@ -8,6 +8,7 @@ import { FULL_ROW_BYTES, liveReadsFor } from '../../host/reads/index.js';
 import { ChannelListSubscription } from './channel-list-subscription.js';
 import { type DispatchObserver, handleRpcText } from './dispatch.js';
 import type { RpcSession, SubscriptionControl } from './methods.js';
+import { notification } from './notification.js';
 
 /** The parts of a WebSocket a connection uses (ws's WebSocket fits). */
 export interface SocketLike {
@@ -25,10 +26,6 @@ const OPEN = 1;
 const MAX_QUEUED_FRAMES = 32;
 /** How often a backed-up socket is checked for having drained (ws has no drain event). */
 const DRAIN_POLL_MS = 25;
-
-function notification(method: string, params: unknown): string {
-  return JSON.stringify({ jsonrpc: '2.0', method, params });
-}
 
 /**
  * One WebSocket client: requests are handled in arrival order (replies keep request order), and

@@ -110,47 +110,6 @@ export const PARAMS = {
 
 export type MethodName = keyof typeof PARAMS;
 
-/**
- * An approval request on the wire (`approval.list`, `approval.decide`, the `approval.changed`
- * push; docs/approvals.md). `subject` is what the client asked, exactly as it sent it: Claude's
- * `tool` and `input`; Codex's `command` and `cwd`, `diff`, `questions`; the model's `reason`.
- * Times are milliseconds since the epoch; `decidedBy` is a person's name (null: pending, or the
- * timeout decided).
- */
-export const APPROVAL = z.object({
-  id: z.string(),
-  agent: z.string(),
-  client: z.enum(['claude', 'codex']),
-  kind: z.enum(['tool', 'command', 'file_change', 'user_input']),
-  subject: z.object({
-    tool: z.string().optional(),
-    input: z.unknown().optional(),
-    command: z.string().optional(),
-    cwd: z.string().optional(),
-    diff: z.string().optional(),
-    questions: z.unknown().optional(),
-    reason: z.string().optional(),
-  }),
-  turnId: z.string().nullable(),
-  status: z.enum(['pending', 'allowed', 'denied', 'expired']),
-  note: z.string().nullable(),
-  createdAt: z.number(),
-  expiresAt: z.number(),
-  decidedBy: z.string().nullable(),
-  decidedAt: z.number().nullable(),
-});
-export type Approval = z.infer<typeof APPROVAL>;
-
-/** An "allow always" rule on the wire (`approval.rules`): one exact tool, or one command prefix. */
-export const APPROVAL_RULE = z.object({
-  id: z.string(),
-  agent: z.string(),
-  kind: z.enum(['tool', 'command_prefix']),
-  value: z.string(),
-  createdBy: z.string().nullable(),
-  createdAt: z.number(),
-});
-export type ApprovalRule = z.infer<typeof APPROVAL_RULE>;
 export type ParamsOf<M extends MethodName> = z.infer<(typeof PARAMS)[M]>;
 
 export function isMethodName(method: string): method is MethodName {

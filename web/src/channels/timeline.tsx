@@ -2,24 +2,24 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preac
 import { useOnReconnect } from '../hooks.js';
 import { formatBytes, isImage, mediaUrl } from '../media.js';
 import { MembersButton } from '../members/members-dialog.js';
-import { readWholeMessage } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import { RelativeTime } from '../time.js';
 import type {
-  ChannelMessageEvent,
-  ChannelReceiptsEvent,
   ChannelSummary,
   HistoryPage,
   MessageStatus,
   PrincipalRef,
   ReplyExcerpt,
+  TimelineEntry,
   TimelineMessage,
 } from '../wire.js';
 import { Composer, filesFrom } from './composer.js';
-import { mergeMessages, plainExcerpt } from './history.js';
+import { isMessageStub, mergeMessages, mergeStub, plainExcerpt } from './history.js';
 import { MessageBody } from './message-body.js';
+import { MessageStubItem } from './message-stub.js';
 import { StatusLine } from './status-line.js';
 import { StatusReads } from './status-reads.js';
+import { useWholeMessage } from './whole-message.js';
 
 interface TimelineProps {
   client: RpcClient;
@@ -42,7 +42,8 @@ function messageElement(root: HTMLElement | null, messageId: string): HTMLElemen
 }
 
 export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) {
-  const [messages, setMessages] = useState<TimelineMessage[]>([]);
+  // Records, and stubs of messages pushed over the reply budget (message-stub.tsx).
+  const [messages, setMessages] = useState<TimelineEntry[]>([]);
   const messagesRef = useRef(messages);
   messagesRef.current = messages;
   const [olderCursor, setOlderCursor] = useState<string | null>(null);
@@ -58,7 +59,7 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
   const statusReads = useRef<StatusReads | null>(null);
   const asked = useRef(new Set<string>());
   /** Whether the person wrote this message to at least one agent: only those have a status line. */
-  const tracked = (m: TimelineMessage) => m.author.id === me.id && m.receiptCount > 0;
+  const tracked = (m: TimelineEntry) => !isMessageStub(m) && m.author.id === me.id && m.receiptCount > 0;
   const takePastedFiles = (event: ClipboardEvent) => {
     const pasted = filesFrom(event.clipboardData);
     if (pasted.length === 0) return;
@@ -131,32 +132,36 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
 
   useEffect(() => {
     const dispose = client.subscribe({ channels: [channel.id] });
-    const offMessage = client.on('channel.message', (params) => {
-      const event = params as ChannelMessageEvent;
-      if (event.channelId !== channel.id || !event.message) return;
+    const offMessage = client.on('channel.message', ({ channelId, kind, message }) => {
+      if (channelId !== channel.id) return;
       if (pinned.current || nearBottom()) scrollIntent.current = { kind: 'bottom' };
-      setMessages((current) => mergeMessages(current, [event.message]));
+      // A stub: the record did not fit this connection's reply budget even compact, and neither
+      // would a history page holding it; its row reads the text in parts when asked.
+      if (isMessageStub(message)) {
+        setMessages((current) => mergeStub(current, message, kind === 'message.edited'));
+        return;
+      }
+      setMessages((current) => mergeMessages<TimelineEntry>(current, [message]));
       // An agent's reply to one of the person's messages makes that one answered.
-      const parent = event.message.replyTo;
+      const parent = message.replyTo;
       if (parent && asked.current.has(parent)) statusReads.current?.request(parent);
     });
     // Events overflowed while this socket was backed up: the host sends one resync notice instead.
-    const offResync = client.on('channel.resync', (params) => {
-      if ((params as { channelId?: string }).channelId === channel.id) loadNewest(false);
+    const offResync = client.on('channel.resync', ({ channelId }) => {
+      if (channelId === channel.id) loadNewest(false);
     });
-    const offEnded = client.on('subscription.ended', (params) => {
-      if ((params as { channel?: string }).channel === channel.id)
+    const offEnded = client.on('subscription.ended', (ended) => {
+      if ('channel' in ended && ended.channel === channel.id)
         setError('you are no longer a member of this channel');
     });
     // An agent's copy of a message moved (offered, received, handled, archived, returned…).
-    const offReceipts = client.on('channel.receipts', (params) => {
-      const event = params as ChannelReceiptsEvent;
-      if (event.channelId !== channel.id || !Array.isArray(event.receipts)) return;
+    const offReceipts = client.on('channel.receipts', (event) => {
+      if (event.channelId !== channel.id) return;
       // Sent when an inbox entry moves and when a model was offered or received the message.
       if (asked.current.has(event.messageId)) statusReads.current?.request(event.messageId);
       setMessages((current) =>
         current.map((m) =>
-          m.messageId === event.messageId
+          m.messageId === event.messageId && !isMessageStub(m)
             ? { ...m, receipts: event.receipts, receiptCount: event.receiptCount }
             : m,
         ),
@@ -341,17 +346,21 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
         {loaded && messages.length === 0 && (
           <p class="muted pad">No messages yet. Write the first one below.</p>
         )}
-        {messages.map((message) => (
-          <MessageItem
-            key={message.messageId}
-            message={message}
-            client={client}
-            mine={message.author.id === me.id}
-            status={statuses.get(message.messageId)}
-            onJump={jumpTo}
-            onReply={() => setReplyingTo(message)}
-          />
-        ))}
+        {messages.map((message) =>
+          isMessageStub(message) ? (
+            <MessageStubItem key={message.messageId} client={client} stub={message} />
+          ) : (
+            <MessageItem
+              key={message.messageId}
+              message={message}
+              client={client}
+              mine={message.author.id === me.id}
+              status={statuses.get(message.messageId)}
+              onJump={jumpTo}
+              onReply={() => setReplyingTo(message)}
+            />
+          ),
+        )}
       </div>
       <Composer
         client={client}
@@ -422,18 +431,7 @@ function MessageItem({
   onJump: (messageId: string) => void;
   onReply: () => void;
 }) {
-  const [whole, setWhole] = useState<string | null>(null);
-  const [expanding, setExpanding] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const expand = () => {
-    setExpanding(true);
-    readWholeMessage((method, params) => client.call(method, params), message.messageId)
-      .then((read) =>
-        read.status === 'body' ? setWhole(read.text) : setError('the message changed; reload to see it'),
-      )
-      .catch((err) => setError(describeError(err)))
-      .finally(() => setExpanding(false));
-  };
+  const { whole, reading: expanding, error, read: expand } = useWholeMessage(client, message.messageId);
   const body = whole ?? message.body;
   return (
     <article class={`message${mine ? ' mine' : ''}`} data-message-id={message.messageId} tabIndex={-1}>

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, type RpcClient } from '../rpc.js';
-import type { ChannelListEntryEvent, ChannelListPage, ChannelSummary, ChannelUnreadEvent } from '../wire.js';
+import type { ChannelListPage, ChannelSummary } from '../wire.js';
 import { ChannelListLoads, type ListChange } from './list-loads.js';
 import { mergeChannels, SIDEBAR_PAGE, withUnread } from './sidebar-list.js';
 
@@ -115,18 +115,10 @@ export function useSidebarChannels(client: RpcClient): SidebarChannels {
     const dispose = client.subscribe({ channelList: true });
     const offs = [
       ...(['channel.joined', 'channel.updated'] as const).map((event) =>
-        client.on(event, (params) => {
-          const { channel } = params as ChannelListEntryEvent;
-          if (channel) change((list) => mergeChannels(list, [channel]));
-        }),
+        client.on(event, ({ channel }) => change((list) => mergeChannels(list, [channel]))),
       ),
-      client.on('channel.left', (params) => {
-        const { channelId } = params as { channelId: string };
-        change((list) => list.filter((c) => c.id !== channelId));
-      }),
-      client.on('channel.unread', (params) =>
-        change((list) => withUnread(list, params as ChannelUnreadEvent)),
-      ),
+      client.on('channel.left', ({ channelId }) => change((list) => list.filter((c) => c.id !== channelId))),
+      client.on('channel.unread', (event) => change((list) => withUnread(list, event))),
       // Too many changes while this socket was backed up: the host says to read the list again.
       client.on('channel.list.resync', () => void reload()),
     ];

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, type RpcClient } from '../rpc.js';
 import { RelativeTime } from '../time.js';
-import type { Approval, ApprovalChangedEvent } from '../wire.js';
+import type { Approval } from '../wire.js';
 import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
 
 /**
@@ -22,9 +22,8 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
   useEffect(load, [load]);
   useOnReconnect(client, load);
   useEffect(() => {
-    const off = client.on('approval.changed', (params) => {
-      const event = params as ApprovalChangedEvent;
-      if (event.agent !== agent || !event.approval) return;
+    const off = client.on('approval.changed', (event) => {
+      if (event.agent !== agent) return;
       setPending((current) => {
         const others = current.filter((a) => a.id !== event.approval.id);
         return event.approval.status === 'pending' ? [...others, event.approval] : others;

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import type { RpcClient } from '../rpc.js';
-import type { Approval, ApprovalChangedEvent } from '../wire.js';
+import type { Approval } from '../wire.js';
 
 /** Pending request ids by agent name → how many each agent waits on. */
 export function countByAgent(pending: ReadonlyMap<string, string>): Map<string, number> {
@@ -30,9 +30,7 @@ export function usePendingApprovalCounts(client: RpcClient): Map<string, number>
   useEffect(() => {
     // Subscribed before the first read (the host answers in order), so no request falls between.
     const dispose = client.subscribe({ channelList: true });
-    const off = client.on('approval.changed', (params) => {
-      const { approval } = params as ApprovalChangedEvent;
-      if (!approval) return;
+    const off = client.on('approval.changed', ({ approval }) => {
       setPending((current) => {
         const next = new Map(current);
         if (approval.status === 'pending') next.set(approval.id, approval.agent);

@@ -93,15 +93,13 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
     if (unavailable) return;
     const dispose = client.subscribe({ queues: [agent] });
     // Pushes carry the presence too: a turn that starts or ends is pushed like a queue change.
-    const off = client.on('queue.changed', (params) => {
-      const next = (params as { summary?: QueueSummary }).summary;
-      if (!next || next.agent !== agent) return;
+    const off = client.on('queue.changed', ({ summary: next }) => {
+      if (next.agent !== agent) return;
       setSummary(next);
-      if (next.presence) setPresence(next.presence);
+      setPresence(next.presence);
     });
-    const offEnded = client.on('subscription.ended', (params) => {
-      if ((params as { queue?: string }).queue === agent)
-        setError(`you can no longer watch ${agent}'s queue`);
+    const offEnded = client.on('subscription.ended', (ended) => {
+      if ('queue' in ended && ended.queue === agent) setError(`you can no longer watch ${agent}'s queue`);
     });
     return () => {
       off();

@@ -1,0 +1,41 @@
+// An unattended agent's requests for permission (`approval.*`, the `approval.changed` push;
+// docs/rpc.md "Approvals", docs/approvals.md).
+
+/**
+ * An approval request on the wire. `subject` is what the client asked, exactly as it sent it:
+ * Claude's `tool` and `input`; Codex's `command` and `cwd`, `diff`, `questions`; the model's
+ * `reason`. Times are milliseconds since the epoch; `decidedBy` is a person's name (null: pending,
+ * or the timeout decided).
+ */
+export interface Approval {
+  id: string;
+  agent: string;
+  client: 'claude' | 'codex';
+  kind: 'tool' | 'command' | 'file_change' | 'user_input';
+  subject: {
+    tool?: string;
+    input?: unknown;
+    command?: string;
+    cwd?: string;
+    diff?: string;
+    questions?: unknown;
+    reason?: string;
+  };
+  turnId: string | null;
+  status: 'pending' | 'allowed' | 'denied' | 'expired';
+  note: string | null;
+  createdAt: number;
+  expiresAt: number;
+  decidedBy: string | null;
+  decidedAt: number | null;
+}
+
+/** An "allow always" rule on the wire (`approval.rules`): one exact tool, or one command prefix. */
+export interface ApprovalRule {
+  id: string;
+  agent: string;
+  kind: 'tool' | 'command_prefix';
+  value: string;
+  createdBy: string | null;
+  createdAt: number;
+}
