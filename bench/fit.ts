@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { fitJsonPage } from '../src/core/fit.js';
+import { fitBoundedList } from '../src/core/bounded.js';
 import { utf8Length, utf16Length } from '../src/core/measure.js';
 
 /** One benchmark line as the bench runner prints it. */
@@ -114,7 +114,7 @@ function micros(ns: number): string {
 }
 
 /**
- * fitJsonPage against one JSON.stringify of the same page object (the floor for any exact page
+ * fitBoundedList against one JSON.stringify of the same page object (the floor for any exact page
  * builder), with a naive "re-stringify every prefix" builder for contrast. Ratio = fit / stringify.
  */
 export async function benchFit(): Promise<BenchResult[]> {
@@ -124,6 +124,13 @@ export async function benchFit(): Promise<BenchResult[]> {
     nextCursor: count < messages.length ? cursor : null,
     omitted: messages.length - count,
   });
+  const fitMessages = (budgets: { utf16?: number; utf8?: number }) =>
+    fitBoundedList({
+      rows: messages,
+      key: 'messages',
+      budgets,
+      page: (_first, count) => ({ messages: [] as typeof messages, ...rest(count) }),
+    });
   const stringifyPage = () => JSON.stringify({ messages, ...rest(messages.length) });
   const pageText = stringifyPage();
   const pageUnits = utf16Length(pageText);
@@ -144,25 +151,22 @@ export async function benchFit(): Promise<BenchResult[]> {
   // Budgets the readers really use (DESIGN.md table): MCP pages count UTF-16 units, device pages
   // count UTF-8 bytes, harness deliveries both.
   const scenarios: { name: string; budgets: { utf16?: number; utf8?: number } }[] = [
-    { name: 'fitJsonPage utf16, whole page fits exactly', budgets: { utf16: pageUnits } },
-    { name: 'fitJsonPage utf16, 12,000-unit MCP budget', budgets: { utf16: 12_000 } },
-    { name: 'fitJsonPage utf8, 512 KiB device budget', budgets: { utf8: 512 * 1024 } },
+    { name: 'fitBoundedList utf16, whole page fits exactly', budgets: { utf16: pageUnits } },
+    { name: 'fitBoundedList utf16, 12,000-unit MCP budget', budgets: { utf16: 12_000 } },
+    { name: 'fitBoundedList utf8, 512 KiB device budget', budgets: { utf8: 512 * 1024 } },
     {
-      name: 'fitJsonPage utf8+utf16, 16 KiB / 10,000-unit delivery budget',
+      name: 'fitBoundedList utf8+utf16, 16 KiB / 10,000-unit delivery budget',
       budgets: { utf8: 16_384, utf16: 10_000 },
     },
   ];
   // Worst case, reported in the details rather than gated: a UTF-8 budget equal to the page size
   // forces an exact byte count of every item, which costs about a third of a stringify on its own.
-  const worstCase = sideBySide(stringifyPage, () =>
-    fitJsonPage({ arrayKey: 'messages', items: messages, budgets: { utf8: pageBytes }, rest }),
-  );
+  const worstCase = sideBySide(stringifyPage, () => fitMessages({ utf8: pageBytes }));
 
   const results: BenchResult[] = [];
   for (const scenario of scenarios) {
-    const fitPage = () =>
-      fitJsonPage({ arrayKey: 'messages', items: messages, budgets: scenario.budgets, rest });
-    const count = fitPage().count;
+    const fitPage = () => fitMessages(scenario.budgets);
+    const count = fitPage().end;
     const measured = sideBySide(stringifyPage, () => fitPage().text);
     const naiveRun = sideBySide(stringifyPage, () => naive(scenario.budgets), 5, 2);
     results.push({

@@ -44,3 +44,20 @@ export function jsonAround(value: Record<string, unknown>, path: readonly string
     after: `${inner.after}${tail.length > 0 ? `,${tail.join(',')}` : ''}}`,
   };
 }
+
+/**
+ * The value that {@link jsonAround}'s frame encodes around `member`: a copy of `value` with the
+ * member at `path` replaced (plain objects along the path, key order kept), so a reader builds the
+ * value it sends from objects instead of parsing `before + JSON.stringify(member) + after`.
+ */
+export function withMemberAt<T extends Record<string, unknown>>(
+  value: T,
+  path: readonly string[],
+  member: unknown,
+): T {
+  const [key, ...rest] = path;
+  if (key === undefined) throw new SluiceError('internal', 'withMemberAt needs a non-empty path');
+  const inner =
+    rest.length === 0 ? member : withMemberAt(value[key] as Record<string, unknown>, rest, member);
+  return { ...value, [key]: inner };
+}

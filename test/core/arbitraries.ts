@@ -61,3 +61,11 @@ export function splitsSurrogatePair(text: string, index: number): boolean {
   const after = text.charCodeAt(index);
   return before >= 0xd800 && before <= 0xdbff && after >= 0xdc00 && after <= 0xdfff;
 }
+
+/** Budgets of a fit: UTF-16 units, UTF-8 bytes or both, small enough to bind on short pages. */
+export const fitBudgets: fc.Arbitrary<{ utf16?: number; utf8?: number }> = fc
+  .record(
+    { utf16: fc.integer({ min: 0, max: 1500 }), utf8: fc.integer({ min: 0, max: 2500 }) },
+    { requiredKeys: [] },
+  )
+  .filter((b) => b.utf16 !== undefined || b.utf8 !== undefined);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fitBoundedList } from '../../src/core/bounded.js';
 import { type CursorBinding, canonicalFilter, decodeCursor, encodeCursor } from '../../src/core/cursor.js';
-import { fitJsonPage } from '../../src/core/fit.js';
 import { hostileString } from './arbitraries.js';
 
 const secret = new Uint8Array(32).fill(3);
@@ -30,21 +30,23 @@ function readPage(all: readonly Candidate[], binding: CursorBinding, cursor: str
   const fetched = all.slice(start, start + LIMIT);
   const cursorAfter = (lastIndex: number) =>
     lastIndex + 1 < all.length ? encodeCursor(secret, binding, { last: lastIndex }) : null;
-  const page = fitJsonPage({
-    arrayKey: 'messages',
-    items: fetched,
+  const page = fitBoundedList({
+    rows: fetched,
+    key: 'messages',
     budgets: { utf16: BUDGET },
-    rest: (count) =>
+    page: (_first, count): Page =>
       count === 0 && fetched.length > 0
         ? {
+            messages: [],
             nextCursor: cursorAfter(start),
             omitted: fetched.length,
             readContent: { message_id: fetched[0]!.message_id },
           }
-        : { nextCursor: cursorAfter(start + count - 1), omitted: fetched.length - count },
+        : { messages: [], nextCursor: cursorAfter(start + count - 1), omitted: fetched.length - count },
   });
   expect(page.text.length).toBeLessThanOrEqual(BUDGET);
-  const parsed = JSON.parse(page.text) as Page;
+  const parsed = page.value;
+  expect(parsed).toStrictEqual(JSON.parse(page.text));
   if (parsed.readContent !== undefined) {
     // Skipped only because it alone does not fit as the head of its page.
     const alone = {

@@ -121,21 +121,20 @@ describe('body parts: exact stored bodies within the reply budget', () => {
 });
 
 describe('renderBodyPart', () => {
-  const head = '{"status":"body","part":{"text":';
-  const tail = (next: number | null) => `},"next":${JSON.stringify(next)}}`;
-
   function walkParts(body: string, budgetBytes: number): string[] {
     const parts: string[] = [];
     let offset = 0;
     for (;;) {
-      const { text, result } = renderBodyPart<{ part: { text: string }; next: number | null }>({
+      const { text, value: result } = renderBodyPart({
         body,
         offset,
         budgetBytes,
-        head,
-        tail,
+        path: ['part', 'text'],
+        result: (part, next) => ({ status: 'body', part: { text: part }, next }),
       });
       expect(Buffer.byteLength(text, 'utf8')).toBeLessThanOrEqual(budgetBytes);
+      // The value is built from the result object, and it is what the text says.
+      expect(result).toStrictEqual(JSON.parse(text));
       parts.push(result.part.text);
       if (result.next === null) return parts;
       expect(splitsSurrogatePair(body, result.next)).toBe(false);

@@ -178,11 +178,11 @@ describe('an around page under a tight budget', () => {
         budget,
       );
       expect(Buffer.byteLength(tight.text, 'utf8')).toBeLessThanOrEqual(budget);
-      if (tight.result.status !== 'page') throw new Error('expected a page');
-      const rows = tight.result.rows.map((r) => r.messageId);
+      if (tight.value.status !== 'page') throw new Error('expected a page');
+      const rows = tight.value.rows.map((r) => r.messageId);
       expect(rows).toContain(ids[4]);
       expect(rows.length).toBeLessThan(9);
-      expect(tight.result.hasMore).toEqual({ before: true, after: true });
+      expect(tight.value.hasMore).toEqual({ before: true, after: true });
       expect(ids.join(',')).toContain(rows.join(','));
     } finally {
       await h.close();
@@ -201,10 +201,10 @@ describe('a first card that alone does not fit', () => {
       const budget = Buffer.byteLength(full.text, 'utf8') - 3000;
       const tight = await readQueuePage(h.ctx, h.owner, { agent: 'helper' }, budget);
       expect(Buffer.byteLength(tight.text, 'utf8')).toBeLessThanOrEqual(budget);
-      expect(tight.result).toMatchObject({ status: 'page', hasMore: { after: true } });
-      if (tight.result.status !== 'page') throw new Error('expected a page');
-      expect(tight.result.rows).toHaveLength(1);
-      expect(tight.result.rows[0]).toMatchObject({
+      expect(tight.value).toMatchObject({ status: 'page', hasMore: { after: true } });
+      if (tight.value.status !== 'page') throw new Error('expected a page');
+      expect(tight.value.rows).toHaveLength(1);
+      expect(tight.value.rows[0]).toMatchObject({
         preview: '',
         senderLabels: [],
         truncated: true,
@@ -213,10 +213,10 @@ describe('a first card that alone does not fit', () => {
       const next = await readQueuePage(
         h.ctx,
         h.owner,
-        { agent: 'helper', cursor: tight.result.nextCursor as string },
+        { agent: 'helper', cursor: tight.value.nextCursor as string },
         budget,
       );
-      expect(next.result.status === 'page' && next.result.rows.map((r) => r.preview)).toEqual(['second']);
+      expect(next.value.status === 'page' && next.value.rows.map((r) => r.preview)).toEqual(['second']);
     } finally {
       await h.close();
     }

@@ -15,12 +15,6 @@ export const DEFAULT_PAGE_SIZE = 40;
 /** Characters of a body read for its preview: at most 4 bytes each, so never short of PREVIEW_BYTES. */
 export const HEAD_CHARS = PREVIEW_BYTES;
 
-/** A rendered result: the object and its exact JSON text (what the budget was measured on). */
-export interface Rendered<T> {
-  result: T;
-  text: string;
-}
-
 /** The card for a row, with the preview cut on a code point within PREVIEW_BYTES. */
 export function toCard(row: CardRow): QueueCard {
   const preview = cutUtf8(row.head, PREVIEW_BYTES);

@@ -4,13 +4,12 @@
  * budget (queue-page.ts), body parts (queue-read.ts over body-parts.ts). This file keeps the import
  * path the surfaces and tests use.
  */
-export { type BodyPartOptions, renderBodyPart, renderBodyPartOf } from './body-parts.js';
+export { type BodyPartOptions, renderBodyPart } from './body-parts.js';
 export {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
   PREVIEW_BYTES,
   type QueueCard,
-  type Rendered,
   SENDER_LABEL_BYTES,
   toCard,
 } from './cards.js';

@@ -1,3 +1,4 @@
+import { type Bounded, boundedJson } from '../../core/bounded.js';
 import { type CursorBinding, canonicalFilter } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
@@ -8,8 +9,7 @@ import { requireQueueAccess } from '../identity/access.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 import { BODY_PART_CURSOR, issueCursor, readCursor } from '../reads/cursors.js';
-import { renderBodyPartOf } from './body-parts.js';
-import type { Rendered } from './cards.js';
+import { renderBodyPart } from './body-parts.js';
 
 // The reply shapes are declared once in core/wire (the page imports them from there).
 export type { BodyStatus, QueueReadResult };
@@ -25,7 +25,7 @@ export async function readQueueBody(
   actor: Principal,
   params: { agent: string; messageId: string; cursor?: string | undefined },
   budgetBytes: number,
-): Promise<Rendered<QueueReadResult>> {
+): Promise<Bounded<QueueReadResult>> {
   const { agent, channelIds } = await requireQueueAccess(ctx, actor, params.agent);
   const row = await queuedBody(ctx.store.db, agent.id, params.messageId);
   if (!row || !channelIds.includes(row.channel_id)) {
@@ -34,10 +34,8 @@ export async function readQueueBody(
       `no message ${JSON.stringify(params.messageId).slice(0, 80)} in ${agent.name}'s queue`,
     );
   }
-  const settled = (status: BodyStatus): Rendered<QueueReadResult> => {
-    const result: QueueReadResult = { status, messageId: params.messageId, state: row.state };
-    return { result, text: JSON.stringify(result) };
-  };
+  const settled = (status: BodyStatus) =>
+    boundedJson<QueueReadResult>({ status, messageId: params.messageId, state: row.state });
   if (row.state === 'handled') return settled('handed-off');
   if (!isPendingState(row.state) || row.deleted_at !== null) return settled('gone');
   const binding: CursorBinding = {
@@ -52,7 +50,7 @@ export async function readQueueBody(
     offset = cursor.o;
   }
   const bodyBytes = utf8Length(row.body);
-  return renderBodyPartOf<QueueReadResult>({
+  return renderBodyPart<QueueReadResult>({
     body: row.body,
     offset,
     budgetBytes,

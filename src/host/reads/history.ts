@@ -1,7 +1,6 @@
+import { type Bounded, boundedJson, fitBoundedList } from '../../core/bounded.js';
 import { type CursorBinding, canonicalFilter } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
-import { fitLargestPrefix } from '../../core/fit.js';
-import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { cutUtf8 } from '../../core/preview.js';
 import { sliceWhole } from '../../core/text.js';
@@ -13,7 +12,7 @@ import type { InboxState } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
 import { getChannel } from '../channels/channels.js';
 import { listReadMarks } from '../channels/read-marks.js';
-import { PREVIEW_BYTES, type Rendered, renderBodyPart } from '../device/queue-pages.js';
+import { PREVIEW_BYTES, renderBodyPart } from '../device/queue-pages.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 import { getMessageRow } from '../messages/messages.js';
@@ -50,7 +49,7 @@ export async function readChannelHistory(
   actor: Principal,
   params: HistoryParams,
   budgetBytes: number,
-): Promise<Rendered<HistoryPage>> {
+): Promise<Bounded<HistoryPage>> {
   const size = params.size ?? DEFAULT_HISTORY_PAGE;
   if (!Number.isInteger(size) || size < 1 || size > MAX_HISTORY_PAGE) {
     throw new SluiceError('invalid_params', `size must be an integer from 1 to ${MAX_HISTORY_PAGE}`);
@@ -76,40 +75,32 @@ export async function readChannelHistory(
     lastReadSeq: m.lastReadSeq,
     updatedAt: m.updatedAt,
   }));
-  const serialized = messages.map((m) => {
-    const full = JSON.stringify(m);
-    return utf8Length(full) <= FULL_ROW_BYTES ? full : JSON.stringify(compactMessage(m));
-  });
-  // The page's JSON around its messages array (core/json-frame.ts): the rows go between.
-  const frame = (count: number) => {
-    const hasMore = count < messages.length || more;
-    const last = messages[count - 1];
-    const nextCursor = hasMore && last ? issueCursor(ctx, HISTORY_CURSOR, binding, { b: last.seq }) : null;
-    const page: Omit<HistoryPage, 'messages'> & { messages: null } = {
+  // The page around its messages; the largest prefix of them that fits is put in (core/bounded.ts).
+  const page = (_first: number, end: number): HistoryPage => {
+    const hasMore = end < messages.length || more;
+    const last = messages[end - 1];
+    return {
       status: 'page',
       channelId: channel.id,
-      messages: null,
+      messages: [],
       readMarks,
       hasMore,
-      nextCursor,
+      nextCursor: hasMore && last ? issueCursor(ctx, HISTORY_CURSOR, binding, { b: last.seq }) : null,
     };
-    const around = jsonAround(page, ['messages']);
-    return { before: `${around.before}[`, after: `]${around.after}` };
   };
-  let { count, text } = fitLargestPrefix({ items: serialized, budgets: { utf8: budgetBytes }, frame });
-  if (count === 0 && messages.length > 0) {
-    // Progress (I5): an oversized newest message still comes, compact.
-    const f = frame(1);
-    text = f.before + JSON.stringify(compactMessage(messages[0] as HistoryMessage)) + f.after;
-    count = 1;
-    if (utf8Length(text) > budgetBytes) {
-      throw new SluiceError(
-        'too_large',
-        `the reply budget (${budgetBytes} bytes) cannot hold a single message`,
-      );
-    }
-  }
-  return { result: JSON.parse(text) as HistoryPage, text };
+  const { text, value } = fitBoundedList({
+    rows: messages,
+    key: 'messages',
+    budgets: { utf8: budgetBytes },
+    page,
+    // Progress (I5): an oversized newest message still comes, compact; so does any huge row.
+    oversized: {
+      compact: compactMessage,
+      compactOverBytes: FULL_ROW_BYTES,
+      refusal: `the reply budget (${budgetBytes} bytes) cannot hold a single message`,
+    },
+  });
+  return { text, value };
 }
 
 /** The same message with a preview instead of the body, a cut subject and no actions. */
@@ -266,7 +257,7 @@ export async function readMessageBody(
   actor: Principal,
   params: { messageId: string; cursor?: string | undefined },
   budgetBytes: number,
-): Promise<Rendered<MessageReadResult>> {
+): Promise<Bounded<MessageReadResult>> {
   const row = await getMessageRow(ctx, actor, params.messageId);
   const revision = Number(row.revision);
   const binding: CursorBinding = {
@@ -278,30 +269,25 @@ export async function readMessageBody(
   if (params.cursor !== undefined) {
     const raw = readCursor(ctx, BODY_PART_CURSOR, binding, params.cursor);
     if (raw.r !== revision) {
-      const result: MessageReadResult = { status: 'state-changed', messageId: row.id, revision };
-      return { result, text: JSON.stringify(result) };
+      return boundedJson<MessageReadResult>({ status: 'state-changed', messageId: row.id, revision });
     }
     offset = raw.o;
   }
-  // The result's JSON around the part's text (core/json-frame.ts); the cursor names the next part.
-  const around = (next: number | null) =>
-    jsonAround(
-      {
-        status: 'body',
-        messageId: row.id,
-        revision,
-        bodyBytes: utf8Length(row.body),
-        part: { offset, text: null },
-        nextCursor:
-          next === null ? null : issueCursor(ctx, BODY_PART_CURSOR, binding, { o: next, r: revision }),
-      },
-      ['part', 'text'],
-    );
-  return renderBodyPart({
+  const bodyBytes = utf8Length(row.body);
+  return renderBodyPart<MessageReadResult>({
     body: row.body,
     offset,
     budgetBytes,
-    head: around(null).before,
-    tail: (next) => around(next).after,
+    path: ['part', 'text'],
+    // The cursor names the next part.
+    result: (part, next) => ({
+      status: 'body',
+      messageId: row.id,
+      revision,
+      bodyBytes,
+      part: { offset, text: part },
+      nextCursor:
+        next === null ? null : issueCursor(ctx, BODY_PART_CURSOR, binding, { o: next, r: revision }),
+    }),
   });
 }

@@ -1,3 +1,4 @@
+import { boundedJson } from '../../core/bounded.js';
 import type { MessageOrigin, SenderRelation } from '../../core/provenance.js';
 import { listActiveChannelIds } from '../../store/ops/channels.js';
 import { findQueue } from '../../store/ops/queues.js';
@@ -62,8 +63,7 @@ export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<R
     oldest,
     openTurn: (await openTurnOf(db, agent.id)) !== undefined,
   };
-  let text = JSON.stringify(value);
+  const status = boundedJson(value);
   // Hostile ids could make the locator alone too large; the counts still fit.
-  if (!fitsToolOutput(ctx, text)) text = JSON.stringify({ ...value, oldest: null });
-  return { text, value: JSON.parse(text) as InboxStatus };
+  return fitsToolOutput(ctx, status.text) ? status : boundedJson({ ...value, oldest: null });
 }

@@ -1,3 +1,4 @@
+import { boundedJson } from '../../core/bounded.js';
 import type { CursorBinding } from '../../core/cursor.js';
 import { isSluiceError, SluiceError } from '../../core/errors.js';
 import { type FragmentResult, fragmentAt, sha256Hex } from '../../core/fragment.js';
@@ -39,18 +40,17 @@ export async function readMessage(
     target: JSON.stringify([row.id, sha256]),
   };
   if (params.content_cursor === undefined) {
-    const whole: PageResult = {
+    const whole = boundedJson<PageResult>({
       messages: [withSender(projection, () => sender)],
       nextCursor: null,
       omitted: 0,
       outputLimit: budget,
-    };
-    const wholeText = JSON.stringify(whole);
-    if (fitsToolOutput(ctx, wholeText)) {
-      const receipt = await offerReads(ctx, agent, wholeText, [
+    });
+    if (fitsToolOutput(ctx, whole.text)) {
+      const receipt = await offerReads(ctx, agent, whole.text, [
         { messageSeq: seq, sha256, offset: 0, end: text.length, total: text.length },
       ]);
-      return { text: wholeText, value: whole, receipt };
+      return { ...whole, receipt };
     }
   }
   const offset =
@@ -79,9 +79,9 @@ export async function readMessage(
     if (!(bytes > 0 && isSluiceError(err) && err.code === 'too_large')) throw err;
     fragment = cut(undefined);
   }
-  const fragmentText = JSON.stringify(fragment);
-  const receipt = await offerReads(ctx, agent, fragmentText, [
+  const result = boundedJson(fragment);
+  const receipt = await offerReads(ctx, agent, result.text, [
     { messageSeq: seq, sha256, offset, end: offset + fragment.fragment.length, total: text.length },
   ]);
-  return { text: fragmentText, value: fragment, receipt };
+  return { ...result, receipt };
 }

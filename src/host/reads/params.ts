@@ -1,3 +1,4 @@
+import type { Bounded } from '../../core/bounded.js';
 import { SluiceError } from '../../core/errors.js';
 import type { ReaderMessage } from '../messages/provenance.js';
 import type { PendingReceipt } from '../turns/index.js';
@@ -20,9 +21,12 @@ export interface ChannelSearchParams {
   limit?: number | undefined;
 }
 
-/** Where to read an oversized message whole: `channel_read {message_id}`. */
+/**
+ * Where to read an oversized message whole: `channel_read {message_id}`. The channel is left out
+ * only when an id is too long to show both within the budget.
+ */
 export interface ReadContentLocator {
-  channel_id: string;
+  channel_id?: string;
   message_id: string;
 }
 
@@ -39,10 +43,8 @@ export interface PageResult {
   readContent?: ReadContentLocator;
 }
 
-/** A read result: the exact text the reader receives, and the value it encodes. */
-export interface ReadOutcome<T> {
-  text: string;
-  value: T;
+/** A read result: the exact text the reader receives and the value it encodes, with its receipt. */
+export interface ReadOutcome<T> extends Bounded<T> {
   /**
    * In an open turn, what the read adds to the turn's coverage once `text` reached the client:
    * the surface that hands it over confirms it (host/receipts.ts). Absent for a peek.

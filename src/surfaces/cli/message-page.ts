@@ -1,5 +1,5 @@
+import { fitBoundedList } from '../../core/bounded.js';
 import { SluiceError } from '../../core/errors.js';
-import { fitJsonPage } from '../../core/fit.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { receiptBytes } from '../../core/output-cap.js';
@@ -83,19 +83,19 @@ export function boundedMessagePage(
     if (last === undefined) return null;
     return count < items.length || more ? commands.listAfter(last.id, budgetAfter(count)) : null;
   };
-  const fitted = fitJsonPage({
-    arrayKey: 'messages',
-    items,
+  const fitted = fitBoundedList({
+    rows: items,
+    key: 'messages',
     budgets: bytes === undefined ? { utf16: chars - 1 } : { utf16: chars - 1, utf8: bytes - 1 },
-    rest: (count) => ({ next: afterWhole(count) }),
+    page: (_first, count) => ({ messages: [] as MessageRow[], next: afterWhole(count) }),
   });
-  const whole = fitted.count;
+  const whole = fitted.end;
   if (whole === items.length) return { text: `${fitted.text}\n`, count: whole };
   // The next message does not fit whole: end the page with as much of its body as fits.
   const row = shown[whole] as MessageRow;
   const body = row.body ?? '';
   const offset = whole === 0 ? startOffset : 0;
-  const before = fitted.serialized.slice(0, whole);
+  const before = fitted.rowTexts.slice(0, whole);
   const render = (end: number) => {
     const complete = end === body.length;
     const next = complete ? afterWhole(whole + 1) : commands.listFrom(row.id, end, budgetAfter(whole));

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { fitJsonPage } from '../../core/fit.js';
+import { fitBoundedList } from '../../core/bounded.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import { type ImageLimits, readImageAttachment } from '../../host/media/index.js';
 import { readMessageStatus, replyToMessage, sendMessage } from '../../host/messages/index.js';
@@ -199,11 +199,15 @@ export function sluiceTools(ctx: HostContext, agent: Principal, deps: ToolDeps):
       run: async (args) => {
         const receipts = await archiveMessages(ctx, agent, args.message_ids);
         // Every id is archived; the receipts shown are the largest prefix that fits.
-        const fit = fitJsonPage({
-          arrayKey: 'receipts',
-          items: receipts,
+        const fit = fitBoundedList({
+          rows: receipts,
+          key: 'receipts',
           budgets: toolBudgets(ctx),
-          rest: (count) => ({ archived: receipts.length, omitted: receipts.length - count }),
+          page: (_first, count) => ({
+            receipts: [] as typeof receipts,
+            archived: receipts.length,
+            omitted: receipts.length - count,
+          }),
         });
         return text(fit.text);
       },
@@ -218,11 +222,12 @@ export function sluiceTools(ctx: HostContext, agent: Principal, deps: ToolDeps):
       run: async (args) => {
         const status = await readMessageStatus(ctx, agent, args.message_id);
         // The rows shown are the largest prefix that fits; recipientCount tells how many there are.
-        const fit = fitJsonPage({
-          arrayKey: 'recipients',
-          items: status.recipients,
+        const fit = fitBoundedList({
+          rows: status.recipients,
+          key: 'recipients',
           budgets: toolBudgets(ctx),
-          rest: () => ({
+          page: () => ({
+            recipients: [] as typeof status.recipients,
             messageId: status.messageId,
             channelId: status.channelId,
             recipientCount: status.recipientCount,

@@ -1,3 +1,4 @@
+import { type Bounded, boundedJson } from '../../core/bounded.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import type { ChannelCreated, Hello, SentReply } from '../../core/wire/index.js';
@@ -113,8 +114,11 @@ export interface RpcSession {
   admitChannelCreate?: ((principal: Principal) => void) | undefined;
 }
 
-/** A handler's result: a value to serialize, or exact JSON text already fitted to its budget. */
-export type HandlerResult = { text: string } | { value: unknown };
+/**
+ * A handler's result: a value to serialize, or a bounded read (core/bounded.ts) whose exact text was
+ * already fitted to its budget and is sent as it is.
+ */
+export type HandlerResult = Bounded<unknown> | { value: unknown };
 
 type Handler<M extends MethodName> = (
   session: RpcSession,
@@ -158,11 +162,11 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     // The reply adds the agent's presence (from its turns); `queue.changed` pushes carry it too.
     const access = await requireQueueAccess(s.ctx, s.principal, p.agent);
     // With whether this reader may pause or resume the whole queue (the page's buttons).
-    const text = JSON.stringify(await readQueueSummaryReply(s.ctx, s.principal, access));
-    if (utf8Length(text) > Math.min(budget, s.limits.summaryBytes)) {
+    const reply = boundedJson(await readQueueSummaryReply(s.ctx, s.principal, access));
+    if (utf8Length(reply.text) > Math.min(budget, s.limits.summaryBytes)) {
       throw new SluiceError('too_large', 'the queue summary does not fit its budget');
     }
-    return { text };
+    return reply;
   },
   'queue.page': async (s, p, budget) => readQueuePage(s.ctx, s.principal, p, budget),
   'queue.read': async (s, p, budget) => readQueueBody(s.ctx, s.principal, p, budget),
