@@ -19,6 +19,15 @@ const APPEND = precompile((db: Db, agentId: string | null, at: string) =>
   db.insertInto('events').values({ kind: 'turn.changed', agent_id: agentId, created_at: at }),
 );
 
+const EVENTS_OF_AGENTS = precompile((db: Db, agentIds: readonly string[], kind: 'turn.changed') =>
+  db
+    .selectFrom('events')
+    .select(['agent_id'])
+    .where('agent_id', 'in', agentIds)
+    .where('kind', '=', kind)
+    .orderBy('seq'),
+);
+
 describe.each(backendsUnderTest())('precompiled queries (%s)', (backend) => {
   let h: ConformanceHost;
   const hosts = conformanceHostSeries(backend, 'precompiled');
@@ -79,5 +88,25 @@ describe.each(backendsUnderTest())('precompiled queries (%s)', (backend) => {
     await expect(misuse.all(h.ctx.store.db, null)).rejects.toThrow(
       'a precompiled query uses 0 of its 1 arguments as values',
     );
+  });
+
+  it('take lists of any length, one template per length, and give what a query built per call gives', async () => {
+    const db = h.ctx.store.db;
+    const ids = Array.from({ length: 130 }, (_, i) => `agent-${i}`);
+    for (const [i, id] of ids.entries()) if (i % 3 === 0) await APPEND.run(db, id, `t${i}`);
+    const built = (list: readonly string[]) =>
+      db
+        .selectFrom('events')
+        .select(['agent_id'])
+        .where('agent_id', 'in', list)
+        .where('kind', '=', 'turn.changed')
+        .orderBy('seq')
+        .execute();
+    // 1, 2 and 20 reuse a template each; 130 is longer than any kept and is built per call.
+    for (const list of [ids.slice(0, 1), ids.slice(3, 5), ids.slice(0, 20), ids.slice(20, 40), ids]) {
+      expect(await EVENTS_OF_AGENTS.all(db, list, 'turn.changed')).toEqual(await built(list));
+    }
+    expect(await EVENTS_OF_AGENTS.all(db, ids.slice(0, 20), 'turn.changed')).toHaveLength(7);
+    await expect(EVENTS_OF_AGENTS.all(db, [], 'turn.changed')).rejects.toThrow('empty list');
   });
 });

@@ -52,10 +52,19 @@ export async function assemblePage(
     fetched.map((c) => c.row),
   );
   const relationOf = await relationsFor(ctx, agent);
-  const cursorAfter = (index: number): string | null =>
-    index + 1 < fetched.length || more
-      ? issueCursor(ctx, READ_PAGE_CURSOR, binding, { k: (fetched[index] as KeyedMessage).key })
-      : null;
+  // The fitter asks for the page around a few candidate counts: each cursor is signed once.
+  const cursors = new Map<number, string | null>();
+  const cursorAfter = (index: number): string | null => {
+    let cursor = cursors.get(index);
+    if (cursor === undefined) {
+      cursor =
+        index + 1 < fetched.length || more
+          ? issueCursor(ctx, READ_PAGE_CURSOR, binding, { k: (fetched[index] as KeyedMessage).key })
+          : null;
+      cursors.set(index, cursor);
+    }
+    return cursor;
+  };
   // The page around a prefix of `count`; with none, a locator for the first and a cursor past it.
   const pageFor = (count: number, locator: 'full' | 'id-only' | 'none'): PageResult => {
     if (count > 0 || fetched.length === 0) {
@@ -95,17 +104,22 @@ export async function assemblePage(
   if (page.text.length > budget || (count > 0 && !fitsToolOutput(ctx, page.text))) {
     throw new SluiceError('too_large', 'the page does not fit the output limit');
   }
-  const reads: CoverageRead[] = [];
-  for (let i = 0; i < count; i++) {
-    // Coverage is of the projection (the same text for every reader), which the item holds whole.
-    const text = projectionText(projections[i] as MessageProjection);
-    reads.push({
-      messageSeq: Number((fetched[i] as KeyedMessage).row.seq),
-      sha256: sha256Hex(text),
-      offset: 0,
-      end: text.length,
-      total: text.length,
+  // Coverage is of the projection (the same text for every reader), which the item holds whole;
+  // hashed only when an open turn takes it.
+  const reads = (): CoverageRead[] =>
+    projections.slice(0, count).map((projection, i) => {
+      const text = projectionText(projection as MessageProjection);
+      return {
+        messageSeq: Number((fetched[i] as KeyedMessage).row.seq),
+        sha256: sha256Hex(text),
+        offset: 0,
+        end: text.length,
+        total: text.length,
+      };
     });
-  }
-  return { text: page.text, value: page.value, receipt: await offerReads(ctx, agent, page.text, reads) };
+  return {
+    text: page.text,
+    value: page.value,
+    receipt: count === 0 ? undefined : await offerReads(ctx, agent, page.text, reads),
+  };
 }

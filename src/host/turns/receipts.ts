@@ -31,17 +31,20 @@ export interface PendingReceipt {
  * Prepares the receipt of a read that carries `reads` in `resultText`. No open turn: a peek, no
  * receipt. In a `seen` turn the coverage is stored now as an offer keyed by the result's SHA-256
  * (the driver that confirms it runs in another process); in a `written` turn nothing is stored
- * until the transport confirms.
+ * until the transport confirms. `reads` may be given as a function: it is called only in an open
+ * turn (a peek does not hash what it returns).
  */
 export async function offerReads(
   ctx: HostContext,
   agent: Principal,
   resultText: string,
-  reads: readonly CoverageRead[],
+  given: readonly CoverageRead[] | (() => readonly CoverageRead[]),
 ): Promise<PendingReceipt | undefined> {
-  if (reads.length === 0 || agent.kind !== 'agent') return undefined;
+  if (agent.kind !== 'agent' || (Array.isArray(given) && given.length === 0)) return undefined;
   const turn = await openTurnOf(ctx.store.db, agent.id);
   if (!turn) return undefined;
+  const reads = typeof given === 'function' ? given() : given;
+  if (reads.length === 0) return undefined;
   const receipt: PendingReceipt = {
     agentId: agent.id,
     turnId: turn.id,

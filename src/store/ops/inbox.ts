@@ -37,13 +37,17 @@ export async function findInboxEntries(
   messageSeqs: readonly number[],
 ): Promise<InboxRow[]> {
   if (messageSeqs.length === 0) return [];
-  const q = db
-    .selectFrom('inbox')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('message_seq', 'in', [...new Set(messageSeqs)]);
-  return (locksRowsForWrite(db) ? q.forUpdate() : q).execute();
+  const seqs = [...new Set(messageSeqs)];
+  return (locksRowsForWrite(db) ? ENTRIES_FOR_UPDATE : ENTRIES).all(db, agentId, seqs);
 }
+
+// Settling a turn reads every entry it covered: built once per list length (precompiled.ts).
+const entries = (db: Db, agentId: string, seqs: readonly number[]) =>
+  db.selectFrom('inbox').selectAll().where('agent_id', '=', agentId).where('message_seq', 'in', seqs);
+const ENTRIES = precompile(entries);
+const ENTRIES_FOR_UPDATE = precompile((db: Db, agentId: string, seqs: readonly number[]) =>
+  entries(db, agentId, seqs).forUpdate(),
+);
 
 function locksRowsForWrite(db: Db): boolean {
   return db.isTransaction && dialectOf(db).locksRowsRead;
@@ -150,13 +154,33 @@ export async function updateInboxStates(
     await updateInboxState(db, agentId, positions[0] as number, patch);
     return;
   }
-  await db
-    .updateTable('inbox')
-    .set(patch)
-    .where('agent_id', '=', agentId)
-    .where('position', 'in', [...positions])
-    .execute();
+  await UPDATE_STATES.run(
+    db,
+    agentId,
+    positions,
+    patch.state,
+    patch.updated_at,
+    patch.returned_reason,
+    patch.failure_kind,
+  );
 }
+
+const UPDATE_STATES = precompile(
+  (
+    db: Db,
+    agentId: string,
+    positions: readonly number[],
+    state: InboxState,
+    updatedAt: string,
+    returnedReason: string | null,
+    failureKind: string | null,
+  ) =>
+    db
+      .updateTable('inbox')
+      .set({ state, updated_at: updatedAt, returned_reason: returnedReason, failure_kind: failureKind })
+      .where('agent_id', '=', agentId)
+      .where('position', 'in', positions),
+);
 
 /** The position of the oldest entry in `state`, if any (index: agent_id, state, position). */
 export async function firstPositionInState(

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { precompile } from '../precompiled.js';
 import type { MessageRevisionsTable, MessagesTable } from '../schema.js';
 import type { Db } from '../store.js';
 
@@ -11,10 +12,15 @@ export async function findMessageById(db: Db, id: string): Promise<MessageRow | 
 /** Messages by seq, in the order of `seqs`. */
 export async function findMessagesBySeqs(db: Db, seqs: readonly number[]): Promise<MessageRow[]> {
   if (seqs.length === 0) return [];
-  const rows = await db.selectFrom('messages').selectAll().where('seq', 'in', seqs).execute();
+  const rows = await MESSAGES_BY_SEQS.all(db, seqs);
   const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
   return seqs.flatMap((s) => bySeq.get(s) ?? []);
 }
+
+// Every page and every settle looks its messages up: built once per list length (precompiled.ts).
+const MESSAGES_BY_SEQS = precompile((db: Db, seqs: readonly number[]) =>
+  db.selectFrom('messages').selectAll().where('seq', 'in', seqs),
+);
 
 /** Keyset page of one channel's history, newest first. */
 export async function listChannelHistory(

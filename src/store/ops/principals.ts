@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { precompile } from '../precompiled.js';
 import type { PrincipalKind, PrincipalsTable, SettlementMode } from '../schema.js';
 import type { Db } from '../store.js';
 
@@ -18,8 +19,13 @@ export async function findPrincipalById(db: Db, id: string): Promise<PrincipalRo
 
 export async function findPrincipalsByIds(db: Db, ids: readonly string[]): Promise<PrincipalRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('principals').selectAll().where('id', 'in', ids).execute();
+  return PRINCIPALS_BY_IDS.all(db, ids);
 }
+
+// Every page names its senders: built once per list length (precompiled.ts).
+const PRINCIPALS_BY_IDS = precompile((db: Db, ids: readonly string[]) =>
+  db.selectFrom('principals').selectAll().where('id', 'in', ids),
+);
 
 export async function listPrincipals(db: Db, kind?: PrincipalKind): Promise<PrincipalRow[]> {
   let q = db.selectFrom('principals').selectAll().orderBy('name');

@@ -27,8 +27,13 @@ export async function insertQueue(db: Db, agentId: string, generation: string): 
 }
 
 export async function findQueue(db: Db, agentId: string): Promise<QueueRow | undefined> {
-  return db.selectFrom('queues').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
+  return FIND_QUEUE.first(db, agentId);
 }
+
+// Every unread page binds its cursor to the queue's generation: built once (precompiled.ts).
+const FIND_QUEUE = precompile((db: Db, agentId: string) =>
+  db.selectFrom('queues').selectAll().where('agent_id', '=', agentId),
+);
 
 export interface CounterDelta {
   waiting?: number;

@@ -1,3 +1,4 @@
+import { precompile } from '../precompiled.js';
 import { type InboxState, PENDING_STATES } from '../schema.js';
 import type { Db } from '../store.js';
 import { findMessagesBySeqs, type MessageRow } from './messages.js';
@@ -23,33 +24,39 @@ export async function pendingMessagesAfter(
   limit: number,
 ): Promise<KeyedMessage[]> {
   if (channelIds.length === 0) return [];
-  const walk = (state: InboxState, alias: string) =>
-    db
-      .selectFrom(
-        db
-          .selectFrom('inbox')
-          .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
-          .selectAll('messages')
-          .select('inbox.position as position')
-          .where('inbox.agent_id', '=', agentId)
-          .where('inbox.state', '=', state)
-          .where('inbox.position', '>', afterPosition)
-          .where('inbox.channel_id', 'in', channelIds)
-          .where('messages.deleted_at', 'is', null)
-          .orderBy('inbox.position', 'asc')
-          .limit(limit)
-          .as(alias),
-      )
-      .selectAll();
-  const [first, ...others] = PENDING_STATES.map((state, i) => walk(state, `s${i}`));
-  if (!first) return [];
-  const rows = await others
-    .reduce((union, next) => union.unionAll(next), first)
-    .orderBy('position', 'asc')
-    .limit(limit)
-    .execute();
+  const rows = await PENDING_AFTER.all(db, agentId, channelIds, afterPosition, limit);
   return rows.map(({ position, ...row }) => ({ key: Number(position), row }));
 }
+
+// Every unread page: built once per number of channels (precompiled.ts).
+const PENDING_AFTER = precompile(
+  (db: Db, agentId: string, channelIds: readonly string[], afterPosition: number, limit: number) => {
+    const walk = (state: InboxState, alias: string) =>
+      db
+        .selectFrom(
+          db
+            .selectFrom('inbox')
+            .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
+            .selectAll('messages')
+            .select('inbox.position as position')
+            .where('inbox.agent_id', '=', agentId)
+            .where('inbox.state', '=', state)
+            .where('inbox.position', '>', afterPosition)
+            .where('inbox.channel_id', 'in', channelIds)
+            .where('messages.deleted_at', 'is', null)
+            .orderBy('inbox.position', 'asc')
+            .limit(limit)
+            .as(alias),
+        )
+        .selectAll();
+    const [first, ...others] = PENDING_STATES.map((state, i) => walk(state, `s${i}`));
+    if (!first) throw new Error('no pending states');
+    return others
+      .reduce((union, next) => union.unionAll(next), first)
+      .orderBy('position', 'asc')
+      .limit(limit);
+  },
+);
 
 /** Messages of the given channels before `beforeSeq`, newest first, deleted ones left out. */
 export async function channelMessagesBefore(

@@ -156,13 +156,13 @@ export async function findCoverages(
     const row = await findCoverage(db, turnId, messageSeqs[0] as number);
     return row ? [row] : [];
   }
-  return db
-    .selectFrom('coverage')
-    .selectAll()
-    .where('turn_id', '=', turnId)
-    .where('message_seq', 'in', [...new Set(messageSeqs)])
-    .execute();
+  return COVERAGES.all(db, turnId, [...new Set(messageSeqs)]);
 }
+
+// Every read in a turn checks what the turn already holds: built once per list length.
+const COVERAGES = precompile((db: Db, turnId: string, seqs: readonly number[]) =>
+  db.selectFrom('coverage').selectAll().where('turn_id', '=', turnId).where('message_seq', 'in', seqs),
+);
 
 /** {@link upsertCoverage} for several rows in one statement; each message at most once. */
 export async function upsertCoverages(db: Db, rows: readonly CoverageRow[]): Promise<void> {
