@@ -6,13 +6,38 @@ const MAX_KEPT_LIST = 100;
 
 /**
  * Where a call's argument goes in a query built once: the builder sees these instead of values.
- * An argument that is an array (an `in` list) stands in as an array of slots, one per element.
+ * An argument that is an array stands in as an array with a slot per element (an `in` list), or,
+ * for an array of rows (a multi-row insert), a row of slots per element, one per column.
  */
 class Slot {
   constructor(
     readonly index: number,
     readonly element?: number,
+    readonly column?: string,
   ) {}
+}
+
+/** A row of a multi-row argument: a plain object whose columns are all bound values. */
+function isRow(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What a template is kept under for these arguments: each array's length and, for rows, their
+ * columns; undefined when rows differ in their columns (such a call is built anew).
+ */
+function shapeOf(args: readonly unknown[]): string | undefined {
+  let shape = '';
+  for (const arg of args) {
+    shape += ',';
+    if (!Array.isArray(arg)) continue;
+    shape += arg.length;
+    if (!isRow(arg[0])) continue;
+    const columns = Object.keys(arg[0]).join(' ');
+    if (arg.some((row) => !isRow(row) || Object.keys(row).join(' ') !== columns)) return undefined;
+    shape += `:${columns}`;
+  }
+  return shape;
 }
 
 /** A compiled query whose parameters are either a call's argument (by index) or a constant. */
@@ -39,8 +64,10 @@ export interface Precompiled<A extends unknown[], O> {
  *
  * `build` is called with stand-ins for its arguments, so it must use each only as a bound value
  * (in `where`, `values`, `set`, `limit`): never in a condition, an identifier or a `sql`
- * fragment's text. An array argument is a list of bound values (`in`): the query is built once
- * per length of each array argument, so it must not be empty (an empty `in` list is no SQL). A stand-in that does not reach the parameters (a misuse) throws at the
+ * fragment's text. An array argument is a list of bound values (`in`), or of rows whose every
+ * column is a bound value (`values` of a multi-row insert; each row with the same columns, given
+ * even when null, or the call is built anew): the query is built once per length of each array
+ * argument (and its rows' columns), so it must not be empty (an empty `in` list is no SQL). A stand-in that does not reach the parameters (a misuse) throws at the
  * first call. `build` declares each argument (no rest or default parameters: its `length` counts
  * them), or `argumentCount` says how many it takes. Neither may the query's shape depend on `db` beyond its dialect (not on whether it
  * is a transaction: build one query per variant instead).
@@ -52,22 +79,29 @@ export function precompile<A extends unknown[], O>(
   // Kysely's adapter is one object per store, shared by its transactions and every other handle;
   // under it, one template per shape of the arguments (the lengths of the array ones).
   const templates = new WeakMap<object, Map<string, Template>>();
-  const templateFor = (db: Db, args: unknown[]): Template => {
+  const templateFor = (db: Db, args: unknown[], shape: string): Template => {
     const adapter = db.getExecutor().adapter;
     let byShape = templates.get(adapter);
     if (!byShape) {
       byShape = new Map();
       templates.set(adapter, byShape);
     }
-    const shape = args.map((a) => (Array.isArray(a) ? a.length : '')).join(',');
     let template = byShape.get(shape);
     if (template) return template;
     const slots: Slot[] = [];
+    const slot = (s: Slot) => {
+      slots.push(s);
+      return s;
+    };
     const standIns = Array.from({ length: argumentCount }, (_, i) => {
       const arg = args[i];
-      if (!Array.isArray(arg)) return slots[slots.push(new Slot(i)) - 1];
+      if (!Array.isArray(arg)) return slot(new Slot(i));
       if (arg.length === 0) throw new Error('a precompiled query was given an empty list');
-      return arg.map((_, j) => slots[slots.push(new Slot(i, j)) - 1]);
+      return arg.map((element, j) =>
+        isRow(element)
+          ? Object.fromEntries(Object.keys(element).map((column) => [column, slot(new Slot(i, j, column))]))
+          : slot(new Slot(i, j)),
+      );
     });
     const compiled = build(db, ...(standIns as unknown as A)).compile();
     const parameters = compiled.parameters.map((p) => (p instanceof Slot ? p : { value: p }));
@@ -78,14 +112,22 @@ export function precompile<A extends unknown[], O>(
     byShape.set(shape, template);
     return template;
   };
-  const valueOf = (slot: Slot, args: unknown[]) =>
-    slot.element === undefined ? args[slot.index] : (args[slot.index] as unknown[])[slot.element];
+  const valueOf = (slot: Slot, args: unknown[]) => {
+    if (slot.element === undefined) return args[slot.index];
+    const element = (args[slot.index] as unknown[])[slot.element];
+    return slot.column === undefined ? element : (element as Record<string, unknown>)[slot.column];
+  };
   const execute = (db: Db, args: unknown[]) => {
     // A plugin (a test's statement counter) transforms each query as it is compiled, and a long
     // list would keep a template per length: build those anew.
-    if (db.getExecutor().plugins.length > 0 || args.some((a) => Array.isArray(a) && a.length > MAX_KEPT_LIST))
+    const shape = shapeOf(args);
+    if (
+      shape === undefined ||
+      db.getExecutor().plugins.length > 0 ||
+      args.some((a) => Array.isArray(a) && a.length > MAX_KEPT_LIST)
+    )
       return db.executeQuery<O>(build(db, ...(args as A)));
-    const template = templateFor(db, args);
+    const template = templateFor(db, args, shape);
     return db.executeQuery<O>({
       query: template.query,
       queryId: createQueryId(),

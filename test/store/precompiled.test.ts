@@ -28,6 +28,11 @@ const EVENTS_OF_AGENTS = precompile((db: Db, agentIds: readonly string[], kind: 
     .orderBy('seq'),
 );
 
+const APPEND_ROWS = precompile(
+  (db: Db, rows: readonly { kind: 'turn.changed'; agent_id: string | null; created_at: string }[]) =>
+    db.insertInto('events').values([...rows]),
+);
+
 describe.each(backendsUnderTest())('precompiled queries (%s)', (backend) => {
   let h: ConformanceHost;
   const hosts = conformanceHostSeries(backend, 'precompiled');
@@ -108,5 +113,32 @@ describe.each(backendsUnderTest())('precompiled queries (%s)', (backend) => {
     }
     expect(await EVENTS_OF_AGENTS.all(db, ids.slice(0, 20), 'turn.changed')).toHaveLength(7);
     await expect(EVENTS_OF_AGENTS.all(db, [], 'turn.changed')).rejects.toThrow('empty list');
+  });
+
+  it('insert rows of bound columns, a null in one call never sticking to the next', async () => {
+    const db = h.ctx.store.db;
+    const row = (agent: string | null, at: string) => ({
+      kind: 'turn.changed' as const,
+      agent_id: agent,
+      created_at: at,
+    });
+    await APPEND_ROWS.run(db, [row(null, 'r1'), row('x', 'r2')]);
+    await APPEND_ROWS.run(db, [row('y', 'r3'), row(null, 'r4')]);
+    // Rows whose columns differ are built per call rather than bound to another shape.
+    await APPEND_ROWS.run(db, [row('z', 'r5'), { kind: 'turn.changed', created_at: 'r6' } as never]);
+    const stored = await db
+      .selectFrom('events')
+      .select(['agent_id', 'created_at'])
+      .where('created_at', 'like', 'r%')
+      .orderBy('seq')
+      .execute();
+    expect(stored).toEqual([
+      { agent_id: null, created_at: 'r1' },
+      { agent_id: 'x', created_at: 'r2' },
+      { agent_id: 'y', created_at: 'r3' },
+      { agent_id: null, created_at: 'r4' },
+      { agent_id: 'z', created_at: 'r5' },
+      { agent_id: null, created_at: 'r6' },
+    ]);
   });
 });

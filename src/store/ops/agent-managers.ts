@@ -1,3 +1,4 @@
+import { precompile } from '../precompiled.js';
 import type { Db } from '../store.js';
 
 /** Whether the person manages the agent (primary-key probe). */
@@ -49,13 +50,14 @@ export async function listAgentManagers(
 
 /** The ids of an agent's managers (for live pushes: who may watch its queue). */
 export async function listAgentManagerIds(db: Db, agentId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('agent_managers')
-    .select('person_id')
-    .where('agent_id', '=', agentId)
-    .execute();
+  const rows = await MANAGER_IDS.all(db, agentId);
   return rows.map((r) => r.person_id);
 }
+
+// Every page a model reads names who manages it (provenance): built once (precompiled.ts).
+const MANAGER_IDS = precompile((db: Db, agentId: string) =>
+  db.selectFrom('agent_managers').select('person_id').where('agent_id', '=', agentId),
+);
 
 /** One page of the agents a person manages, by name, strictly after `after`. */
 export async function listManagedAgents(

@@ -68,19 +68,21 @@ export async function appendEvent(db: Db, event: NewEvent): Promise<void> {
 export async function appendEvents(db: Db, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   if (events.length === 1) return appendEvent(db, events[0] as NewEvent);
-  await db
-    .insertInto('events')
-    .values(
-      events.map((event) => ({
-        kind: event.kind,
-        agent_id: event.agent_id ?? null,
-        channel_id: event.channel_id ?? null,
-        message_id: event.message_id ?? null,
-        created_at: event.created_at,
-      })),
-    )
-    .execute();
+  // Every column given (null too), so each call with as many events runs the same statement.
+  const rows = events.map((event) => ({
+    kind: event.kind,
+    agent_id: event.agent_id ?? null,
+    channel_id: event.channel_id ?? null,
+    message_id: event.message_id ?? null,
+    created_at: event.created_at,
+  }));
+  await APPEND_MANY.run(db, rows);
 }
+
+// A settled turn logs an event per message it moved: built once per count (precompiled.ts).
+const APPEND_MANY = precompile((db: Db, rows: readonly Required<NewEvent>[]) =>
+  db.insertInto('events').values([...rows]),
+);
 
 /**
  * Events after the event `afterSeq`, in commit order. SQLite commits one writer at a time, so that

@@ -1,3 +1,4 @@
+import { precompile } from '../precompiled.js';
 import type { InboxState } from '../schema.js';
 import type { Db } from '../store.js';
 import { appendEvents } from './events.js';
@@ -131,6 +132,11 @@ export async function findFirstReplies(
   return [...first.values()];
 }
 
+// Every read in a turn logs its messages' progress: built once per count (precompiled.ts).
+const PLACES_BY_SEQS = precompile((db: Db, seqs: readonly number[]) =>
+  db.selectFrom('messages').select(['id', 'channel_id']).where('seq', 'in', seqs),
+);
+
 /**
  * Tells live readers that messages `seqs` moved for agent `agentId` without an inbox transition
  * (offered, or received in part or whole): one `message.progress` event each, naming the message
@@ -143,11 +149,7 @@ export async function appendProgressEvents(
   at: string,
 ): Promise<void> {
   if (seqs.length === 0) return;
-  const rows = await db
-    .selectFrom('messages')
-    .select(['id', 'channel_id'])
-    .where('seq', 'in', [...new Set(seqs)])
-    .execute();
+  const rows = await PLACES_BY_SEQS.all(db, [...new Set(seqs)]);
   await appendEvents(
     db,
     rows.map((r) => ({

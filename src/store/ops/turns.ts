@@ -171,7 +171,22 @@ export async function upsertCoverages(db: Db, rows: readonly CoverageRow[]): Pro
     await upsertCoverage(db, rows[0] as CoverageRow);
     return;
   }
-  await db
+  await UPSERT_COVERAGES.run(
+    db,
+    rows.map((r) => ({
+      turn_id: r.turn_id,
+      message_seq: r.message_seq,
+      sha256: r.sha256,
+      prefix_units: r.prefix_units,
+      total_units: r.total_units,
+      complete: r.complete,
+    })),
+  );
+}
+
+// Every read in a turn records a page of coverage: built once per count (precompiled.ts).
+const UPSERT_COVERAGES = precompile((db: Db, rows: readonly CoverageRow[]) =>
+  db
     .insertInto('coverage')
     .values([...rows])
     .onConflict((oc) =>
@@ -181,9 +196,8 @@ export async function upsertCoverages(db: Db, rows: readonly CoverageRow[]): Pro
         total_units: eb.ref('excluded.total_units'),
         complete: eb.ref('excluded.complete'),
       })),
-    )
-    .execute();
-}
+    ),
+);
 
 const LIST_COVERAGE = precompile((db: Db, turnId: string) =>
   db.selectFrom('coverage').selectAll().where('turn_id', '=', turnId).orderBy('message_seq'),
