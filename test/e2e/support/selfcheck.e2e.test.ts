@@ -122,7 +122,16 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
     const r = await runCodex({
       server,
       prompt: 'write the file, then call echo_big',
-      mcpServers: { echo: { command: process.execPath, args: [MCP_SERVER] } },
+      // Codex waits 10 s by default for an MCP server to start; a loaded 2-core machine took
+      // longer once (the tool's result was then Codex's error, not the text).
+      mcpServers: {
+        echo: {
+          command: process.execPath,
+          args: [MCP_SERVER],
+          startup_timeout_sec: 120,
+          tool_timeout_sec: 120,
+        },
+      },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(server.scriptErrors).toEqual([]);
@@ -150,7 +159,7 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
         raw: squash(JSON.stringify(res.raw)),
       };
     });
-    expect((out[8000] as any).containsWhole).toBe(true);
+    expect((out[8000] as any).containsWhole, String((out[8000] as any).raw).slice(0, 400)).toBe(true);
     record('codex.mcp', out);
   });
 
