@@ -20,6 +20,7 @@ import {
   LIST_MEMBERS_SHOWN,
   MAX_CHANNEL_PAGE,
 } from './channels.js';
+import { pageEnvelopeBytes } from './page-budget.js';
 import { countUnread, MAX_UNREAD } from './read-marks.js';
 
 // The reply shapes are declared once in core/wire (the page imports them from there).
@@ -40,16 +41,6 @@ const ACTIVITY_CURSOR: CursorKind<{ a: number; c: string }> = {
   schema: z.object({ a: z.number().int(), c: z.string() }),
   refusal: 'invalid cursor: unexpected payload',
 };
-
-const EMPTY_PAGE_BYTES = utf8Length(JSON.stringify({ channels: [], nextCursor: null }));
-
-/**
- * Bytes of a page's JSON besides its rows and their commas, with a cursor `cursorLength`
- * characters long or none: a token is base64url, one byte a character, in quotes for `null`.
- */
-function pageEnvelopeBytes(cursorLength: number | null): number {
-  return cursorLength === null ? EMPTY_PAGE_BYTES : EMPTY_PAGE_BYTES - 'null'.length + cursorLength + 2;
-}
 
 // The longest payload JSON of a key besides its channel id: the longest integer, an empty id.
 const KEY_JSON_BYTES = utf8Length(JSON.stringify({ a: Number.MIN_SAFE_INTEGER, c: '' }));
