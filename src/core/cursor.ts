@@ -75,7 +75,12 @@ export function encodeCursor(
  * signing it: a reply that budgets room for a cursor it may not send need not compute one.
  */
 export function encodedCursorLength(payload: Record<string, unknown>): number {
-  return Math.ceil(((MAC_BYTES + Buffer.byteLength(JSON.stringify(payload), 'utf8')) * 4) / 3);
+  return encodedCursorLengthOfBytes(Buffer.byteLength(JSON.stringify(payload), 'utf8'));
+}
+
+/** The length of a token whose payload's JSON is `payloadBytes` bytes of UTF-8. */
+export function encodedCursorLengthOfBytes(payloadBytes: number): number {
+  return Math.ceil(((MAC_BYTES + payloadBytes) * 4) / 3);
 }
 
 function refuse(reason: string): never {

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { DialectAdapter, Kysely, Selectable, Transaction } from 'kysely';
+import type { DialectAdapter, Kysely, RawBuilder, Selectable, Transaction } from 'kysely';
 import type { Database, EventsTable, MessageSource, MessagesTable } from './schema.js';
 
 /** A transaction or the root handle: every store operation accepts either. */
@@ -80,6 +80,15 @@ export interface StoreDialect {
   lastEventSeq(db: Db): Promise<number>;
   /** A send's message, inbox entries and events (ops/send.ts, `storeAndFanOut`). */
   storeAndFanOut(db: Db, m: SentMessageRow): Promise<number | undefined>;
+  /**
+   * An aggregate: the JSON text of an array of one object per row aggregated, its keys and values
+   * `entries` in that order, in `orderBy` order (without it, in no particular order); `[]` over no
+   * rows (SQLite `json_group_array`, PostgreSQL `json_agg`).
+   */
+  jsonArrayAgg(
+    entries: readonly (readonly [key: string, value: RawBuilder<unknown>])[],
+    orderBy?: RawBuilder<unknown>,
+  ): RawBuilder<string>;
 }
 
 /** Kysely's adapter for a store's database, carrying the store's dialect. */

@@ -1,14 +1,14 @@
-import { decodeCursor, encodeCursor } from '../../core/cursor.js';
+import { decodeCursor, encodeCursor, encodedCursorLength } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import type { ChannelPage, ChannelSummary } from '../../core/wire/index.js';
+import { listMembersOfChannels } from '../../store/ops/channel-activity.js';
 import {
   type ChannelRow,
   findChannelByDmKey,
   findChannelById,
   findChannelByName,
   insertChannel,
-  listActiveMembersBounded,
   listChannelsPageOf,
   markMembershipLeft,
   upsertMembership,
@@ -25,6 +25,7 @@ import { announceCommit, type HostContext, newId, nowIso } from '../identity/con
 import { type Principal, resolvePrincipal, validateName } from '../identity/principals.js';
 import { channelNotFound, describeChannel as describe, findChannelRef } from './channel-refs.js';
 import { admitOrInvite, invitationsChanged, type MembershipChange } from './invitations.js';
+import { pageEnvelopeBytes } from './page-budget.js';
 
 // The reply shapes are declared once in core/wire (the page imports them from there).
 export type { ChannelPage, ChannelSummary };
@@ -205,22 +206,25 @@ export async function listChannelsPage(
     afterName = payload.after;
   }
   const rows = await listChannelsPageOf(ctx.store.db, actor.id, { afterName, limit: limit + 1 });
+  const listed = rows.slice(0, limit);
+  const shown = await listMembersOfChannels(
+    ctx.store.db,
+    listed.map((c) => c.id),
+    LIST_MEMBERS_SHOWN,
+  );
   const channels: ChannelSummary[] = [];
   let rowsBytes = 0;
-  for (const [i, c] of rows.slice(0, limit).entries()) {
-    const { members, count } = await listActiveMembersBounded(ctx.store.db, c.id, LIST_MEMBERS_SHOWN);
+  for (const [i, c] of listed.entries()) {
+    const { members, count } = shown.get(c.id) ?? { members: [], count: 0 };
     const summary: ChannelSummary = { id: c.id, name: c.name, kind: c.kind, members, memberCount: count };
-    const moreAfter = i + 1 < rows.length;
-    const cursor = moreAfter
-      ? encodeCursor(ctx.cursorSecret, channelListBinding(actor), { after: c.name })
-      : null;
+    // Room for the cursor this row would end the page with, measured without signing it.
+    const cursor = i + 1 < rows.length ? encodedCursorLength({ after: c.name }) : null;
     const bytes =
       rowsBytes +
       (channels.length ? 1 : 0) +
       utf8Length(JSON.stringify(summary)) +
       (budget.rowExtraBytes ?? 0);
-    const total = utf8Length(JSON.stringify({ channels: [], nextCursor: cursor })) + bytes;
-    if (total > budget.bytes) {
+    if (pageEnvelopeBytes(cursor) + bytes > budget.bytes) {
       if (channels.length === 0)
         throw new SluiceError('too_large', 'the reply budget cannot hold one channel');
       break;

@@ -1,8 +1,9 @@
 import { SluiceError } from '../../core/errors.js';
 import { appendEvent } from '../../store/ops/events.js';
 import { findMessageById } from '../../store/ops/messages.js';
-import { findActiveMemberships, listNewestAfterMany } from '../../store/ops/presentation.js';
-import { advanceReadMark, listReadMarkRows } from '../../store/ops/read-marks.js';
+import { advanceReadMark, listReadMarkRows, listUnreadWalks } from '../../store/ops/read-marks.js';
+import type { NewestMessage } from '../../store/ops/sidebar-columns.js';
+import type { ChannelKind } from '../../store/schema.js';
 import type { Db } from '../../store/store.js';
 import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
@@ -69,44 +70,42 @@ export interface SidebarPlace {
 }
 
 /**
- * How many messages in each channel the principal has not read: messages by others after their
- * read mark, after their own newest message (writing in a channel means having read it), and after
- * they joined a group, counted up to {@link MAX_UNREAD}. Each channel costs one bounded index walk of at
- * most MAX_UNREAD rows, without bodies, all in one statement. Channels the principal is not in are
- * left out.
+ * How many of a channel's `newest` messages (after the reader's read mark, newest first) the
+ * reader has not read: messages by others after the reader's own newest message (writing in a
+ * channel means having read it), and after they joined a group.
+ */
+export function countUnread(
+  readerId: string,
+  membership: { kind: ChannelKind; joinedAt: string },
+  newest: readonly NewestMessage[],
+): number {
+  let unread = 0;
+  for (const message of newest) {
+    if (message.authorId === readerId) break;
+    // Before joining a group is history, not news (a message in the very millisecond of joining
+    // counts as before). Both members of a DM are there from its start, first message included.
+    if (membership.kind === 'group' && message.createdAt <= membership.joinedAt) break;
+    unread += 1;
+  }
+  return unread;
+}
+
+/**
+ * How many messages in each channel the principal has not read ({@link countUnread}), counted up
+ * to {@link MAX_UNREAD}. Each channel costs one bounded index walk of at most MAX_UNREAD rows,
+ * without bodies, all in one statement. Channels the principal is not in are left out.
  */
 export async function sidebarPlaces(
   db: Db,
   principalId: string,
   channelIds: readonly string[],
 ): Promise<Map<string, SidebarPlace>> {
-  const places = new Map<string, SidebarPlace>();
-  const memberships = await findActiveMemberships(db, principalId, channelIds);
-  const rows = await listNewestAfterMany(
-    db,
-    memberships.map((m) => ({ channelId: m.channel_id, afterSeq: Number(m.last_read_seq ?? 0) })),
-    MAX_UNREAD,
+  const rows = await listUnreadWalks(db, principalId, channelIds, MAX_UNREAD);
+  return new Map(
+    rows.map(
+      (r) => [r.channelId, { unread: countUnread(principalId, r, r.newest), activity: r.activity }] as const,
+    ),
   );
-  const byChannel = new Map<string, typeof rows>();
-  for (const row of rows) {
-    const list = byChannel.get(row.channel_id);
-    if (list) list.push(row);
-    else byChannel.set(row.channel_id, [row]);
-  }
-  for (const m of memberships) {
-    // Newest first within a channel (each walk's own order is not kept by UNION ALL).
-    const newest = (byChannel.get(m.channel_id) ?? []).sort((a, b) => b.seq - a.seq);
-    let unread = 0;
-    for (const row of newest) {
-      if (row.author_id === principalId) break;
-      // Before joining a group is history, not news (a message in the very millisecond of joining
-      // counts as before). Both members of a DM are there from its start, first message included.
-      if (m.kind === 'group' && row.created_at <= m.joined_at) break;
-      unread += 1;
-    }
-    places.set(m.channel_id, { unread, activity: Number(m.activity_seq) });
-  }
-  return places;
 }
 
 /** The unread counts of {@link sidebarPlaces}. */

@@ -1,7 +1,17 @@
 import { sql } from 'kysely';
-import type { PrincipalKind } from '../schema.js';
 import type { Db } from '../store.js';
 import type { ChannelRow } from './channels.js';
+import {
+  countFullMemberLists,
+  type NewestMessage,
+  newestColumn,
+  OWN_MEMBERSHIP,
+  parseNewest,
+  parseShownMembers,
+  type ReadRefs,
+  type ShownMembers,
+  shownMembersColumn,
+} from './sidebar-columns.js';
 
 /** A place in "my channels by recent activity": the keyset a page continues after. */
 export interface ActivityKey {
@@ -9,10 +19,22 @@ export interface ActivityKey {
   channelId: string;
 }
 
-/** A channel row with the caller's activity key for it. */
-export type ChannelByActivity = ChannelRow & { activity: number };
+/** What each row of a page carries besides its channel: see sidebar-columns.ts. */
+export interface SidebarColumns {
+  /** Members shown per row, in name order. */
+  shown: number;
+  /** Messages after the read mark an unread count looks at, at most. */
+  maxUnread: number;
+}
 
-export interface ActivityPageQuery {
+/**
+ * A channel row with the caller's activity key for it and join time, its first members by name,
+ * how many members it has and its newest messages after the caller's read mark (newest first).
+ */
+export type ChannelByActivity = Pick<ChannelRow, 'id' | 'name' | 'kind'> &
+  ShownMembers & { activity: number; joinedAt: string; newest: NewestMessage[] };
+
+export interface ActivityPageQuery extends SidebarColumns {
   /** Continue strictly after this key (descending). */
   after?: ActivityKey | undefined;
   limit: number;
@@ -31,6 +53,50 @@ export interface ActivityPage {
 /** `%text%` for LIKE, with LIKE's own characters escaped (names may hold `_`). */
 function containsPattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The sidebar columns of a page's rows, selected beside them: subqueries in the select list run
+ * for the rows the query returns only (each walk below delivers its rows in order: no sort first).
+ */
+function sidebarColumns(db: Db, refs: ReadRefs, columns: SidebarColumns) {
+  return [
+    newestColumn(db, refs, columns.maxUnread),
+    shownMembersColumn(db, refs.channelId, columns.shown),
+  ] as const;
+}
+
+type SidebarRow = Pick<ChannelRow, 'id' | 'name' | 'kind'> & {
+  activity: number | string;
+  joined_at: string;
+  newest: string;
+  members: string;
+};
+
+// Field by field: a rest pattern over a row costs more than the rest of its mapping.
+function toChannelByActivity(row: SidebarRow): ChannelByActivity {
+  const shown = parseShownMembers(row.members);
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    activity: Number(row.activity),
+    joinedAt: row.joined_at,
+    newest: parseNewest(row.newest),
+    members: shown.members,
+    count: shown.count,
+  };
+}
+
+/** The rows as the page lists them, members counted where their lists filled up. */
+async function toChannelsByActivity(
+  db: Db,
+  rows: SidebarRow[],
+  columns: SidebarColumns,
+): Promise<ChannelByActivity[]> {
+  const channels = rows.map(toChannelByActivity);
+  await countFullMemberLists(db, channels, columns.shown);
+  return channels;
 }
 
 /**
@@ -54,7 +120,10 @@ function membershipsByActivity(db: Db, principalId: string, after: ActivityKey |
   return query.orderBy('memberships.activity_seq', 'desc').orderBy('memberships.channel_id', 'desc');
 }
 
-/** One page of the principal's channels by recent activity (see {@link membershipsByActivity}). */
+/**
+ * One page of the principal's channels by recent activity (see {@link membershipsByActivity}),
+ * each with its sidebar columns: one statement (and one more when a filter's scan ends short).
+ */
 export async function listChannelsByActivity(
   db: Db,
   principalId: string,
@@ -64,19 +133,35 @@ export async function listChannelsByActivity(
   if (page.nameContains === undefined) {
     const rows = await walk
       .innerJoin('channels', 'channels.id', 'memberships.channel_id')
-      .selectAll('channels')
-      .select('memberships.activity_seq as activity')
+      .leftJoin('read_marks', (join) =>
+        join
+          .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
+          .onRef('read_marks.principal_id', '=', 'memberships.principal_id'),
+      )
+      .select(['channels.id', 'channels.name', 'channels.kind'])
+      .select(['memberships.activity_seq as activity', 'memberships.joined_at'])
+      .select(sidebarColumns(db, OWN_MEMBERSHIP, page))
       .limit(page.limit)
       .execute();
-    return { rows: rows.map((r) => ({ ...r, activity: Number(r.activity) })), scannedTo: null };
+    return { rows: await toChannelsByActivity(db, rows, page), scannedTo: null };
   }
   const scan = page.scan ?? Number.MAX_SAFE_INTEGER;
-  const window = walk.select(['memberships.channel_id', 'memberships.activity_seq']).limit(scan).as('m');
+  const window = walk
+    .select(['memberships.channel_id', 'memberships.activity_seq', 'memberships.joined_at'])
+    .limit(scan)
+    .as('m');
+  const refs = { ...OWN_MEMBERSHIP, channelId: sql.ref('m.channel_id') };
   const rows = await db
     .selectFrom(window)
     .innerJoin('channels', 'channels.id', 'm.channel_id')
-    .selectAll('channels')
-    .select('m.activity_seq as activity')
+    .leftJoin('read_marks', (join) =>
+      join
+        .onRef('read_marks.channel_id', '=', 'm.channel_id')
+        .on('read_marks.principal_id', '=', principalId),
+    )
+    .select(['channels.id', 'channels.name', 'channels.kind'])
+    .select(['m.activity_seq as activity', 'm.joined_at'])
+    .select(sidebarColumns(db, refs, page))
     // ESCAPE named: SQLite's LIKE has no escape character unless told (PostgreSQL's is `\`).
     .where(sql<boolean>`lower(channels.name) like ${containsPattern(page.nameContains ?? '')} escape '\\'`)
     .orderBy('m.activity_seq', 'desc')
@@ -92,30 +177,32 @@ export async function listChannelsByActivity(
       .executeTakeFirst();
     if (last) scannedTo = { activity: Number(last.activity_seq), channelId: last.channel_id };
   }
-  return { rows: rows.map((r) => ({ ...r, activity: Number(r.activity) })), scannedTo };
+  return { rows: await toChannelsByActivity(db, rows, page), scannedTo };
 }
 
-/** One channel of the principal's with its activity key, if they are a member now. */
+/** One channel of the principal's with its activity key and sidebar columns, if they are a member now. */
 export async function findChannelByActivity(
   db: Db,
   principalId: string,
   channelId: string,
+  columns: SidebarColumns,
 ): Promise<ChannelByActivity | undefined> {
   const row = await db
     .selectFrom('memberships')
     .innerJoin('channels', 'channels.id', 'memberships.channel_id')
-    .selectAll('channels')
-    .select('memberships.activity_seq as activity')
+    .leftJoin('read_marks', (join) =>
+      join
+        .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
+        .onRef('read_marks.principal_id', '=', 'memberships.principal_id'),
+    )
+    .select(['channels.id', 'channels.name', 'channels.kind'])
+    .select(['memberships.activity_seq as activity', 'memberships.joined_at'])
+    .select(sidebarColumns(db, OWN_MEMBERSHIP, columns))
     .where('memberships.principal_id', '=', principalId)
     .where('memberships.channel_id', '=', channelId)
     .where('memberships.left_at', 'is', null)
     .executeTakeFirst();
-  return row && { ...row, activity: Number(row.activity) };
-}
-
-export interface ShownMembers {
-  members: { id: string; name: string; kind: PrincipalKind }[];
-  count: number;
+  return row && (await toChannelsByActivity(db, [row], columns))[0];
 }
 
 /**
@@ -129,28 +216,14 @@ export async function listMembersOfChannels(
 ): Promise<Map<string, ShownMembers>> {
   const out = new Map<string, ShownMembers>();
   if (channelIds.length === 0) return out;
-  // A template, not the query builder: building the window query cost more than running it.
-  const { rows } = await sql<{
-    channel_id: string;
-    id: string;
-    name: string;
-    kind: PrincipalKind;
-    total: number | string;
-  }>`select channel_id, id, name, kind, total from (
-       select m.channel_id, p.id, p.name, p.kind,
-              row_number() over (partition by m.channel_id order by p.name) as rank,
-              count(*) over (partition by m.channel_id) as total
-         from memberships m join principals p on p.id = m.principal_id
-        where m.channel_id in (${sql.join([...channelIds])}) and m.left_at is null) as r
-     where rank <= ${shown} order by channel_id, rank`.execute(db);
-  for (const row of rows) {
-    let entry = out.get(row.channel_id);
-    if (!entry) {
-      entry = { members: [], count: Number(row.total) };
-      out.set(row.channel_id, entry);
-    }
-    entry.members.push({ id: row.id, name: row.name, kind: row.kind });
-  }
+  const rows = await db
+    .selectFrom('channels')
+    .select(['channels.id', shownMembersColumn(db, sql.ref('channels.id'), shown)])
+    .where('channels.id', 'in', [...channelIds])
+    .execute();
+  const lists = rows.map((row) => ({ id: row.id, ...parseShownMembers(row.members) }));
+  await countFullMemberLists(db, lists, shown);
+  for (const { id, ...list } of lists) out.set(id, list);
   return out;
 }
 

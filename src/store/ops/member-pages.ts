@@ -36,3 +36,19 @@ export async function countActiveMembers(db: Db, channelId: string): Promise<num
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** How many current members each of the channels has (channels with none are left out). */
+export async function countActiveMembersOf(
+  db: Db,
+  channelIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (channelIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('memberships')
+    .select((eb) => ['channel_id', eb.fn.countAll<number | string>().as('n')])
+    .where('channel_id', 'in', [...channelIds])
+    .where('left_at', 'is', null)
+    .groupBy('channel_id')
+    .execute();
+  return new Map(rows.map((r) => [r.channel_id, Number(r.n)] as const));
+}

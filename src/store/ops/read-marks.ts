@@ -1,4 +1,6 @@
+import type { ChannelKind } from '../schema.js';
 import type { Db } from '../store.js';
+import { type NewestMessage, newestColumn, OWN_MEMBERSHIP, parseNewest } from './sidebar-columns.js';
 
 /** A principal's read mark in a channel (the seq read up to), if any. */
 export async function findReadMarkSeq(
@@ -58,5 +60,56 @@ export async function listReadMarkRows(db: Db, channelId: string, limit: number)
     principalId: r.principal_id,
     lastReadSeq: Number(r.last_read_seq),
     updatedAt: r.updated_at,
+  }));
+}
+
+/** A principal's current membership of a channel, with what its unread count walks. */
+export interface UnreadWalkRow {
+  channelId: string;
+  kind: ChannelKind;
+  joinedAt: string;
+  /** The membership's activity seq (migration 017). */
+  activity: number;
+  /** The channel's newest live messages after the principal's read mark, newest first. */
+  newest: NewestMessage[];
+}
+
+/**
+ * The principal's current memberships among `channelIds`, each with the newest `max` live
+ * messages after their read mark (sidebar-columns.ts, `newestColumn`), in one statement.
+ * Channels the principal is not in are left out.
+ */
+export async function listUnreadWalks(
+  db: Db,
+  principalId: string,
+  channelIds: readonly string[],
+  max: number,
+): Promise<UnreadWalkRow[]> {
+  if (channelIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('memberships')
+    .innerJoin('channels', 'channels.id', 'memberships.channel_id')
+    .leftJoin('read_marks', (join) =>
+      join
+        .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
+        .onRef('read_marks.principal_id', '=', 'memberships.principal_id'),
+    )
+    .select([
+      'memberships.channel_id',
+      'memberships.joined_at',
+      'memberships.activity_seq',
+      'channels.kind',
+      newestColumn(db, OWN_MEMBERSHIP, max),
+    ])
+    .where('memberships.principal_id', '=', principalId)
+    .where('memberships.channel_id', 'in', [...channelIds])
+    .where('memberships.left_at', 'is', null)
+    .execute();
+  return rows.map((r) => ({
+    channelId: r.channel_id,
+    kind: r.kind,
+    joinedAt: r.joined_at,
+    activity: Number(r.activity_seq),
+    newest: parseNewest(r.newest),
   }));
 }

@@ -1,4 +1,4 @@
-import { PostgresAdapter } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import type { StoreDialect, StoreDialectAdapter } from '../store.js';
 import { lastCommittedEventSeq, listCommittedEventsAfter } from './commit-order.js';
 import { storeAndFanOut } from './send.js';
@@ -11,6 +11,9 @@ export const postgresStoreDialect: StoreDialect = {
   listEventsAfter: listCommittedEventsAfter,
   lastEventSeq: lastCommittedEventSeq,
   storeAndFanOut,
+  // json_agg is null over no rows; as text, as SQLite's aggregate gives it.
+  jsonArrayAgg: (entries, orderBy) =>
+    sql<string>`coalesce(json_agg(json_build_object(${sql.join(entries.flatMap(([key, value]) => [sql.lit(key), value]))})${orderBy ? sql` order by ${orderBy}` : sql``})::text, '[]')`,
 };
 
 /** Kysely's PostgreSQL adapter, carrying the store's dialect to every handle (`dialectOf`). */

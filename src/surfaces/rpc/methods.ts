@@ -6,13 +6,13 @@ import {
   acceptInvitation,
   addMember,
   blockInviter,
+  channelActivityPageReply,
   channelMembersPage,
   createChannel,
   declineInvitation,
   getChannel,
   leaveChannel,
   listBlockedInviters,
-  listChannelsByActivityPage,
   listChannelsPage,
   listInvitationsPage,
   markRead,
@@ -208,9 +208,9 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
   'channel.list': async (s, p, budget) => {
     if (p.order === 'activity') {
       const { order: _order, ...params } = p;
-      const page = await listChannelsByActivityPage(s.ctx, s.principal, params, { bytes: budget });
+      const { page, json } = await channelActivityPageReply(s.ctx, s.principal, params, { bytes: budget });
       s.subscriptions?.noteListed?.(page.channels.map((c) => c.id));
-      return value(page);
+      return { text: json };
     }
     if (p.filter !== undefined || p.channelId !== undefined)
       throw new SluiceError('invalid_params', 'filter and channelId need order "activity"');
