@@ -210,7 +210,7 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
       const { order: _order, ...params } = p;
       const { page, json } = await channelActivityPageReply(s.ctx, s.principal, params, { bytes: budget });
       s.subscriptions?.noteListed?.(page.channels.map((c) => c.id));
-      return { text: json };
+      return { text: json, value: page };
     }
     if (p.filter !== undefined || p.channelId !== undefined)
       throw new SluiceError('invalid_params', 'filter and channelId need order "activity"');
