@@ -1,7 +1,5 @@
-import type { KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/fragment.js';
-import type { HostContext } from '../../src/host/identity/context.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { loadProjections, sendMessage } from '../../src/host/messages/messages.js';
 import { projectionText } from '../../src/host/messages/projection.js';
@@ -9,32 +7,8 @@ import { recordDeliveredCoverage } from '../../src/host/turns/coverage.js';
 import { beginTurn, endTurn } from '../../src/host/turns/index.js';
 import { findMessageById } from '../../src/store/ops/messages.js';
 import { findQueue } from '../../src/store/ops/queues.js';
-import type { Store } from '../../src/store/store.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
-
-/** Counts every statement the host runs through `ctx`, in its transactions too. */
-function counted(ctx: HostContext): { ctx: HostContext; statements: () => number; reset: () => void } {
-  let count = 0;
-  const plugin: KyselyPlugin = {
-    transformQuery: (args) => {
-      count++;
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  };
-  const store: Store = {
-    ...ctx.store,
-    db: ctx.store.db.withPlugin(plugin),
-    transaction: (fn) => ctx.store.transaction((trx) => fn(trx.withPlugin(plugin))),
-  };
-  return {
-    ctx: { ...ctx, store },
-    statements: () => count,
-    reset: () => {
-      count = 0;
-    },
-  };
-}
+import { counted } from './statement-counter.js';
 
 describe.each(backendsUnderTest())('settling a turn on %s', (backend) => {
   let h: ConformanceHost | undefined;

@@ -1,48 +1,16 @@
-// Issue 28: a sidebar page's statements do not grow with its rows. Each row's members and what its
-// unread count walks were read per row (a window over the page's memberships, one index walk per
-// unread count); a 30-row page cost 1.7-1.8 times a 10-row one. Counted on both backends.
-import type { KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChannel } from '../../src/host/channels/channels.js';
 import { LIST_MEMBERS_SHOWN } from '../../src/host/channels/index.js';
 import { sidebarPlaces } from '../../src/host/channels/read-marks.js';
-import type { HostContext } from '../../src/host/identity/context.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
-import type { Store } from '../../src/store/store.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../../src/surfaces/rpc/methods.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from './backend.js';
+import { counted } from './statement-counter.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect reply JSON field by field.
 type Json = any;
-
-/**
- * Counts every statement the host runs through `ctx`, in its transactions too: by results, not by
- * queries transformed (a query built around a subquery's builder transforms both).
- */
-function counted(ctx: HostContext): { ctx: HostContext; statements: () => number; reset: () => void } {
-  let count = 0;
-  const plugin: KyselyPlugin = {
-    transformQuery: (args) => args.node,
-    transformResult: async (args) => {
-      count++;
-      return args.result;
-    },
-  };
-  const store: Store = {
-    ...ctx.store,
-    db: ctx.store.db.withPlugin(plugin),
-    transaction: (fn) => ctx.store.transaction((trx) => fn(trx.withPlugin(plugin))),
-  };
-  return {
-    ctx: { ...ctx, store },
-    statements: () => count,
-    reset: () => {
-      count = 0;
-    },
-  };
-}
 
 describe.each(backendsUnderTest())('a sidebar page on %s', (backend) => {
   let h: ConformanceHost | undefined;

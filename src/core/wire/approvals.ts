@@ -7,20 +7,29 @@
  * `reason`. Times are milliseconds since the epoch; `decidedBy` is a person's name (null: pending,
  * or the timeout decided).
  */
+/**
+ * What a client asked, as a person sees it. Claude: `tool` and `input`, the tool call exactly as
+ * the client sent it. Codex: `command` (as the client sent it, shell wrapper included) and `cwd`;
+ * `diff` (the proposed file changes); `questions` (a request for user input); `reason` (the
+ * model's own justification, when it gave one).
+ */
+export interface ApprovalSubject {
+  tool?: string;
+  input?: unknown;
+  command?: string;
+  cwd?: string;
+  diff?: string;
+  questions?: unknown;
+  reason?: string;
+}
+
 export interface Approval {
   id: string;
   agent: string;
   client: 'claude' | 'codex';
   kind: 'tool' | 'command' | 'file_change' | 'user_input';
-  subject: {
-    tool?: string;
-    input?: unknown;
-    command?: string;
-    cwd?: string;
-    diff?: string;
-    questions?: unknown;
-    reason?: string;
-  };
+  /** What the client asked, exactly as it sent it. */
+  subject: ApprovalSubject;
   turnId: string | null;
   status: 'pending' | 'allowed' | 'denied' | 'expired';
   note: string | null;

@@ -1,21 +1,9 @@
 import { sha256Hex } from '../../core/fragment.js';
+// The subject's shape is declared once, with the wire's approval (core/wire/approvals.ts).
+import type { ApprovalSubject } from '../../core/wire/index.js';
 import type { ApprovalClient, ApprovalKind, ApprovalRuleKind } from '../../store/approvals-schema.js';
 
-/**
- * What a client asked, as a person sees it. Claude: `tool` and `input`, the tool call exactly as
- * the client sent it. Codex: `command` (as the client sent it, shell wrapper included) and `cwd`;
- * `diff` (the proposed file changes); `questions` (a request for user input); `reason` (the
- * model's own justification, when it gave one).
- */
-export interface ApprovalSubject {
-  tool?: string;
-  input?: unknown;
-  command?: string;
-  cwd?: string;
-  diff?: string;
-  questions?: unknown;
-  reason?: string;
-}
+export type { ApprovalSubject };
 
 /** A client's request for permission, as a driver records it. */
 export interface ApprovalAsk {

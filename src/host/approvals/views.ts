@@ -1,38 +1,16 @@
-import type { ApprovalClient, ApprovalKind, ApprovalStatus } from '../../store/approvals-schema.js';
+import type { Approval, ApprovalRule } from '../../core/wire/index.js';
 import type { ApprovalRuleRow } from '../../store/ops/approval-rules.js';
 import type { ApprovalRow } from '../../store/ops/approvals.js';
 import { findPrincipalsByIds } from '../../store/ops/principals.js';
 import type { Db } from '../../store/store.js';
 import type { ApprovalSubject } from './subject.js';
 
-/** An approval request as every surface shows it (docs/rpc.md `approval.list`). Times in ms since epoch. */
-export interface ApprovalView {
-  id: string;
-  /** The agent's name. */
-  agent: string;
-  client: ApprovalClient;
-  kind: ApprovalKind;
-  /** What the client asked, exactly as it sent it. */
-  subject: ApprovalSubject;
-  turnId: string | null;
-  status: ApprovalStatus;
-  note: string | null;
-  createdAt: number;
-  expiresAt: number;
-  /** The deciding person's name; null while pending and for a timeout. */
-  decidedBy: string | null;
-  decidedAt: number | null;
-}
-
-/** An "allow always" rule as surfaces show it. */
-export interface ApprovalRuleView {
-  id: string;
-  agent: string;
-  kind: 'tool' | 'command_prefix';
-  value: string;
-  createdBy: string | null;
-  createdAt: number;
-}
+/**
+ * An approval request as every surface shows it (docs/rpc.md `approval.list`), and an "allow
+ * always" rule: the wire's shapes (core/wire/approvals.ts), declared once.
+ */
+export type ApprovalView = Approval;
+export type ApprovalRuleView = ApprovalRule;
 
 /** Names of the principals the rows mention, one read for all of them. */
 async function namesOf(db: Db, ids: Iterable<string | null>): Promise<Map<string, string>> {

@@ -115,16 +115,19 @@ const UPDATE_STATE = precompile(
       .where('position', '=', position),
 );
 
+/** What an entry's state change writes. */
+export interface StatePatch {
+  state: InboxState;
+  updated_at: string;
+  returned_reason: string | null;
+  failure_kind: string | null;
+}
+
 export async function updateInboxState(
   db: Db,
   agentId: string,
   position: number,
-  patch: {
-    state: InboxState;
-    updated_at: string;
-    returned_reason: string | null;
-    failure_kind: string | null;
-  },
+  patch: StatePatch,
 ): Promise<void> {
   await UPDATE_STATE.run(
     db,
@@ -142,12 +145,7 @@ export async function updateInboxStates(
   db: Db,
   agentId: string,
   positions: readonly number[],
-  patch: {
-    state: InboxState;
-    updated_at: string;
-    returned_reason: string | null;
-    failure_kind: string | null;
-  },
+  patch: StatePatch,
 ): Promise<void> {
   if (positions.length === 0) return;
   if (positions.length === 1) {
