@@ -98,23 +98,6 @@ export async function listInboxEntries(db: Db, agentId: string, f: PendingFilter
     .execute();
 }
 
-const UPDATE_STATE = precompile(
-  (
-    db: Db,
-    agentId: string,
-    position: number,
-    state: InboxState,
-    updatedAt: string,
-    returnedReason: string | null,
-    failureKind: string | null,
-  ) =>
-    db
-      .updateTable('inbox')
-      .set({ state, updated_at: updatedAt, returned_reason: returnedReason, failure_kind: failureKind })
-      .where('agent_id', '=', agentId)
-      .where('position', '=', position),
-);
-
 /** What an entry's state change writes. */
 export interface StatePatch {
   state: InboxState;
@@ -129,15 +112,7 @@ export async function updateInboxState(
   position: number,
   patch: StatePatch,
 ): Promise<void> {
-  await UPDATE_STATE.run(
-    db,
-    agentId,
-    position,
-    patch.state,
-    patch.updated_at,
-    patch.returned_reason,
-    patch.failure_kind,
-  );
+  await updateInboxStates(db, agentId, [position], patch);
 }
 
 /** {@link updateInboxState} for several entries of one agent, all moving to the same state. */
@@ -148,10 +123,6 @@ export async function updateInboxStates(
   patch: StatePatch,
 ): Promise<void> {
   if (positions.length === 0) return;
-  if (positions.length === 1) {
-    await updateInboxState(db, agentId, positions[0] as number, patch);
-    return;
-  }
   await UPDATE_STATES.run(
     db,
     agentId,
