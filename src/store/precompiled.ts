@@ -112,7 +112,7 @@ export function precompile<A extends unknown[], O>(
     byShape.set(shape, template);
     return template;
   };
-  const valueOf = (slot: Slot, args: unknown[]) => {
+  const argumentAt = (slot: Slot, args: unknown[]) => {
     if (slot.element === undefined) return args[slot.index];
     const element = (args[slot.index] as unknown[])[slot.element];
     return slot.column === undefined ? element : (element as Record<string, unknown>)[slot.column];
@@ -132,7 +132,7 @@ export function precompile<A extends unknown[], O>(
       query: template.query,
       queryId: createQueryId(),
       sql: template.sql,
-      parameters: template.parameters.map((p) => (p instanceof Slot ? valueOf(p, args) : p.value)),
+      parameters: template.parameters.map((p) => (p instanceof Slot ? argumentAt(p, args) : p.value)),
     });
   };
   return {

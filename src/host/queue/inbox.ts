@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { findChannelById, listActiveChannelIds } from '../../store/ops/channels.js';
-import { appendEvent, appendEvents } from '../../store/ops/events.js';
+import { appendEvents } from '../../store/ops/events.js';
 import { findInboxEntry, type InboxRow, listInboxEntries, updateInboxStates } from '../../store/ops/inbox.js';
 import { findMessageById, findMessagesBySeqs } from '../../store/ops/messages.js';
 import { applyQueueDeltas, type CounterDelta, findQueue } from '../../store/ops/queues.js';

@@ -159,7 +159,8 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
         raw: squash(JSON.stringify(res.raw)),
       };
     });
-    expect((out[8000] as any).containsWhole, String((out[8000] as any).raw).slice(0, 400)).toBe(true);
+    const first = out[8000] as { containsWhole: boolean; raw: string };
+    expect(first.containsWhole, first.raw.slice(0, 400)).toBe(true);
     record('codex.mcp', out);
   });
 
