@@ -66,11 +66,12 @@ export interface Precompiled<A extends unknown[], O> {
  * (in `where`, `values`, `set`, `limit`): never in a condition, an identifier or a `sql`
  * fragment's text. An array argument is a list of bound values (`in`), or of rows whose every
  * column is a bound value (`values` of a multi-row insert; each row with the same columns, given
- * even when null, or the call is built anew): the query is built once per length of each array
- * argument (and its rows' columns), so it must not be empty (an empty `in` list is no SQL). A stand-in that does not reach the parameters (a misuse) throws at the
- * first call. `build` declares each argument (no rest or default parameters: its `length` counts
- * them), or `argumentCount` says how many it takes. Neither may the query's shape depend on `db` beyond its dialect (not on whether it
- * is a transaction: build one query per variant instead).
+ * even when null, or the call is built anew). The query is built once per length of each array
+ * argument (and its rows' columns), so a list must not be empty (an empty `in` list is no SQL).
+ * A stand-in that does not reach the parameters (a misuse) throws at the first call. `build`
+ * declares each argument (no rest or default parameters: its `length` counts them), or
+ * `argumentCount` says how many it takes. Neither may the query's shape depend on `db` beyond its
+ * dialect (not on whether it is a transaction: build one query per variant instead).
  */
 export function precompile<A extends unknown[], O>(
   build: (db: Db, ...args: A) => Compilable<O>,

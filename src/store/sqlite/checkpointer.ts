@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000;
 /** What the WAL file is cut back to when it starts over, in bytes (16 MiB). */
 export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
-/** How often the background checkpointer copies the WAL back into the database file. */
+/** How long the checkpointer lets commits gather before it copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
 /**
@@ -45,9 +45,9 @@ const CLOSING = 2;
 /** Commits a connection makes before it hands its checkpoints to a worker (a CLI command makes a few). */
 export const COMMITS_BEFORE_BACKGROUND = 64;
 
-/** Tells the checkpointer the WAL grew; stops it. */
+/** Tells the checkpointer the WAL grew, and stops it. */
 export interface Checkpointer {
-  /** A write committed: checkpoint within the interval. Cheap (one message, coalesced). */
+  /** A write committed: checkpoint within the interval. One atomic compare-and-swap. */
   poke(): void;
   close(): Promise<void>;
 }
