@@ -18,6 +18,11 @@ export interface CodexMcpServer {
   /** Seconds (Codex default 10 / 60). */
   startup_timeout_sec?: number;
   tool_timeout_sec?: number;
+  /**
+   * Codex starts MCP servers alongside the first model request and offers a server's tools only
+   * once it is up; `required` makes it wait for this server (and fail if it cannot start).
+   */
+  required?: boolean;
 }
 
 export interface CodexHomeOptions {
@@ -81,6 +86,7 @@ export function codexConfigToml(opts: CodexHomeOptions, cwd: string): string {
     );
     if (s.startup_timeout_sec !== undefined) lines.push(`startup_timeout_sec = ${s.startup_timeout_sec}`);
     if (s.tool_timeout_sec !== undefined) lines.push(`tool_timeout_sec = ${s.tool_timeout_sec}`);
+    if (s.required !== undefined) lines.push(`required = ${s.required}`);
     if (s.env) {
       lines.push(`[mcp_servers.${name}.env]`);
       for (const [k, v] of Object.entries(s.env)) lines.push(`${k} = ${q(v)}`);

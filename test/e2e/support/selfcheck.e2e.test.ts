@@ -115,19 +115,24 @@ describe.skipIf(!enabled)('e2e client infrastructure self-check', () => {
     server.setScript((req, ctx) => {
       if (ctx.mainIndex === 0) return { toolCalls: [shellCall(req, 'echo hi > file.txt')] };
       const n = sizes[ctx.mainIndex - 1];
-      return n === undefined
-        ? { text: 'all done' }
-        : { toolCalls: [{ name: 'mcp__echo__echo_big', input: { n } }] };
+      if (n === undefined) return { text: 'all done' };
+      // A model calls only what it is offered; the call would reach Codex as "unsupported call".
+      if (!findTool(req, 'mcp__echo__echo_big')) throw new Error('echo_big not offered');
+      return { toolCalls: [{ name: 'mcp__echo__echo_big', input: { n } }] };
     });
     const r = await runCodex({
       server,
       prompt: 'write the file, then call echo_big',
-      // Codex waits 10 s by default for an MCP server to start; a loaded 2-core machine took
-      // longer once (the tool's result was then Codex's error, not the text).
+      // Codex sends its first model request without waiting for MCP servers and offers a
+      // server's tools only once it is up. A loaded machine started this one after the second
+      // request (the model's call came back "unsupported call"); a server that starts 2 s late
+      // stands in for that here. `required` makes Codex wait for it, as the Codex driver does.
       mcpServers: {
         echo: {
           command: process.execPath,
           args: [MCP_SERVER],
+          env: { ECHO_START_DELAY_MS: '2000' },
+          required: true,
           startup_timeout_sec: 120,
           tool_timeout_sec: 120,
         },
