@@ -20,8 +20,8 @@ export const BODY = 'Could you review the invoice export before the deploy? '.re
 const READ_BODY = BODY.slice(0, 200);
 const SENDS = 800;
 const SENDERS = 8;
-const READS = 300;
-const CYCLES = 120;
+const READS = 600;
+const CYCLES = 240;
 const PAGE = 20;
 
 /** CPU ms used meanwhile by this process and, for JetStream, by nats-server. */
@@ -82,7 +82,7 @@ interface Side {
  * Rounds per side: each round measures every operation once, the two sides taking turns (the order
  * swapped each round), so a burst of load from elsewhere hits both rather than one.
  */
-const ROUNDS = 4;
+const ROUNDS = 8;
 
 async function openJetStream(
   url: string,
