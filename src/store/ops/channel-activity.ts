@@ -6,6 +6,7 @@ import {
   type NewestMessage,
   newestColumn,
   OWN_MEMBERSHIP,
+  onOwnMembership,
   parseNewest,
   parseShownMembers,
   type ReadRefs,
@@ -133,11 +134,7 @@ export async function listChannelsByActivity(
   if (page.nameContains === undefined) {
     const rows = await walk
       .innerJoin('channels', 'channels.id', 'memberships.channel_id')
-      .leftJoin('read_marks', (join) =>
-        join
-          .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
-          .onRef('read_marks.principal_id', '=', 'memberships.principal_id'),
-      )
+      .leftJoin('read_marks', onOwnMembership)
       .select(['channels.id', 'channels.name', 'channels.kind'])
       .select(['memberships.activity_seq as activity', 'memberships.joined_at'])
       .select(sidebarColumns(db, OWN_MEMBERSHIP, page))
@@ -190,11 +187,7 @@ export async function findChannelByActivity(
   const row = await db
     .selectFrom('memberships')
     .innerJoin('channels', 'channels.id', 'memberships.channel_id')
-    .leftJoin('read_marks', (join) =>
-      join
-        .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
-        .onRef('read_marks.principal_id', '=', 'memberships.principal_id'),
-    )
+    .leftJoin('read_marks', onOwnMembership)
     .select(['channels.id', 'channels.name', 'channels.kind'])
     .select(['memberships.activity_seq as activity', 'memberships.joined_at'])
     .select(sidebarColumns(db, OWN_MEMBERSHIP, columns))

@@ -1,6 +1,12 @@
 import type { ChannelKind } from '../schema.js';
 import type { Db } from '../store.js';
-import { type NewestMessage, newestColumn, OWN_MEMBERSHIP, parseNewest } from './sidebar-columns.js';
+import {
+  type NewestMessage,
+  newestColumn,
+  OWN_MEMBERSHIP,
+  onOwnMembership,
+  parseNewest,
+} from './sidebar-columns.js';
 
 /** A principal's read mark in a channel (the seq read up to), if any. */
 export async function findReadMarkSeq(
@@ -89,11 +95,7 @@ export async function listUnreadWalks(
   const rows = await db
     .selectFrom('memberships')
     .innerJoin('channels', 'channels.id', 'memberships.channel_id')
-    .leftJoin('read_marks', (join) =>
-      join
-        .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
-        .onRef('read_marks.principal_id', '=', 'memberships.principal_id'),
-    )
+    .leftJoin('read_marks', onOwnMembership)
     .select([
       'memberships.channel_id',
       'memberships.joined_at',

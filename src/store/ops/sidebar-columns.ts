@@ -1,4 +1,5 @@
-import { type AliasedRawBuilder, type RawBuilder, sql } from 'kysely';
+import { type AliasedRawBuilder, type JoinBuilder, type RawBuilder, sql } from 'kysely';
+import type { Database } from '../schema.js';
 import { type Db, dialectOf } from '../store.js';
 import { countActiveMembersOf, type MemberEntry } from './member-pages.js';
 
@@ -26,6 +27,18 @@ export const OWN_MEMBERSHIP: ReadRefs = {
   channelId: sql.ref('memberships.channel_id'),
   readSeq: sql.ref('read_marks.last_read_seq'),
 };
+
+/** The tables a membership's page joins: the reader's memberships, their channels, read marks. */
+type OwnMembershipTables = 'memberships' | 'channels' | 'read_marks';
+
+/** The left join of `read_marks` that {@link OWN_MEMBERSHIP} names: the reader's own mark. */
+export function onOwnMembership(
+  join: JoinBuilder<Database, OwnMembershipTables>,
+): JoinBuilder<Database, OwnMembershipTables> {
+  return join
+    .onRef('read_marks.channel_id', '=', 'memberships.channel_id')
+    .onRef('read_marks.principal_id', '=', 'memberships.principal_id');
+}
 
 export interface ShownMembers {
   members: MemberEntry[];
