@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +93,24 @@ describe('the background checkpointer', () => {
     expect(thresholds).toEqual([BACKSTOP_AUTOCHECKPOINT_PAGES]);
     lazy.poke();
     expect(thresholds).toHaveLength(1);
+  });
+
+  // Measured: a process that had committed 64 times and then closed its store exited with code 13
+  // (a top-level await never settled) before the next line ran: the thread does not keep the
+  // process alive, and waiting for it to end was all that was left to do.
+  it('a process that closes its store after many commits goes on to its next line', () => {
+    const home = mkdtempSync(join(tmpdir(), 'sluice-ckpt-home-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const child = spawnSync(
+      process.execPath,
+      [join(import.meta.dirname, 'close-after-commits.mjs'), home, String(COMMITS_BEFORE_BACKGROUND + 16)],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect({ status: child.status, stdout: child.stdout, stderr: child.stderr }).toEqual({
+      status: 0,
+      stdout: 'closed\n',
+      stderr: '',
+    });
   });
 
   it('closing stops the thread; pokes after that are ignored', async () => {

@@ -108,6 +108,9 @@ export function startCheckpointer(options: {
     async close() {
       Atomics.store(flag, 0, CLOSING);
       Atomics.notify(flag, 0);
+      // Unreferenced, the thread would not keep the process alive while it finishes: a process
+      // with nothing else left to wait for would exit (code 13) before close() returned.
+      worker.ref();
       await exited;
     },
   };
