@@ -145,8 +145,6 @@ export async function startLiveHub(
     for (const agentId of agents) for (const l of queues.get(agentId) ?? []) l(agentId);
   };
 
-  // Every listener registered bumps this: a skip decided before a registration is not trusted.
-  let registrations = 0;
   const listening = () =>
     queues.size +
       approvals.size +
@@ -161,13 +159,13 @@ export async function startLiveHub(
    * With nobody listening (a host with no page or client subscribed), the hub only moves to the
    * log's end: one index seek instead of reading and dispatching every event of every commit.
    * Events before a listener registers are not its business; those after, a later read finds.
-   * False when a listener came while looking, so the events are read and dispatched as usual.
+   * False when a listener is there after the lookup (it may have come while looking), so the
+   * events are read and dispatched as usual; one that came and went meanwhile needs nothing.
    */
   const skipUnheard = async (): Promise<boolean> => {
     if (listening()) return false;
-    const before = registrations;
     const end = await lastEventSeq(ctx.store.db);
-    if (registrations !== before || listening()) return false;
+    if (listening()) return false;
     if (end > seen) {
       seen = end;
       memo = new Map();
@@ -235,7 +233,6 @@ export async function startLiveHub(
   const stopWatching = ctx.store.watchChanges(wake);
 
   const register = <L>(map: Map<string, Set<L>>, key: string, listener: L) => {
-    registrations++;
     let set = map.get(key);
     if (!set) {
       set = new Set();
@@ -253,22 +250,18 @@ export async function startLiveHub(
     onApproval: (agentId, listener) => register(approvals, agentId, listener),
     onChannel: (channelId, listener) => register(channels, channelId, listener),
     onSidebar(listener) {
-      registrations++;
       sidebars.add(listener);
       return () => sidebars.delete(listener);
     },
     onAnyApproval(listener) {
-      registrations++;
       anyApprovals.add(listener);
       return () => anyApprovals.delete(listener);
     },
     onAgentList(listener) {
-      registrations++;
       agentLists.add(listener);
       return () => agentLists.delete(listener);
     },
     onInvitations(listener) {
-      registrations++;
       invitationLists.add(listener);
       return () => invitationLists.delete(listener);
     },

@@ -91,7 +91,8 @@ export function startCheckpointer(options: {
       flag: flag.buffer,
     },
   });
-  // Never what keeps the process alive; a worker that fails leaves the backstop in charge.
+  // Never what keeps the process alive while it runs (close() holds on to it until it has ended);
+  // a worker that fails leaves the backstop in charge.
   worker.unref();
   const exited = new Promise<void>((resolve) => {
     worker.once('exit', () => resolve());
