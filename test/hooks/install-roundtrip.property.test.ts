@@ -86,9 +86,16 @@ interface Layout {
   installs: { agent: string; wake: boolean; metadata: boolean; db: boolean }[];
 }
 
+/**
+ * A local settings file the user wrote. Never bare `{}`: install writes Sluice's entries into it and
+ * uninstall deletes a file it leaves as `{}`, the documented limit tested on its own below.
+ */
+const userLocalSettings = userSettings.filter((s) => Object.keys(s).length > 0);
+
 const layout: fc.Arbitrary<Layout> = fc.record({
+  // A shared `{}` is fine: install never writes to the shared file, so uninstall leaves it alone.
   shared: maybe(userSettings),
-  local: maybe(userSettings),
+  local: maybe(userLocalSettings),
   mcp: maybe(userMcp),
   global: maybe(
     fc.record(
@@ -196,5 +203,31 @@ describe('hooks install claude → hooks uninstall claude', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  test('the documented limit: a local settings file that held only {} is deleted by uninstall, and nothing else of the project changes', () => {
+    const root = join(scratch, 'empty-local');
+    const project = join(root, 'project');
+    mkdirSync(join(project, '.claude'), { recursive: true });
+    mkdirSync(join(project, '.git'));
+    writeFileSync(join(project, '.claude', 'settings.json'), text({ model: 'opus' }));
+    writeFileSync(join(project, '.claude', 'settings.local.json'), '{}\n');
+    const scope = { project, globalConfig: join(root, '.claude.json') };
+    const before = tree(project);
+    applyChanges(
+      planClaudeInstall({
+        agent: 'bot',
+        scope,
+        store: { home: HOME, db: undefined },
+        launcher,
+        wake: false,
+        metadata: false,
+      }).changes,
+    );
+    expect(readFileSync(join(project, '.claude', 'settings.local.json'), 'utf8')).toContain(HOME);
+    applyChanges(planClaudeUninstall(scope).changes);
+    const { '.claude/settings.local.json': gone, ...kept } = before;
+    expect(gone).toBe('{}\n');
+    expect(tree(project)).toEqual(kept);
   });
 });
