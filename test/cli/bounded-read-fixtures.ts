@@ -3,8 +3,10 @@ import type { ContinueCommands, MessageRow } from '../../src/surfaces/cli/bounde
 
 export const commands: ContinueCommands = {
   listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
-  listFrom: (id, offset) => `sluice message ls --json --include-body --resume ${id} --offset ${offset}`,
-  readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
+  listFrom: (id, offset, version) =>
+    `sluice message ls --json --include-body --resume ${id} --offset ${offset} --body-sha ${version}`,
+  readFrom: (id, offset, version) =>
+    `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset} --body-sha ${version}` : ''}`,
 };
 
 export const row = (id: string, body: string): MessageRow & { body: string } => ({

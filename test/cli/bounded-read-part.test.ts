@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  bodyVersion,
   boundedMessagePart,
   type ContinueCommands,
   fitsReadBudget,
@@ -9,8 +10,10 @@ import { hostileString } from '../core/arbitraries.js';
 
 const commands: ContinueCommands = {
   listAfter: (id) => `sluice message ls --json --include-body --since ${id}`,
-  listFrom: (id, offset) => `sluice message ls --json --include-body --resume ${id} --offset ${offset}`,
-  readFrom: (id, offset) => `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset}` : ''}`,
+  listFrom: (id, offset, version) =>
+    `sluice message ls --json --include-body --resume ${id} --offset ${offset} --body-sha ${version}`,
+  readFrom: (id, offset, version) =>
+    `sluice message read ${id} --json${offset > 0 ? ` --offset ${offset} --body-sha ${version}` : ''}`,
 };
 
 const row = (body: string) => ({
@@ -49,7 +52,7 @@ describe('message read --json parts: the budgeted slice', () => {
             const more = end + (cp.length === 2 && body.charCodeAt(end + 1) >= 0xdc00 ? 2 : 1);
             if (more < body.length) {
               const longer = { ...JSON.parse(text), body: body.slice(offset, more) };
-              longer.next = commands.readFrom('M1', more);
+              longer.next = commands.readFrom('M1', more, bodyVersion(body));
               expect(fitsReadBudget(`${JSON.stringify(longer)}\n`, budget)).toBe(false);
             }
             offset = end;

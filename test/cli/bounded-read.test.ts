@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { boundedMessagePart, type MessageRow } from '../../src/surfaces/cli/bounded-read.js';
+import { bodyVersion, boundedMessagePart, type MessageRow } from '../../src/surfaces/cli/bounded-read.js';
 import { boundedMessagePage } from '../../src/surfaces/cli/message-page.js';
 import { commands, row } from './bounded-read-fixtures.js';
 
@@ -53,7 +53,7 @@ function drain(rows: readonly (MessageRow & { body: string })[], maxChars: numbe
         false,
       );
       if (joined.length < stored.length) {
-        expect(page.next).toBe(commands.listFrom(m.id, joined.length));
+        expect(page.next).toBe(commands.listFrom(m.id, joined.length, bodyVersion(stored)));
         continue;
       }
       seen.push({ id: m.id, body: joined });

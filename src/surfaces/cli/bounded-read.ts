@@ -1,5 +1,6 @@
 import { budgetedSlice, escapedCostAt } from '../../core/budgeted-slice.js';
 import { SluiceError } from '../../core/errors.js';
+import { sha256Hex } from '../../core/fragment.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { defaultPageBytes, shellOutputCap } from '../../core/output-cap.js';
@@ -106,10 +107,22 @@ export interface MessageRow {
 export interface ContinueCommands {
   /** Lists on, after message `id`; with `maxBytes`, a page of at most that many bytes. */
   listAfter: (id: string, maxBytes?: number) => string;
-  /** Lists on from UTF-16 offset `offset` of message `id`'s body, then the messages after it. */
-  listFrom: (id: string, offset: number, maxBytes?: number) => string;
-  /** Reads message `id`, from UTF-16 offset `offset` of its body (0: the first part). */
-  readFrom: (id: string, offset: number) => string;
+  /**
+   * Lists on from UTF-16 offset `offset` of message `id`'s body, then the messages after it;
+   * `version` ({@link bodyVersion}) is the body the part before was cut from.
+   */
+  listFrom: (id: string, offset: number, version: string, maxBytes?: number) => string;
+  /** Reads message `id`, from UTF-16 offset `offset` of its body (0: the first part) of `version`. */
+  readFrom: (id: string, offset: number, version?: string) => string;
+}
+
+/**
+ * What a continuation names as `--body-sha`: the first 16 hex digits of the SHA-256 of the whole
+ * body a part was cut from. A body edited between two parts no longer matches, so the parts of
+ * two versions are never joined into a body nobody wrote.
+ */
+export function bodyVersion(body: string): string {
+  return sha256Hex(body).slice(0, 16);
 }
 
 /**
@@ -128,6 +141,7 @@ export function boundedMessagePart(
   if (!Number.isInteger(offset) || offset < 0 || offset > body.length) {
     throw new SluiceError('invalid_params', `--offset must be from 0 to ${body.length} for this message`);
   }
+  const version = bodyVersion(body);
   const render = (end: number) => {
     const whole = offset === 0 && end === body.length;
     const shown = { ...row, body: body.slice(offset, end) };
@@ -136,7 +150,7 @@ export function boundedMessagePart(
       : JSON.stringify({
           ...shown,
           part: { offset, total: body.length },
-          next: end < body.length ? commands.readFrom(row.id, end) : null,
+          next: end < body.length ? commands.readFrom(row.id, end, version) : null,
         });
     return `${text}\n`;
   };
@@ -150,7 +164,7 @@ export function boundedMessagePart(
         ...row,
         body: '',
         part: { offset, total: body.length },
-        next: next === null ? null : commands.readFrom(row.id, next),
+        next: next === null ? null : commands.readFrom(row.id, next, version),
       },
       ['body'],
     );

@@ -3,6 +3,7 @@ import { shellWord } from '../../core/shell-word.js';
 import { provenanceOf, type RelationOf } from '../../host/messages/index.js';
 import type { InboxListing } from '../../host/queue/index.js';
 import {
+  bodyVersion,
   type ContinueCommands,
   DEFAULT_MAX_CHARS,
   fitsReadBudget,
@@ -101,10 +102,10 @@ export function continueCommands(
     listAfter: (id, maxBytes) =>
       `sluice message ls --json --include-body${list}${shared} --since ${shellWord(id)}${bytesFlag(maxBytes)}${where}`,
     // In a model's shell a read part runs alone, so it takes the default budget, not a page's chained one.
-    listFrom: (id, offset, maxBytes) =>
-      `sluice message ls --json --include-body${list}${shared} --resume ${shellWord(id)} --offset ${offset}${bytesFlag(maxBytes)}${where}`,
-    readFrom: (id, offset) =>
-      `sluice message read ${shellWord(id)} --json${shared}${inModelShell(process.env) ? '' : bytesFlag(undefined)}${offset > 0 ? ` --offset ${offset}` : ''}${where}`,
+    listFrom: (id, offset, version, maxBytes) =>
+      `sluice message ls --json --include-body${list}${shared} --resume ${shellWord(id)} --offset ${offset} --body-sha ${version}${bytesFlag(maxBytes)}${where}`,
+    readFrom: (id, offset, version) =>
+      `sluice message read ${shellWord(id)} --json${shared}${inModelShell(process.env) ? '' : bytesFlag(undefined)}${offset > 0 ? ` --offset ${offset}${version === undefined ? '' : ` --body-sha ${version}`}` : ''}${where}`,
   };
 }
 
@@ -138,20 +139,105 @@ export function boundedTextListing(
   return hasMore && last ? `${text}next: ${commands.listAfter(last.projection.message_id)}\n` : text;
 }
 
-/** `--resume ID --offset N`: only together, only for the JSON page, never with `--since`. */
+/** Where a continuation starts: a message, an offset in its body, and the body's version there. */
+export interface ResumePoint {
+  id: string;
+  offset: number;
+  /** `--body-sha`: which body the part before was cut from (required past offset 0). */
+  version: string | undefined;
+}
+
+/**
+ * `--resume ID --offset N --body-sha V`: the first two only together, only for the JSON page,
+ * never with `--since`; past offset 0 with the body's version (what a page's `next` names).
+ */
 export function resumePoint(opts: {
   resume?: string;
   offset?: string;
+  bodySha?: string;
   since?: string;
   json?: boolean;
   includeBody?: boolean;
-}): { id: string; offset: number } | undefined {
-  if (opts.resume === undefined && opts.offset === undefined) return undefined;
+}): ResumePoint | undefined {
+  if (opts.resume === undefined && opts.offset === undefined) {
+    if (opts.bodySha !== undefined) throw new SluiceError('invalid_params', '--body-sha goes with --resume');
+    return undefined;
+  }
   if (opts.resume === undefined || opts.offset === undefined)
     throw new SluiceError('invalid_params', '--resume and --offset go together');
   if (!opts.json || !opts.includeBody)
     throw new SluiceError('invalid_params', '--resume needs --json --include-body');
   if (opts.since !== undefined)
     throw new SluiceError('invalid_params', '--resume and --since exclude each other');
-  return { id: opts.resume, offset: parseOffset(opts.offset) };
+  const offset = parseOffset(opts.offset);
+  return { id: opts.resume, offset, version: parseBodySha(opts.bodySha, offset) };
+}
+
+/** `--body-sha`: 16 lowercase hex digits, required with an offset past 0 (it names what was read). */
+export function parseBodySha(value: string | undefined, offset: number): string | undefined {
+  if (value === undefined) {
+    if (offset > 0)
+      throw new SluiceError(
+        'invalid_params',
+        '--offset past 0 needs --body-sha: run the next command as printed',
+      );
+    return undefined;
+  }
+  if (!/^[0-9a-f]{16}$/.test(value))
+    throw new SluiceError('invalid_params', '--body-sha must be the 16 hex digits a next command names');
+  return value;
+}
+
+/**
+ * Refuses to go on from `offset` in a body that is no longer the one the part before was cut from
+ * (edited since): joined, the parts would give a body nobody wrote, and the model would handle
+ * it. `restart` names the command that reads the new body from its start.
+ */
+export function assertSameBody(
+  id: string,
+  body: string,
+  offset: number,
+  version: string | undefined,
+  restart: string,
+): void {
+  if (offset === 0 || version === undefined || bodyVersion(body) === version) return;
+  throw new SluiceError(
+    'conflict',
+    `message ${id} was edited after the part you have; read it again from its start: ${restart}`,
+  );
+}
+
+/**
+ * The offset a resumed page starts at in its first row's body: the resume point's when that row
+ * is the resumed message (it may have left the inbox meanwhile: then the page starts after it),
+ * once the body is the one the part before was cut from.
+ */
+export function resumeOffset(
+  resume: ResumePoint | undefined,
+  first: { message_id: string; body: string } | undefined,
+  commands: ContinueCommands,
+): number {
+  if (resume === undefined || first === undefined || first.message_id !== resume.id) return 0;
+  const restart = commands.listFrom(resume.id, 0, bodyVersion(first.body));
+  assertSameBody(resume.id, first.body, resume.offset, resume.version, restart);
+  return resume.offset;
+}
+
+/**
+ * `message read --json --offset N --body-sha V`: where the part to print starts, once the body is
+ * the one the part before was cut from. `--body-sha` goes only with `--offset`.
+ */
+export function partOffset(
+  opts: { offset?: string; bodySha?: string },
+  message: { message_id: string; body: string },
+  commands: ContinueCommands,
+): number {
+  if (opts.offset === undefined) {
+    if (opts.bodySha !== undefined) throw new SluiceError('invalid_params', '--body-sha goes with --offset');
+    return 0;
+  }
+  const offset = parseOffset(opts.offset);
+  const version = parseBodySha(opts.bodySha, offset);
+  assertSameBody(message.message_id, message.body, offset, version, commands.readFrom(message.message_id, 0));
+  return offset;
 }

@@ -5,6 +5,7 @@ import { utf8Length } from '../../core/measure.js';
 import { receiptBytes } from '../../core/output-cap.js';
 import {
   asBudget,
+  bodyVersion,
   type ContinueCommands,
   fitsReadBudget,
   longestPartEnd,
@@ -94,16 +95,19 @@ export function boundedMessagePage(
   // The next message does not fit whole: end the page with as much of its body as fits.
   const row = shown[whole] as MessageRow;
   const body = row.body ?? '';
+  const version = bodyVersion(body);
   const offset = whole === 0 ? startOffset : 0;
   const before = fitted.rowTexts.slice(0, whole);
   const render = (end: number) => {
     const complete = end === body.length;
-    const next = complete ? afterWhole(whole + 1) : commands.listFrom(row.id, end, budgetAfter(whole));
+    const next = complete
+      ? afterWhole(whole + 1)
+      : commands.listFrom(row.id, end, version, budgetAfter(whole));
     const page = { messages: [...items.slice(0, whole), partOf(row, offset, end)], next };
     return `${JSON.stringify(page)}\n`;
   };
   const frames = [body.length, offset].map((end) =>
-    partFrame(before, row, offset, end, commands, budgetAfter),
+    partFrame(before, row, offset, end, commands, budgetAfter, version),
   );
   const end = longestPartEnd(body, offset, budget, frames, render);
   if (end === offset) {
@@ -139,9 +143,10 @@ function partFrame(
   end: number,
   commands: ContinueCommands,
   budgetAfter: (handled: number) => number | undefined,
+  version: string,
 ): string {
   const part = jsonAround({ ...partOf(row, offset, offset) }, ['body']);
-  const next = commands.listFrom(row.id, end, budgetAfter(before.length));
+  const next = commands.listFrom(row.id, end, version, budgetAfter(before.length));
   const lead = before.length > 0 ? `${before.join(',')},` : '';
   return `{"messages":[${lead}${part.before}""${part.after}],"next":${JSON.stringify(next)}}\n`;
 }

@@ -28,8 +28,9 @@ import {
   listingRow,
   MAX_BYTES_HELP,
   MAX_CHARS_HELP,
-  parseOffset,
+  partOffset,
   readBudget,
+  resumeOffset,
   resumePoint,
 } from '../message-listing.js';
 import { boundedMessagePage } from '../message-page.js';
@@ -118,6 +119,7 @@ export function registerMessageCommands(program: Command): void {
       "with --json --include-body: start with this message's body from --offset (from a page's next)",
     )
     .option('--offset <n>', 'with --resume: the UTF-16 offset in its body where the page starts')
+    .option('--body-sha <hex>', 'with --offset: the version of the body its part came from (from next)')
     .option('--from <name>', 'only messages from this principal')
     .option('--limit <n>', 'how many (default 100)')
     .option('--max-chars <n>', `with --include-body: ${MAX_CHARS_HELP}`)
@@ -133,6 +135,7 @@ export function registerMessageCommands(program: Command): void {
             since?: string;
             resume?: string;
             offset?: string;
+            bodySha?: string;
             from?: string;
             limit?: string;
             maxChars?: string;
@@ -156,15 +159,10 @@ export function registerMessageCommands(program: Command): void {
           const rows = hasMore ? fetched.slice(0, limit) : fetched;
           if (opts.json && opts.includeBody) {
             // A model's read: complete bodies, within its tool-output cap, with the command that continues.
-            // The resumed message may have left the inbox meanwhile: then the page starts after it.
-            const startOffset = resume && rows[0]?.projection.message_id === resume.id ? resume.offset : 0;
-            const page = boundedMessagePage(
-              rows.map((r) => listingRow(r, true, relationOf)),
-              hasMore,
-              budget,
-              continueCommands(opts, typed),
-              startOffset,
-            );
+            const commands = continueCommands(opts, typed);
+            const startOffset = resumeOffset(resume, rows[0]?.projection, commands);
+            const rowsShown = rows.map((r) => listingRow(r, true, relationOf));
+            const page = boundedMessagePage(rowsShown, hasMore, budget, commands, startOffset);
             await writeOut(page.text);
             return;
           }
@@ -212,12 +210,13 @@ export function registerMessageCommands(program: Command): void {
     .option('--max-chars <n>', `with --json: ${MAX_CHARS_HELP}`)
     .option('--max-bytes <n>', `with --json: ${MAX_BYTES_HELP}`)
     .option('--offset <n>', 'with --json: the part of the body from this UTF-16 offset (from `next`)')
+    .option('--body-sha <hex>', 'with --offset: the version of the body its part came from (from next)')
     .action(
       action(
         async (
           { host, actor, typed },
           id: string,
-          opts: { json?: boolean; maxChars?: string; maxBytes?: string; offset?: string },
+          opts: { json?: boolean; maxChars?: string; maxBytes?: string; offset?: string; bodySha?: string },
         ) => {
           const me = await actor();
           const p = await readProjection(host, me, id);
@@ -225,7 +224,7 @@ export function registerMessageCommands(program: Command): void {
           const provenance = provenanceOf(p, await relationsFor(host, me));
           if (opts.json) {
             const budget = readBudget(opts);
-            const offset = opts.offset === undefined ? 0 : parseOffset(opts.offset);
+            const offset = partOffset(opts, p, continueCommands(opts, typed));
             const row = {
               id: p.message_id,
               channel: channelName,
