@@ -55,77 +55,33 @@ describe('ls --resume continues a body split across pages', { timeout: 120_000 }
   });
 
   it('refuses --offset without --resume, --resume with --since, without --json --include-body, or past the body, with one line', async () => {
+    const lsJson = ['message', 'ls', '--json', '--include-body'];
+    const resume = (id: string, offset: string, ...more: string[]) => [
+      ...lsJson,
+      '--resume',
+      id,
+      '--offset',
+      offset,
+      ...more,
+    ];
+    const second = ids[1] as string;
     const cases: [string[], RegExp][] = [
-      [['message', 'ls', '--json', '--include-body', '--offset', '3'], /--resume and --offset go together/],
-      [
-        ['message', 'ls', '--json', '--include-body', '--resume', ids[0] as string],
-        /--resume and --offset go together/,
-      ],
+      [[...lsJson, '--offset', '3'], /--resume and --offset go together/],
+      [[...lsJson, '--resume', ids[0] as string], /--resume and --offset go together/],
       [
         ['message', 'ls', '--json', '--resume', ids[0] as string, '--offset', '3'],
         /--resume needs --json --include-body/,
       ],
+      [resume(second, '1', '--since', ids[0] as string), /--resume and --since exclude each other/],
+      [resume(second, '7', '--body-sha', bodyVersion('second')), /--offset must be from 0 to 6/],
+      [resume(second, '-1'), /--offset must be a whole number/],
+      [resume(second, '3'), /--offset past 0 needs --body-sha/],
+      [resume(second, '3', '--body-sha', 'XYZ; rm -rf /'), /--body-sha must be the 16 hex digits/],
+      [[...lsJson, '--body-sha', bodyVersion('second')], /--body-sha goes with --resume/],
+      [['message', 'read', second, '--json', '--offset', '3'], /--offset past 0 needs --body-sha/],
       [
-        [
-          'message',
-          'ls',
-          '--json',
-          '--include-body',
-          '--resume',
-          ids[1] as string,
-          '--offset',
-          '1',
-          '--since',
-          ids[0] as string,
-        ],
-        /--resume and --since exclude each other/,
-      ],
-      [
-        [
-          'message',
-          'ls',
-          '--json',
-          '--include-body',
-          '--resume',
-          ids[1] as string,
-          '--offset',
-          '7',
-          '--body-sha',
-          bodyVersion('second'),
-        ],
-        /--offset must be from 0 to 6/,
-      ],
-      [
-        ['message', 'ls', '--json', '--include-body', '--resume', ids[1] as string, '--offset', '3'],
-        /--offset past 0 needs --body-sha/,
-      ],
-      [
-        [
-          'message',
-          'ls',
-          '--json',
-          '--include-body',
-          '--resume',
-          ids[1] as string,
-          '--offset',
-          '3',
-          '--body-sha',
-          'XYZ; rm -rf /',
-        ],
-        /--body-sha must be the 16 hex digits/,
-      ],
-      [
-        ['message', 'ls', '--json', '--include-body', '--body-sha', bodyVersion('second')],
-        /--body-sha goes with --resume/,
-      ],
-      [['message', 'read', ids[1] as string, '--json', '--offset', '3'], /--offset past 0 needs --body-sha/],
-      [
-        ['message', 'read', ids[1] as string, '--json', '--body-sha', bodyVersion('second')],
+        ['message', 'read', second, '--json', '--body-sha', bodyVersion('second')],
         /--body-sha goes with --offset/,
-      ],
-      [
-        ['message', 'ls', '--json', '--include-body', '--resume', ids[1] as string, '--offset', '-1'],
-        /--offset must be a whole number/,
       ],
     ];
     for (const [args, error] of cases) {
