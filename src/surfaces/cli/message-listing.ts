@@ -191,19 +191,21 @@ export function parseBodySha(value: string | undefined, offset: number): string 
 /**
  * Refuses to go on from `offset` in a body that is no longer the one the part before was cut from
  * (edited since): joined, the parts would give a body nobody wrote, and the model would handle
- * it. `restart` names the command that reads the new body from its start.
+ * it. `restart` names the command that reads the new body (of version `current`) from its start.
  */
 export function assertSameBody(
   id: string,
   body: string,
   offset: number,
   version: string | undefined,
-  restart: string,
+  restart: (current: string) => string,
 ): void {
-  if (offset === 0 || version === undefined || bodyVersion(body) === version) return;
+  if (offset === 0 || version === undefined) return;
+  const current = bodyVersion(body);
+  if (current === version) return;
   throw new SluiceError(
     'conflict',
-    `message ${id} was edited after the part you have; read it again from its start: ${restart}`,
+    `message ${id} was edited after the part you have; read it again from its start: ${restart(current)}`,
   );
 }
 
@@ -218,7 +220,7 @@ export function resumeOffset(
   commands: ContinueCommands,
 ): number {
   if (resume === undefined || first === undefined || first.message_id !== resume.id) return 0;
-  const restart = commands.listFrom(resume.id, 0, bodyVersion(first.body));
+  const restart = (current: string) => commands.listFrom(resume.id, 0, current);
   assertSameBody(resume.id, first.body, resume.offset, resume.version, restart);
   return resume.offset;
 }
@@ -238,6 +240,8 @@ export function partOffset(
   }
   const offset = parseOffset(opts.offset);
   const version = parseBodySha(opts.bodySha, offset);
-  assertSameBody(message.message_id, message.body, offset, version, commands.readFrom(message.message_id, 0));
+  assertSameBody(message.message_id, message.body, offset, version, () =>
+    commands.readFrom(message.message_id, 0),
+  );
   return offset;
 }
