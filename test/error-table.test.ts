@@ -61,6 +61,11 @@ describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP r
     ],
     [Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), /^disk full: .*ENOSPC/],
     [Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), /^disk I\/O error/],
+    [Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' }), /not a SQLite database/],
+    [
+      Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' }),
+      /^the database file is damaged .*SQLITE_CORRUPT/,
+    ],
     [Object.assign(new Error('relation "messages" does not exist'), { code: '42P01' }), /schema is gone/],
     [Object.assign(new Error('terminating connection'), { code: '57P01' }), /shutting down or restarting/],
     [new Error('Connection terminated unexpectedly'), /connection was lost/],

@@ -96,6 +96,14 @@ export function storeFaultOf(err: unknown): SluiceError | undefined {
     return new SluiceError('unavailable', `the database cannot be opened for writing (${code}): ${message}`, {
       reason: 'gone',
     });
+  // A file that is not SQLite's (a --db naming the wrong file) or one damaged on disk: no retry
+  // helps, but it is the file's state, not a bug (restore it from a backup or name another).
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))
+    return new SluiceError(
+      'unavailable',
+      `the database file is damaged or is not a SQLite database (${code}): ${message}`,
+      { reason: 'damaged' },
+    );
   if (CONNECTION_LOST.has(code))
     return new SluiceError('unavailable', `the database connection was lost (${code})`, {
       reason: 'connection',

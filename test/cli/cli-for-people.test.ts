@@ -2,8 +2,10 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -115,6 +117,47 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
       expect(existsSync(join(typo, 'sluice.db'))).toBe(true);
     } finally {
       rmSync(join(typo, '..'), { recursive: true, force: true });
+    }
+  });
+
+  it('a --db that is neither a postgres:// URL nor a path is one line and creates nothing', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'sluice-db-url-'));
+    try {
+      for (const url of [`sqlite://${work}/x.db`, 'postgress://127.0.0.1/test', 'mysql://localhost/x']) {
+        for (const args of [['init'], ['start'], ['agent', 'ls']]) {
+          const r = await runCliHere(['--db', url, ...args], { home: h.home });
+          expect([r.code, r.stdout, r.stderr]).toEqual([
+            1,
+            '',
+            `sluice: invalid_params: --db / SLUICE_DB takes a postgres:// URL or a SQLite file's path, not ${JSON.stringify(url)}\n`,
+          ]);
+        }
+        const r = await runCliHere(['agent', 'ls'], { home: h.home, env: { SLUICE_DB: url } });
+        expect(r.stderr).toMatch(/^sluice: invalid_params: --db \/ SLUICE_DB takes/);
+      }
+      expect(readdirSync(work)).toEqual([]);
+      for (const scheme of ['sqlite:', 'postgress:', 'mysql:']) expect(existsSync(scheme)).toBe(false);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('init makes the folder of a --db file; the other commands refuse a missing one and make nothing', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'sluice-db-folder-'));
+    try {
+      const db = join(work, 'data', 'sluice', 'main.db');
+      const refused = await runCliHere(['--db', db, 'agent', 'ls'], { home: h.home });
+      expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([
+        2,
+        expect.stringContaining(`no Sluice database at ${db}`),
+      ]);
+      expect(readdirSync(work)).toEqual([]);
+      expect((await runCliHere(['--db', db, 'init'], { home: h.home })).code).toBe(0);
+      expect(existsSync(db)).toBe(true);
+      expect(statSync(join(work, 'data')).mode & 0o777).toBe(0o700);
+      expect(await runCliHere(['--db', db, 'agent', 'ls'], { home: h.home })).toMatchObject({ code: 0 });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
     }
   });
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backendsUnderTest, dropSchema, freshSchemaUrl, withAdmin } from '../conformance/backend.js';
 import { REPO_ROOT, runCli, runCommand, SLUICE_BIN, tempHome } from '../support/host.js';
@@ -55,15 +56,43 @@ describe('the CLI when things outside it fail (built CLI: npm run build first)',
     expect(existsSync(join(elsewhere, '.sluice'))).toBe(false);
   });
 
-  it('a bug in a command under --home is logged in that home (a database file that is not one)', async () => {
+  it('a bug in a command under --home is logged in that home (a table gone under the store)', async () => {
     const { home, elsewhere, env } = homes();
     expect((await runCli(['--home', home, 'init'], { home: '', env })).code).toBe(0);
-    writeFileSync(join(home, 'sluice.db'), 'this is not a database, '.repeat(100));
+    const db = new Database(join(home, 'sluice.db'));
+    db.pragma('foreign_keys = OFF');
+    db.exec('drop table channels');
+    db.close();
     const r = await runCli(['--home', home, 'channel', 'ls'], { home: '', env });
     expect(r.code).toBe(70);
     expect(r.stderr).toContain(join(home, 'logs', 'errors.log'));
     expect(existsSync(join(home, 'logs', 'errors.log'))).toBe(true);
     expect(existsSync(join(elsewhere, '.sluice'))).toBe(false);
+  });
+
+  it('a database file that is not one (damaged, or --db naming the wrong file): unavailable, one line, the file unchanged', async () => {
+    const { home, env } = homes();
+    expect((await runCli(['--home', home, 'init'], { home: '', env })).code).toBe(0);
+    const notADatabase = 'this is not a database, '.repeat(100);
+    const other = join(home, 'notes.txt');
+    writeFileSync(other, notADatabase);
+    writeFileSync(join(home, 'sluice.db'), notADatabase);
+    for (const args of [
+      ['--home', home, 'channel', 'ls'],
+      ['--home', home, 'init'],
+      ['--home', home, '--db', other, 'agent', 'ls'],
+      ['--home', home, '--db', other, 'init'],
+    ]) {
+      const r = await runCli(args, { home: '', env });
+      expect([r.code, r.stdout, r.stderr]).toEqual([
+        1,
+        '',
+        'sluice: unavailable: the database file is damaged or is not a SQLite database (SQLITE_NOTADB): file is not a database\n',
+      ]);
+    }
+    expect(readFileSync(other, 'utf8')).toBe(notADatabase);
+    expect(readFileSync(join(home, 'sluice.db'), 'utf8')).toBe(notADatabase);
+    expect(existsSync(join(home, 'logs', 'errors.log'))).toBe(false);
   });
 
   it.skipIf(!backendsUnderTest().includes('postgres'))(

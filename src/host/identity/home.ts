@@ -1,6 +1,6 @@
-import { chmodSync, lstatSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import { HOST_OWNER_NAME } from '../../core/provenance.js';
 import { isPostgresUrl, openStore } from '../../store/open.js';
@@ -67,11 +67,54 @@ function sqliteFile(home: string, url: string | undefined): string {
   return url && url !== '' ? url : join(home, 'sluice.db');
 }
 
+/**
+ * `--db`, else `$SLUICE_DB`: a `postgres://` URL, a SQLite file's path, or nothing (the home's
+ * file). Any other URL (`mysql://…`, `sqlite:///…`, a mistyped `postgress://…`) is refused: taken
+ * as a path it would make a database in a folder named after the scheme.
+ */
+function databaseUrl(explicit: string | undefined): string | undefined {
+  const url = explicit ?? process.env.SLUICE_DB;
+  if (url !== undefined && !isPostgresUrl(url) && /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+    throw new SluiceError(
+      'invalid_params',
+      `--db / SLUICE_DB takes a postgres:// URL or a SQLite file's path, not ${JSON.stringify(url.slice(0, 200))}`,
+    );
+  }
+  return url;
+}
+
+/**
+ * For the commands that create a home (init, start, serve): the folder of a SQLite file named by
+ * `--db`/`SLUICE_DB` is created like the home (0700). Other commands and hooks never create one.
+ */
+export function ensureDatabaseFolder(options: { db?: string | undefined }): void {
+  const url = databaseUrl(options.db);
+  if (url === undefined || url === '' || isPostgresUrl(url)) return;
+  mkdirSync(dirname(resolve(url)), { recursive: true, mode: 0o700 });
+}
+
+/** Throws `not_found` when the folder of a SQLite file named by `--db`/`SLUICE_DB` is missing. */
+function assertDatabaseFolder(url: string | undefined): void {
+  if (url === undefined || url === '' || isPostgresUrl(url)) return;
+  const folder = dirname(resolve(url));
+  try {
+    if (statSync(folder).isDirectory()) return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return;
+  }
+  throw new SluiceError(
+    'not_found',
+    `no folder ${folder} for the database file ${resolve(url)}: check --db / SLUICE_DB, or create it with "sluice start --db ${url}"`,
+  );
+}
+
 /** Opens the store for a home and builds the host context on it. */
 export async function openHost(options: OpenHostOptions = {}): Promise<HostContext> {
+  const url = databaseUrl(options.db);
+  assertDatabaseFolder(url);
   const home = resolveHome(options.home);
   securePrivateHome(home);
-  const url = options.db ?? process.env.SLUICE_DB;
   const store: Store = await openStore({
     home,
     url,
@@ -93,7 +136,7 @@ export async function openHost(options: OpenHostOptions = {}): Promise<HostConte
  * or `SLUICE_HOME` is one clear line instead of a new, empty home that knows nobody.
  */
 export function assertHomeExists(options: { home?: string | undefined; db?: string | undefined }): void {
-  const url = options.db ?? process.env.SLUICE_DB;
+  const url = databaseUrl(options.db);
   if (isPostgresUrl(url)) return;
   const home = resolveHome(options.home);
   const file = resolve(sqliteFile(home, url));

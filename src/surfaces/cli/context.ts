@@ -3,6 +3,7 @@ import { SluiceError } from '../../core/errors.js';
 import type { HostContext } from '../../host/identity/index.js';
 import {
   assertHomeExists,
+  ensureDatabaseFolder,
   OWNER_NAME,
   openHost,
   type Principal,
@@ -103,7 +104,8 @@ export function action<A extends unknown[]>(
       const locked = lock ? enforceAgentLock(lock, { command: commandPath(command), ...global }) : undefined;
       const where = { home: locked ? locked.home : global.home, db: locked ? locked.db : global.db };
       logErrorsInHome(where.home);
-      if (!CREATES_HOME.has(commandPath(command))) assertHomeExists(where);
+      if (CREATES_HOME.has(commandPath(command))) ensureDatabaseFolder(where);
+      else assertHomeExists(where);
       host = await openHost({
         ...where,
         durability: durabilityOf(global.durability),
