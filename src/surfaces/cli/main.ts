@@ -112,7 +112,10 @@ function newProgram(): Command {
       throw new CommanderError(0, VERSION_ASKED, '');
     })
     .option('--home <dir>', 'Sluice home (default $SLUICE_HOME, else ~/.sluice)')
-    .option('--db <url>', 'database: the SQLite file in the home by default; postgres://… (env SLUICE_DB)')
+    .option(
+      '--db <url>',
+      "database: a SQLite file's path or postgres://… (env SLUICE_DB; default: the home's SQLite file)",
+    )
     .option('--as <name>', 'act as this principal (env SLUICE_AS; default owner)')
     .option('--durability <mode>', 'SQLite durability: full (default) or normal')
     .exitOverride()
