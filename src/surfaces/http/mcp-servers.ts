@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Principal } from '../../host/identity/index.js';
+import { withOneLineErrors } from '../mcp/one-line-errors.js';
 import { RequestRouterTransport } from '../mcp/request-router.js';
 import type { ReceiptHolder } from '../mcp/tools.js';
 
@@ -42,7 +43,7 @@ export class AgentToolServers {
     if (found) this.#retire(found);
     const router = new RequestRouterTransport();
     const server = this.build(agent, router);
-    await server.connect(router);
+    await server.connect(withOneLineErrors(router));
     const entry = { server, router, fingerprint };
     this.#entries.set(agent.id, entry);
     for (const [id, oldest] of this.#entries) {

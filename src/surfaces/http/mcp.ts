@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance } from 'fastify';
 import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
+import { withOneLineErrors } from '../mcp/one-line-errors.js';
 import { ReceiptLedger } from '../mcp/receipts.js';
 import { buildMcpServer, type McpServerOptions } from '../mcp/tools.js';
 import { authenticatedPrincipal, requireAuth } from './auth.js';
@@ -87,7 +88,7 @@ export async function registerMcpRoute(
           void transport.close();
           void server.close();
         });
-        await server.connect(transport);
+        await server.connect(withOneLineErrors(transport));
         await transport.handleRequest(req.raw, reply.raw, req.body);
       },
     });

@@ -3,6 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
+import { withOneLineErrors } from './one-line-errors.js';
 import { ConfirmingTransport, ReceiptLedger } from './receipts.js';
 import { buildMcpServer } from './tools.js';
 import { Utf8LineGuard } from './utf8-lines.js';
@@ -44,7 +45,7 @@ export async function serveStdio(ctx: HostContext, agent: Principal): Promise<vo
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
   });
-  await server.connect(transport);
+  await server.connect(withOneLineErrors(transport));
   const stop = () => void server.close();
   process.stdin.once('end', stop);
   process.once('SIGTERM', stop);

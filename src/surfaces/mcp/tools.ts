@@ -1,9 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { SluiceError } from '../../core/errors.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../../host/media/index.js';
@@ -36,6 +34,12 @@ export interface McpServerOptions {
 export interface ReceiptHolder {
   hold(requestId: RequestId, receipt: PendingReceipt): void;
 }
+
+/** A `tools/call` request whatever its params hold: the dispatcher checks them itself. */
+const ToolCallRequest = z.object({
+  method: z.literal('tools/call'),
+  params: z.looseObject({ name: z.unknown().optional(), arguments: z.unknown().optional() }).optional(),
+});
 
 /** The tools of DESIGN.md §3.1 for one agent, as a transport-agnostic MCP server. */
 export function buildMcpServer(
@@ -86,15 +90,23 @@ export function buildMcpServer(
 
   // The SDK validates arguments before the callback and reports failures as free text of any
   // length; our contract is a JSON error within the budget, so calls go through this dispatcher,
-  // which validates with the same strict schemas the tool list advertises.
-  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  // which validates with the same strict schemas the tool list advertises. It is installed with
+  // the base Protocol's method: the Server's own wraps a tools/call handler in a parse of the whole
+  // request that answers a `name` or `arguments` of the wrong type with a many-line zod dump as
+  // JSON-RPC's "internal error" (-32603), never reaching the dispatcher.
+  Protocol.prototype.setRequestHandler.call(server.server, ToolCallRequest, async (request, extra) => {
     if (options.callerMustBeAgent && extra.authInfo?.clientId !== agent.id) {
       options.onInternalError?.(new Error(`a tool call for another principal reached ${agent.id}'s server`));
       return fail('denied', 'this tool server acts for another agent');
     }
-    const tool = byName.get(request.params.name);
-    if (!tool) return fail('not_found', `no tool named ${JSON.stringify(request.params.name.slice(0, 80))}`);
-    const call = tool.accept(request.params.arguments ?? {});
+    const { name, arguments: args } = request.params ?? {};
+    if (typeof name !== 'string')
+      return fail('invalid_params', 'name must be the name of a tool (tools/list)');
+    const tool = byName.get(name);
+    if (!tool) return fail('not_found', `no tool named ${JSON.stringify(name.slice(0, 80))}`);
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+      return fail('invalid_params', `arguments must be an object of ${name}'s arguments`);
+    const call = tool.accept(args ?? {});
     if ('issues' in call) return fail('invalid_params', describeIssues(call.issues));
     try {
       const result = await call.run();
