@@ -1,8 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, SLUICE_BIN, tempHome } from '../support/host.js';
 
@@ -139,8 +140,12 @@ describe('sluice serve: one line for every refusal, and nothing beyond loopback 
     const { home, cleanup } = tempHome();
     cleanups.push(cleanup);
     expect((await runCli(['init'], { home })).code).toBe(0);
-    writeFileSync(join(home, 'sluice.db'), 'this is not a database '.repeat(400));
-    for (const f of ['sluice.db-wal', 'sluice.db-shm']) writeFileSync(join(home, f), '');
+    // A table gone under the store: an error nobody classified (a damaged or foreign file is
+    // `unavailable` now, test/cli/store-faults.test.ts).
+    const db = new Database(join(home, 'sluice.db'));
+    db.pragma('foreign_keys = OFF');
+    db.exec('drop table channels');
+    db.close();
     const run = await runCli(['channel', 'ls'], { home });
     expect(run.code).toBe(70);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
