@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { SluiceError } from '../core/errors.js';
 import { openSqliteStore } from './sqlite/connect.js';
 import type { Durability, Store } from './store.js';
 
@@ -18,9 +19,33 @@ export function isPostgresUrl(url: string | undefined): boolean {
   return url !== undefined && /^postgres(ql)?:\/\//.test(url);
 }
 
+/** Codes that say the path itself cannot be a folder: a file in the way, a name too long, a loop. */
+const NOT_A_FOLDER_PATH = new Set(['EEXIST', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EINVAL']);
+
+/**
+ * Makes `folder` (and its parents) private to the user. A path that cannot be a folder is
+ * `invalid_params`; a file system that refuses (permissions, read-only, full) is `unavailable`.
+ * Either way one line naming the folder and the cause, never an internal error.
+ */
+export function makePrivateFolder(folder: string, what: string): void {
+  try {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === undefined) throw err;
+    const path = JSON.stringify(folder.length > 200 ? `${folder.slice(0, 200)}…` : folder);
+    if (NOT_A_FOLDER_PATH.has(code))
+      throw new SluiceError(
+        'invalid_params',
+        `${what} ${path} is not a folder Sluice can make (${code}); check the path`,
+      );
+    throw new SluiceError('unavailable', `${what} ${path} cannot be made (${code})`);
+  }
+}
+
 /** Opens the store the options name, running migrations first. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  mkdirSync(options.home, { recursive: true, mode: 0o700 });
+  makePrivateFolder(options.home, 'the home');
   if (isPostgresUrl(options.url)) {
     const { openPostgresStore } = await import('./postgres/connect.js');
     return openPostgresStore({ url: options.url as string });

@@ -21,6 +21,8 @@ import { openTestHost, REPO_ROOT, runCli, type TestHost } from '../support/host.
 
 // What a newcomer tries first (compare gh and git): the CLI run in this process, and through the
 // built launcher where the process is the point (the version it finds, a few exit codes).
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 describe('the sluice CLI for people', { timeout: 180_000 }, () => {
   let h: TestHost;
   beforeAll(async () => {
@@ -156,6 +158,38 @@ describe('the sluice CLI for people', { timeout: 180_000 }, () => {
       expect(existsSync(db)).toBe(true);
       expect(statSync(join(work, 'data')).mode & 0o777).toBe(0o700);
       expect(await runCliHere(['--db', db, 'agent', 'ls'], { home: h.home })).toMatchObject({ code: 0 });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('a home or --db folder that cannot be a folder is one line with a code, not an internal error', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'sluice-home-path-'));
+    try {
+      const file = join(work, 'a-file');
+      writeFileSync(file, 'not a folder');
+      const long = join(work, 'x'.repeat(300));
+      const cases: [string[], string, string][] = [
+        [['--home', file, 'init'], `the home ${JSON.stringify(file)}`, 'EEXIST'],
+        [['--home', join(file, 'home'), 'init'], `the home ${JSON.stringify(join(file, 'home'))}`, 'ENOTDIR'],
+        [['--home', long, 'start'], 'the home', 'ENAMETOOLONG'],
+        [
+          ['--db', join(file, 'x.db'), 'init'],
+          `the folder of the database file ${JSON.stringify(file)}`,
+          'EEXIST',
+        ],
+      ];
+      for (const [args, what, code] of cases) {
+        const r = await runCliHere(args, { home: h.home });
+        expect([r.code, r.stdout]).toEqual([1, '']);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^sluice: invalid_params: ${escapeRegExp(what)}.* is not a folder Sluice can make \\(${code}\\); check the path\n$`,
+          ),
+        );
+      }
+      expect(readdirSync(work)).toEqual(['a-file']);
+      expect(readFileSync(file, 'utf8')).toBe('not a folder');
     } finally {
       rmSync(work, { recursive: true, force: true });
     }

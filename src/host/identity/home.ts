@@ -1,9 +1,9 @@
-import { chmodSync, lstatSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import { HOST_OWNER_NAME } from '../../core/provenance.js';
-import { isPostgresUrl, openStore } from '../../store/open.js';
+import { isPostgresUrl, makePrivateFolder, openStore } from '../../store/open.js';
 import { pingDatabase } from '../../store/ops/health.js';
 import type { Durability, Store } from '../../store/store.js';
 import { createHostContext, type HostContext, type HostLimits } from './context.js';
@@ -90,7 +90,7 @@ function databaseUrl(explicit: string | undefined): string | undefined {
 export function ensureDatabaseFolder(options: { db?: string | undefined }): void {
   const url = databaseUrl(options.db);
   if (url === undefined || url === '' || isPostgresUrl(url)) return;
-  mkdirSync(dirname(resolve(url)), { recursive: true, mode: 0o700 });
+  makePrivateFolder(dirname(resolve(url)), 'the folder of the database file');
 }
 
 /** Throws `not_found` when the folder of a SQLite file named by `--db`/`SLUICE_DB` is missing. */
