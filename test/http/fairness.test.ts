@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { issueToken } from '../../src/host/identity/principals.js';
-import { openServedHost, RpcClient, type ServedHost } from '../rpc/support.js';
+import { openServedHost, postMcp, RpcClient, type ServedHost } from '../rpc/support.js';
 
 let h: ServedHost | undefined;
 afterEach(async () => {
@@ -175,25 +175,11 @@ describe('message.send rate per principal', () => {
     const token = await issueToken(h.ctx, 'mcp-agent');
     const texts: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${h.server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'message_send', arguments: { to: 'owner', body: `mcp ${i}` } },
-        }),
+      const { message } = await postMcp(h.server.url, token, 'tools/call', {
+        name: 'message_send',
+        arguments: { to: 'owner', body: `mcp ${i}` },
       });
-      const data = /^data: (.*)$/m.exec(await res.text())?.[1] ?? '{}';
-      texts.push(
-        (JSON.parse(data) as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '',
-      );
+      texts.push(message?.result?.content[0]?.text ?? '');
     }
     expect(texts[0]).toMatch(/message_id/);
     expect(texts[1]).toMatch(/message_id/);

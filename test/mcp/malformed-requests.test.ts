@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
 import { oneLineError } from '../../src/surfaces/mcp/one-line-errors.js';
-import { openServedHost, type ServedHost } from '../rpc/support.js';
+import { openServedHost, postMcp, type ServedHost } from '../rpc/support.js';
 import { SLUICE_BIN } from '../support/host.js';
 import { pendingIds } from './support.js';
 
@@ -49,19 +49,9 @@ describe('malformed MCP requests are refused in one line with a code, and change
   afterAll(async () => h.close());
 
   async function post(method: string, params: unknown): Promise<Reply> {
-    const res = await fetch(`${h.server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
-    });
-    expect(res.status).toBe(200);
-    const data = /^data: (.*)$/m.exec(await res.text())?.[1];
-    return JSON.parse(data ?? 'null') as Reply;
+    const { status, message } = await postMcp(h.server.url, token, method, params, 7);
+    expect(status).toBe(200);
+    return message as Reply;
   }
 
   it('tools/call: arguments that are not an object, a name that is not a string', async () => {

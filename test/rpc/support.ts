@@ -9,6 +9,31 @@ import { openTestHost, type TestHost } from '../support/host.js';
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect reply JSON field by field.
 export type Json = any;
 
+/**
+ * One JSON-RPC request POSTed to `/mcp` as an MCP client sends it (id 1 unless given); the HTTP
+ * status and the message of the reply's SSE `data:` line (undefined when there is none).
+ */
+export async function postMcp(
+  baseUrl: string,
+  token: string,
+  method: string,
+  params: unknown,
+  id = 1,
+): Promise<{ status: number; message: Json }> {
+  const res = await fetch(`${baseUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+  });
+  const data = /^data: (.*)$/m.exec(await res.text())?.[1];
+  return { status: res.status, message: data === undefined ? undefined : JSON.parse(data) };
+}
+
 /** A test host with a real server listening on 127.0.0.1:0. */
 export interface ServedHost extends TestHost {
   server: HostServer;
