@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -72,6 +72,50 @@ describe('sluice serve: one line for every refusal, and nothing beyond loopback 
     expect(run.code).toBe(1);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(message);
+  });
+
+  it('refuses a certificate or key that is not one, or a key of another certificate, with one line and exit 1', async () => {
+    const { home, cleanup } = tempHome();
+    cleanups.push(cleanup);
+    const junk = join(home, 'junk.pem');
+    writeFileSync(junk, 'not a certificate\n');
+    const pair = (name: string) => {
+      const cert = join(home, `${name}-cert.pem`);
+      const key = join(home, `${name}-key.pem`);
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'].concat([
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+        ]),
+        { stdio: 'ignore' },
+      );
+      return { cert, key };
+    };
+    const a = pair('a');
+    const b = pair('b');
+    for (const [cert, key, reason] of [
+      [junk, junk, 'ERR_OSSL_PEM_NO_START_LINE'],
+      [a.cert, junk, 'ERR_OSSL'],
+      [a.cert, b.key, 'ERR_OSSL_X509_KEY_VALUES_MISMATCH'],
+    ] as const) {
+      const run = await runCli(['serve', '--port', '0', '--tls-cert', cert, '--tls-key', key], { home });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^sluice: invalid_params: --tls-cert and --tls-key must be a PEM certificate and its private key \\(${reason}`,
+        ),
+      );
+      expect(run.stderr).not.toMatch(NO_STACK);
+    }
+    expect(existsSync(join(home, 'logs', 'errors.log'))).toBe(false);
   });
 
   it('with --insecure-remote on all interfaces, prints an address a browser can open', async () => {

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import {
@@ -52,6 +53,26 @@ function readPem(path: string, flag: string): Buffer {
 }
 
 /**
+ * The certificate and key as OpenSSL takes them, checked before anything listens: a file that is
+ * not PEM, or a key that is not the certificate's, is one line naming OpenSSL's reason.
+ */
+function usableTls(cert: Buffer, key: Buffer): { cert: Buffer; key: Buffer } {
+  try {
+    createSecureContext({ cert, key });
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    const reason = String(message)
+      .split('\n')[0]
+      ?.replace(/^error:[0-9A-F]+:/, '');
+    throw new SluiceError(
+      'invalid_params',
+      `--tls-cert and --tls-key must be a PEM certificate and its private key (${code ?? 'tls'}: ${reason})`,
+    );
+  }
+  return { cert, key };
+}
+
+/**
  * Refuses to expose the host beyond this machine in the clear: a session cookie or access token
  * sent over plain HTTP on a network can be read by anyone on the path.
  */
@@ -59,7 +80,7 @@ function tlsFor(bindHost: string, opts: ServeOptions): { cert: Buffer; key: Buff
   if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
     throw new SluiceError('invalid_params', '--tls-cert and --tls-key go together');
   if (opts.tlsCert !== undefined && opts.tlsKey !== undefined)
-    return { cert: readPem(opts.tlsCert, '--tls-cert'), key: readPem(opts.tlsKey, '--tls-key') };
+    return usableTls(readPem(opts.tlsCert, '--tls-cert'), readPem(opts.tlsKey, '--tls-key'));
   if (!isLoopbackHost(bindHost) && !opts.insecureRemote)
     throw new SluiceError(
       'invalid_params',
