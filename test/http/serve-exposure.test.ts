@@ -30,6 +30,19 @@ function startServe(home: string, args: string[]): { child: ChildProcess; ready:
   return { child, ready };
 }
 
+/** A self-signed certificate for localhost and its key, made by openssl in `dir`. */
+function selfSignedPair(dir: string, name: string): { cert: string; key: string } {
+  const cert = join(dir, `${name}-cert.pem`);
+  const key = join(dir, `${name}-key.pem`);
+  const subject = ['-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'];
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', ...subject],
+    { stdio: 'ignore' },
+  );
+  return { cert, key };
+}
+
 describe('sluice serve: one line for every refusal, and nothing beyond loopback in the clear', {
   timeout: 180_000,
 }, () => {
@@ -79,27 +92,8 @@ describe('sluice serve: one line for every refusal, and nothing beyond loopback 
     cleanups.push(cleanup);
     const junk = join(home, 'junk.pem');
     writeFileSync(junk, 'not a certificate\n');
-    const pair = (name: string) => {
-      const cert = join(home, `${name}-cert.pem`);
-      const key = join(home, `${name}-key.pem`);
-      execFileSync(
-        'openssl',
-        ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'].concat([
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-        ]),
-        { stdio: 'ignore' },
-      );
-      return { cert, key };
-    };
-    const a = pair('a');
-    const b = pair('b');
+    const a = selfSignedPair(home, 'a');
+    const b = selfSignedPair(home, 'b');
     for (const [cert, key, reason] of [
       [junk, junk, 'ERR_OSSL_PEM_NO_START_LINE'],
       [a.cert, junk, 'ERR_OSSL'],
@@ -133,29 +127,7 @@ describe('sluice serve: one line for every refusal, and nothing beyond loopback 
   it('serves HTTPS with --tls-cert/--tls-key, and the session cookie is Secure', async () => {
     const { home, cleanup } = tempHome();
     cleanups.push(cleanup);
-    const cert = join(home, 'cert.pem');
-    const key = join(home, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSignedPair(home, 'localhost');
     const { child, ready } = startServe(home, ['--port', '0', '--tls-cert', cert, '--tls-key', key]);
     cleanups.push(() => child.kill('SIGKILL'));
     const link = new URL(/Login link: (\S+)/.exec(await ready)?.[1] as string);
