@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { PENDING_STATES } from '../schema.js';
 import type { Db } from '../store.js';
+import { pendingState } from './pending.js';
 
 /** Per message: turns that carried it without settling, and why the last one ended. */
 export interface DispatchAttempt {
@@ -156,7 +156,7 @@ export async function pruneDispatchAttempts(db: Db, agentId: string): Promise<vo
             .select('inbox.position')
             .whereRef('inbox.agent_id', '=', 'dispatch_attempts.agent_id')
             .whereRef('inbox.message_seq', '=', 'dispatch_attempts.message_seq')
-            .where('inbox.state', 'in', PENDING_STATES),
+            .where(pendingState('inbox.state')),
         ),
       ),
     )

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import { precompile } from '../precompiled.js';
 import type { InboxState, InboxTable, MessageSource } from '../schema.js';
-import { PENDING_STATES } from '../schema.js';
 import { type Db, dialectOf } from '../store.js';
+import { isPendingList, pendingState } from './pending.js';
 
 export type InboxRow = Selectable<InboxTable>;
 
@@ -71,7 +71,11 @@ export async function listInboxEntries(db: Db, agentId: string, f: PendingFilter
     .selectFrom('inbox')
     .selectAll('inbox')
     .where('inbox.agent_id', '=', agentId)
-    .where('inbox.state', 'in', f.states ?? PENDING_STATES);
+    .where((eb) =>
+      f.states === undefined || isPendingList(f.states)
+        ? pendingState('inbox.state')
+        : eb('inbox.state', 'in', f.states),
+    );
   if (f.afterPosition !== undefined) q = q.where('inbox.position', '>', f.afterPosition);
   if (f.beforePosition !== undefined) q = q.where('inbox.position', '<', f.beforePosition);
   if (f.channelId !== undefined) q = q.where('inbox.channel_id', '=', f.channelId);
@@ -177,7 +181,7 @@ export async function newestPendingPersonEntry(
     .select(['message_id', 'channel_id'])
     .where('agent_id', '=', agentId)
     .where('source', '=', 'person')
-    .where('state', 'in', PENDING_STATES)
+    .where(pendingState('state'))
     .orderBy('position', 'desc')
     .limit(1)
     .executeTakeFirst();
@@ -197,7 +201,7 @@ export async function resizePendingEntries(
     .updateTable('inbox')
     .set({ body_bytes: bodyBytes, updated_at: at })
     .where('message_seq', '=', messageSeq)
-    .where('state', 'in', PENDING_STATES)
+    .where(pendingState('state'))
     .returning('agent_id')
     .execute();
   return rows.map((r) => r.agent_id);

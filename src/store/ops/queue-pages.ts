@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
-import { type InboxState, type MessageSource, PENDING_STATES } from '../schema.js';
+import type { InboxState, MessageSource } from '../schema.js';
 import type { Db } from '../store.js';
+import { pendingState } from './pending.js';
 
 /** One pending card's row: inbox metadata, the author's name and only the head of the body. */
 export interface CardRow {
@@ -57,7 +58,7 @@ export async function loadCards(db: Db, q: CardQuery): Promise<CardRow[]> {
       'messages.attachments',
     ])
     .where('inbox.agent_id', '=', q.agentId)
-    .where('inbox.state', 'in', PENDING_STATES)
+    .where(pendingState('inbox.state'))
     .where('inbox.channel_id', 'in', q.channelIds);
   if (q.source !== undefined) query = query.where('inbox.source', '=', q.source);
   if (q.afterPosition !== undefined) query = query.where('inbox.position', '>', q.afterPosition);

@@ -1,7 +1,7 @@
 import { precompile } from '../precompiled.js';
-import { type InboxState, PENDING_STATES } from '../schema.js';
 import type { Db } from '../store.js';
 import { findMessagesBySeqs, type MessageRow } from './messages.js';
+import { pendingState } from './pending.js';
 
 /** A candidate for a model's page: its keyset value (inbox position or message seq) and its message. */
 export interface KeyedMessage {
@@ -11,10 +11,8 @@ export interface KeyedMessage {
 
 /**
  * An agent's pending entries after `afterPosition`, FIFO, in the given channels, with their
- * messages (deleted ones left out). Keyset on the inbox position: the cost follows the page, not
- * the agent's history. One walk of inbox_by_state (agent_id, state, position) per pending state,
- * merged: a single walk of the primary key would step over every handled entry before the first
- * pending one (an agent that consumed 100,000 messages would read them all on every page).
+ * messages (deleted ones left out). Keyset on the inbox position, walking inbox_pending (agent_id,
+ * position; pending entries only): the cost follows the page, not the agent's history.
  */
 export async function pendingMessagesAfter(
   db: Db,
@@ -30,32 +28,19 @@ export async function pendingMessagesAfter(
 
 // Every unread page: built once per number of channels (precompiled.ts).
 const PENDING_AFTER = precompile(
-  (db: Db, agentId: string, channelIds: readonly string[], afterPosition: number, limit: number) => {
-    const walk = (state: InboxState, alias: string) =>
-      db
-        .selectFrom(
-          db
-            .selectFrom('inbox')
-            .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
-            .selectAll('messages')
-            .select('inbox.position as position')
-            .where('inbox.agent_id', '=', agentId)
-            .where('inbox.state', '=', state)
-            .where('inbox.position', '>', afterPosition)
-            .where('inbox.channel_id', 'in', channelIds)
-            .where('messages.deleted_at', 'is', null)
-            .orderBy('inbox.position', 'asc')
-            .limit(limit)
-            .as(alias),
-        )
-        .selectAll();
-    const [first, ...others] = PENDING_STATES.map((state, i) => walk(state, `s${i}`));
-    if (!first) throw new Error('no pending states');
-    return others
-      .reduce((union, next) => union.unionAll(next), first)
-      .orderBy('position', 'asc')
-      .limit(limit);
-  },
+  (db: Db, agentId: string, channelIds: readonly string[], afterPosition: number, limit: number) =>
+    db
+      .selectFrom('inbox')
+      .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
+      .selectAll('messages')
+      .select('inbox.position as position')
+      .where('inbox.agent_id', '=', agentId)
+      .where(pendingState('inbox.state'))
+      .where('inbox.position', '>', afterPosition)
+      .where('inbox.channel_id', 'in', channelIds)
+      .where('messages.deleted_at', 'is', null)
+      .orderBy('inbox.position', 'asc')
+      .limit(limit),
 );
 
 /** Messages of the given channels before `beforeSeq`, newest first, deleted ones left out. */

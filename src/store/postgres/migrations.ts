@@ -156,6 +156,17 @@ const migrations: Record<string, Migration> = {
       for (const statement of messageOrigin(WRITE_LOCK_CLASS)) await sql.raw(statement).execute(db);
     },
   },
+  // The pending entries of each agent in inbox order (as SQLite's migration 021): what every read
+  // of what is pending walks, however many entries the agent has already consumed.
+  '021_inbox_pending': {
+    async up(db: Kysely<unknown>) {
+      await sql
+        .raw(
+          `create index inbox_pending on inbox (agent_id, position) where state in ('waiting', 'returned')`,
+        )
+        .execute(db);
+    },
+  },
 };
 
 // Constants the store's other PostgreSQL modules use, declared with the SQL that uses them.

@@ -6,6 +6,7 @@ import {
   CHANNELS_BY_ACTIVITY,
   DISPATCH_ATTEMPTS,
   IDEMPOTENCY,
+  INBOX_PENDING,
   INITIAL,
   INVITATION_BLOCKS,
   INVITATIONS,
@@ -135,6 +136,15 @@ const migrations: Record<string, Migration> = {
   '020_message_origin': {
     async up(db: Kysely<unknown>) {
       await sql.raw('alter table messages add column origin text').execute(db);
+    },
+  },
+  // Every read of what is pending (the model's unread page, the harness's delivery, the hook, the
+  // queue page) walks this index: only pending entries, in inbox order, however many the agent
+  // has already consumed. Its list must stay the one core/pending.ts PENDING_STATES gives, in that
+  // order: a query uses the index only when its condition is written the same (store/ops/pending.ts).
+  '021_inbox_pending': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of INBOX_PENDING) await sql.raw(statement).execute(db);
     },
   },
 };

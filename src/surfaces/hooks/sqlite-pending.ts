@@ -5,11 +5,8 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
-import { PENDING_STATES } from '../../core/pending.js';
+import { PENDING_SQL_LIST } from '../../core/pending.js';
 import { originOf, senderRelation } from '../../core/provenance.js';
-
-/** PENDING_STATES as an SQL list (constants, never input). */
-const PENDING_SQL = PENDING_STATES.map((state) => `'${state}'`).join(', ');
 
 /** The migrations whose schema this reader knows; any other store goes through the host. */
 export const KNOWN_MIGRATIONS: readonly string[] = [
@@ -48,6 +45,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '019_telegram_approvals',
   // A column on messages (how one came in), which the reader selects and shows as `via`.
   '020_message_origin',
+  // An index (inbox_pending) that the reader's pending walk uses: its condition is written the same.
+  '021_inbox_pending',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
@@ -140,7 +139,7 @@ export class PendingReader {
              join messages m on m.seq = i.message_seq
              left join channels c on c.id = i.channel_id
              left join principals p on p.id = m.author_id
-            where i.agent_id = ? and i.state in (${PENDING_SQL})
+            where i.agent_id = ? and i.state in (${PENDING_SQL_LIST})
               and i.channel_id in (select channel_id from memberships where principal_id = ? and left_at is null)
             order by i.position asc
             limit ?`,
