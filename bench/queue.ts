@@ -4,10 +4,14 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { ensureDmChannel } from '../src/host/channels/channels.js';
+import { readQueuePage } from '../src/host/device/queue-page.js';
 import type { HostContext } from '../src/host/identity/context.js';
 import { initHome, openHost } from '../src/host/identity/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../src/host/identity/principals.js';
+import { deliveryFor } from '../src/host/queue/delivery.js';
 import { queueSummary } from '../src/host/queue/queue.js';
+import { channelRead } from '../src/host/reads/channel-read.js';
+import { openPendingReader } from '../src/surfaces/hooks/sqlite-pending.js';
 import type { BenchResult } from './result.js';
 
 const TARGET_RATIO = 1.5;
@@ -100,4 +104,82 @@ export async function benchQueue(): Promise<BenchResult[]> {
       detail: `median ${large.toFixed(3)} ms vs ${small.toFixed(3)} ms over 501 calls each`,
     },
   ];
+}
+
+/** What the reads of pending messages cost for an agent that has consumed `consumed` messages. */
+interface HistoryTimes {
+  unreadPage: number;
+  delivery: number;
+  hookSlice: number;
+  queuePage: number;
+}
+
+const PENDING_AFTER_HISTORY = 50;
+
+async function pendingReadsAfter(consumed: number): Promise<HistoryTimes> {
+  const home = mkdtempSync(join(tmpdir(), 'sluice-bench-history-'));
+  const ctx = await openHost({ home, durability: 'normal' });
+  try {
+    await initHome(ctx);
+    const agent = await addPrincipal(ctx, { name: 'helper', kind: 'agent' });
+    const owner = await resolvePrincipal(ctx, 'owner');
+    await seedQueueCards(ctx, agent, owner, consumed + PENDING_AFTER_HISTORY);
+    // The first `consumed` handled, with the counters as the settles would have left them.
+    await sql`update inbox set state = 'handled' where agent_id = ${agent.id} and position <= ${consumed}`.execute(
+      ctx.store.db,
+    );
+    await sql`update queues set waiting = ${PENDING_AFTER_HISTORY}, pending_person = ${PENDING_AFTER_HISTORY}
+      where agent_id = ${agent.id}`.execute(ctx.store.db);
+    const reader = openPendingReader(join(home, 'sluice.db'));
+    if (!reader) throw new Error('the hook reader does not know this schema');
+    try {
+      const unreadPage = () => channelRead(ctx, agent, { limit: 20 });
+      const delivery = () => deliveryFor(ctx, agent);
+      const hookSlice = async () => reader.pendingSlice('helper', 20);
+      const queuePage = () => readQueuePage(ctx, owner, { agent: 'helper' }, 512 * 1024);
+      const page = await unreadPage();
+      if (!('messages' in page.value) || page.value.messages.length !== 20)
+        throw new Error('the unread page is not 20 messages');
+      if (reader.pendingSlice('helper', 20).totalPending !== PENDING_AFTER_HISTORY)
+        throw new Error('the hook reader counts a different queue');
+      const times: HistoryTimes = { unreadPage: 0, delivery: 0, hookSlice: 0, queuePage: 0 };
+      for (const [key, fn] of Object.entries({ unreadPage, delivery, hookSlice, queuePage })) {
+        await medianMs(30, fn);
+        times[key as keyof HistoryTimes] = await medianMs(201, fn);
+      }
+      return times;
+    } finally {
+      reader.close();
+    }
+  } finally {
+    await ctx.store.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Every read of what is pending for an agent that has consumed 100,000 messages against one that
+ * has consumed 100, both with 50 pending: the model's unread page, the harness's delivery, the
+ * hook's slice and the device's first queue page walk pending entries only, so the history costs
+ * nothing.
+ */
+export async function benchHistory(): Promise<BenchResult[]> {
+  const short = await pendingReadsAfter(100);
+  const long = await pendingReadsAfter(100_000);
+  const labels: Record<keyof HistoryTimes, string> = {
+    unreadPage: "channel_read's unread page of 20 (in the host)",
+    delivery: "the harness's delivery",
+    hookSlice: "the hook's slice (read from the file)",
+    queuePage: 'first queue.page',
+  };
+  return (Object.keys(labels) as (keyof HistoryTimes)[]).map((key) => {
+    const ratio = long[key] / short[key];
+    return {
+      name: `${labels[key]} after 100,000 consumed vs 100 (50 pending)`,
+      ratio,
+      target: `<= ${TARGET_RATIO}`,
+      ok: ratio <= TARGET_RATIO,
+      detail: `median ${long[key].toFixed(3)} ms vs ${short[key].toFixed(3)} ms over 201 calls each`,
+    };
+  });
 }
