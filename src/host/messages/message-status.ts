@@ -57,7 +57,7 @@ export async function readMessageStatus(
   const [holds, carried, replies, projections] = await Promise.all([
     findOpenTurnHolds(db, agentIds, seq),
     findCarriedAttempts(db, agentIds, seq),
-    findFirstReplies(db, row.channel_id, seq, row.id, agentIds),
+    findFirstReplies(db, row.id, agentIds),
     loadProjections(db, [row]),
   ]);
   // Coverage of an older revision does not count (an edit after the read): settlement agrees.

@@ -103,13 +103,12 @@ export async function findCarriedAttempts(
 }
 
 /**
- * The first live reply each of `authorIds` wrote to message `messageId` (replies stay in the
- * parent's channel and come after it, so the channel's (channel_id, seq) index serves this).
+ * The first live reply each of `authorIds` wrote to message `messageId`, through the index of
+ * replies (migration 022): an old message in a busy channel costs what its replies cost. A reply
+ * is always in its parent's channel (sends refuse any other), so the channel needs no condition.
  */
 export async function findFirstReplies(
   db: Db,
-  channelId: string,
-  afterSeq: number,
   messageId: string,
   authorIds: readonly string[],
 ): Promise<{ author_id: string; created_at: string; id: string }[]> {
@@ -117,8 +116,6 @@ export async function findFirstReplies(
   const rows = await db
     .selectFrom('messages')
     .select(['author_id', 'created_at', 'id', 'seq'])
-    .where('channel_id', '=', channelId)
-    .where('seq', '>', afterSeq)
     .where('reply_to', '=', messageId)
     .where('deleted_at', 'is', null)
     .where('author_id', 'in', [...authorIds])

@@ -9,6 +9,7 @@ import {
   sql,
   type TableMetadata,
 } from 'kysely';
+import { INBOX_PENDING, MESSAGES_BY_REPLY } from '../migration-sql-shared.js';
 import { INITIAL } from './initial-schema.js';
 import { messageOrigin } from './message-origin.js';
 import {
@@ -156,15 +157,18 @@ const migrations: Record<string, Migration> = {
       for (const statement of messageOrigin(WRITE_LOCK_CLASS)) await sql.raw(statement).execute(db);
     },
   },
-  // The pending entries of each agent in inbox order (as SQLite's migration 021): what every read
-  // of what is pending walks, however many entries the agent has already consumed.
+  // Each agent's pending entries in inbox order, with and without a source (as SQLite's migration
+  // 021): what every read of what is pending walks, however many the agent has already consumed.
   '021_inbox_pending': {
     async up(db: Kysely<unknown>) {
-      await sql
-        .raw(
-          `create index inbox_pending on inbox (agent_id, position) where state in ('waiting', 'returned')`,
-        )
-        .execute(db);
+      for (const statement of INBOX_PENDING) await sql.raw(statement).execute(db);
+    },
+  },
+  // Replies by the message they answer (as SQLite's migration 022): `message.status` of an old
+  // message in a busy channel reads its replies, not the channel.
+  '022_messages_by_reply': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw(MESSAGES_BY_REPLY).execute(db);
     },
   },
 };

@@ -234,15 +234,3 @@ export const APPROVALS = [
      ask text not null check (ask in ('client','deny')), timeout_ms integer not null,
      updated_by text not null references principals(id), updated_at text not null)`,
 ];
-
-/**
- * Migration 021: each agent's pending entries in inbox order, and nothing else, with and without
- * a source. The list is PENDING_STATES (core/pending.ts) in that order, written as the queries
- * write it (store/ops/pending.ts): SQLite uses a partial index only for a condition written the
- * same. The source index replaces inbox_by_source, whose only readers were pending walks.
- */
-export const INBOX_PENDING = [
-  `create index inbox_pending on inbox (agent_id, position) where state in ('waiting', 'returned')`,
-  `create index inbox_pending_by_source on inbox (agent_id, source, position) where state in ('waiting', 'returned')`,
-  `drop index inbox_by_source`,
-];

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { INBOX_PENDING, MESSAGES_BY_REPLY } from '../migration-sql-shared.js';
 import {
   AGENT_MANAGERS,
   AGENT_RUNS,
@@ -6,7 +7,6 @@ import {
   CHANNELS_BY_ACTIVITY,
   DISPATCH_ATTEMPTS,
   IDEMPOTENCY,
-  INBOX_PENDING,
   INITIAL,
   INVITATION_BLOCKS,
   INVITATIONS,
@@ -145,6 +145,12 @@ const migrations: Record<string, Migration> = {
   '021_inbox_pending': {
     async up(db: Kysely<unknown>) {
       for (const statement of INBOX_PENDING) await sql.raw(statement).execute(db);
+    },
+  },
+  // Replies by the message they answer (`message.status`: who answered), whatever the channel holds.
+  '022_messages_by_reply': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw(MESSAGES_BY_REPLY).execute(db);
     },
   },
 };

@@ -47,6 +47,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '020_message_origin',
   // An index (inbox_pending) that the reader's pending walk uses: its condition is written the same.
   '021_inbox_pending',
+  // An index on messages (replies) the reader never uses.
+  '022_messages_by_reply',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
