@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedQueueCards } from '../../bench/queue.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { listInboxEntries, newestPendingPersonEntry } from '../../src/store/ops/inbox.js';
 import { loadCards } from '../../src/store/ops/queue-pages.js';
 import { pendingMessagesAfter } from '../../src/store/ops/reads.js';
-import type { Database } from '../../src/store/schema.js';
 import { PendingReader } from '../../src/surfaces/hooks/sqlite-pending.js';
 import { openTestHost, type TestHost } from '../support/host.js';
+import { type LoggedStore, openLoggedStore } from '../support/logged-store.js';
 
 // An agent that has consumed thousands of messages and has a few pending. Every read of "what is
 // pending" (the model's unread page, the harness's delivery, the hook's slice, the device's queue
@@ -23,9 +23,7 @@ describe('pending walks of an agent with a long history', () => {
   let h: TestHost;
   let helper: Principal;
   let channelId: string;
-  let raw: BetterSqlite3.Database;
-  let logged: Kysely<Database>;
-  const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+  let store: LoggedStore;
 
   beforeAll(async () => {
     h = await openTestHost();
@@ -41,33 +39,18 @@ describe('pending walks of an agent with a long history', () => {
     await sql`update queues set waiting = ${PENDING - 1}, returned = 1, pending_person = ${PENDING} where agent_id = ${helper.id}`.execute(
       h.ctx.store.db,
     );
-    raw = new BetterSqlite3(join(h.home, 'sluice.db'));
-    logged = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: raw }),
-      log: (event) => {
-        if (event.level === 'query')
-          statements.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
+    store = openLoggedStore(h.home);
   }, 60_000);
   afterAll(async () => {
-    await logged.destroy();
+    await store.close();
     await h.close();
   });
 
   /** The plan lines of every statement `run` issued that reads the inbox. */
   const inboxPlans = async (run: () => Promise<unknown>): Promise<string[][]> => {
-    statements.length = 0;
+    store.statements.length = 0;
     await run();
-    const plans = statements
-      .filter((s) => /"inbox"/.test(s.sql))
-      .map((s) =>
-        (
-          raw.prepare(`explain query plan ${s.sql}`).all(...(s.parameters as unknown[])) as {
-            detail: string;
-          }[]
-        ).map((p) => p.detail),
-      );
+    const plans = store.statements.filter((s) => /"inbox"/.test(s.sql)).map(store.planOf);
     expect(plans.length).toBeGreaterThan(0);
     return plans;
   };
@@ -90,7 +73,7 @@ describe('pending walks of an agent with a long history', () => {
   it("the model's unread page (channel_read) walks pending entries only", async () => {
     let rows: Awaited<ReturnType<typeof pendingMessagesAfter>> = [];
     const plans = await inboxPlans(async () => {
-      rows = await pendingMessagesAfter(logged, helper.id, [channelId], 0, 21);
+      rows = await pendingMessagesAfter(store.db, helper.id, [channelId], 0, 21);
     });
     for (const plan of plans) expectPendingOnly(plan);
     expect(rows.map((r) => r.key)).toEqual(Array.from({ length: 21 }, (_, i) => HANDLED + 1 + i));
@@ -99,14 +82,14 @@ describe('pending walks of an agent with a long history', () => {
   it("the harness's delivery and the device's queue page walk pending entries only", async () => {
     let entries: Awaited<ReturnType<typeof listInboxEntries>> = [];
     for (const plan of await inboxPlans(async () => {
-      entries = await listInboxEntries(logged, helper.id, { channelIds: [channelId], limit: 10 });
+      entries = await listInboxEntries(store.db, helper.id, { channelIds: [channelId], limit: 10 });
     }))
       expectPendingOnly(plan);
     expect(entries.map((e) => e.position)).toEqual(Array.from({ length: 10 }, (_, i) => HANDLED + 1 + i));
     expect(entries.map((e) => e.state)).toContain('returned');
     // The pending list given explicitly (as `sluice inbox` does) walks the same way.
     for (const plan of await inboxPlans(() =>
-      listInboxEntries(logged, helper.id, {
+      listInboxEntries(store.db, helper.id, {
         channelIds: [channelId],
         states: ['returned', 'waiting'],
         limit: 10,
@@ -117,7 +100,7 @@ describe('pending walks of an agent with a long history', () => {
     for (const newestFirst of [false, true]) {
       let cards: Awaited<ReturnType<typeof loadCards>> = [];
       for (const plan of await inboxPlans(async () => {
-        cards = await loadCards(logged, {
+        cards = await loadCards(store.db, {
           agentId: helper.id,
           channelIds: [channelId],
           newestFirst,
@@ -130,7 +113,7 @@ describe('pending walks of an agent with a long history', () => {
       expect(cards[0]?.position).toBe(first);
       // One source only (the page's person/agent filter): the source's own pending entries.
       for (const plan of await inboxPlans(async () => {
-        cards = await loadCards(logged, {
+        cards = await loadCards(store.db, {
           agentId: helper.id,
           channelIds: [channelId],
           source: 'person',
@@ -147,7 +130,7 @@ describe('pending walks of an agent with a long history', () => {
   it("the newest pending person entry (the page's badge) walks pending entries only", async () => {
     let newest: Awaited<ReturnType<typeof newestPendingPersonEntry>>;
     for (const plan of await inboxPlans(async () => {
-      newest = await newestPendingPersonEntry(logged, helper.id);
+      newest = await newestPendingPersonEntry(store.db, helper.id);
     }))
       expectPendingOnly(plan, true);
     expect(newest).toMatchObject({ channel_id: channelId });

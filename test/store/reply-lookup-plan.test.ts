@@ -1,13 +1,11 @@
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedQueueCards } from '../../bench/queue.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
 import { findFirstReplies } from '../../src/store/ops/message-status.js';
-import type { Database } from '../../src/store/schema.js';
 import { openTestHost, type TestHost } from '../support/host.js';
+import { type LoggedStatement, type LoggedStore, openLoggedStore } from '../support/logged-store.js';
 
 // `message.status` of an old message in a busy channel: the lookup of the agents' replies to it
 // walked every later message of the channel (measured: 22 ms at 100,000 later messages, against
@@ -18,9 +16,7 @@ describe('the replies to an old message in a busy channel', () => {
   let h: TestHost;
   let helper: Principal;
   let parent: { id: string; seq: number };
-  let raw: BetterSqlite3.Database;
-  let logged: Kysely<Database>;
-  const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+  let store: LoggedStore;
 
   beforeAll(async () => {
     h = await openTestHost();
@@ -34,31 +30,21 @@ describe('the replies to an old message in a busy channel', () => {
     );
     parent = first.rows[0] as { id: string; seq: number };
     await sendMessage(h.ctx, helper, { to: channelId, body: 'on it', replyTo: parent.id });
-    raw = new BetterSqlite3(join(h.home, 'sluice.db'));
-    logged = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: raw }),
-      log: (event) => {
-        if (event.level === 'query')
-          statements.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
+    store = openLoggedStore(h.home);
   }, 60_000);
   afterAll(async () => {
-    await logged.destroy();
+    await store.close();
     await h.close();
   });
 
   it('are found through an index of replies, not a walk of the channel', async () => {
-    statements.length = 0;
-    const replies = await findFirstReplies(logged, parent.id, [helper.id, h.owner.id]);
+    store.statements.length = 0;
+    const replies = await findFirstReplies(store.db, parent.id, [helper.id, h.owner.id]);
     expect(replies.map((r) => r.author_id)).toEqual([helper.id]);
-    expect(statements).toHaveLength(1);
-    const s = statements[0] as (typeof statements)[number];
-    const plan = (
-      raw.prepare(`explain query plan ${s.sql}`).all(...(s.parameters as unknown[])) as { detail: string }[]
-    )
-      .map((p) => p.detail)
-      .join(' | ');
+    const [only, ...more] = store.statements;
+    expect(only).toBeDefined();
+    expect(more).toEqual([]);
+    const plan = store.planOf(only as LoggedStatement).join(' | ');
     expect(plan).toMatch(/^SEARCH messages USING INDEX messages_by_reply \(reply_to=\?/);
   });
 });
