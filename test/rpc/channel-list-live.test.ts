@@ -129,7 +129,14 @@ describe('the channel list, live', () => {
     // The removed member no longer hears the channel's activity.
     const before = channelNotes(owner).length;
     await sendMessage(h.ctx, bob, { to: team, body: 'after owner left' });
-    await outsider.waitFor((n) => n.method === 'channel.unread' && n.params.channelId === team);
+    // eve hears the message: as `channel.unread`, or inside a `channel.updated` row when its outbox
+    // still held the members change (owner removed) and coalesced the two (`members` outranks
+    // `unread`, docs/rpc.md). Which one depends on how fast eve's connection drains.
+    await outsider.waitFor(
+      (n) =>
+        (n.method === 'channel.unread' && n.params.channelId === team && n.params.unread >= 1) ||
+        (n.method === 'channel.updated' && n.params.channel.id === team && n.params.channel.unread >= 1),
+    );
     await h.server.hub.pump();
     expect(channelNotes(owner).slice(before)).toEqual([]);
   });
