@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { ensureDmChannel } from '../src/host/channels/channels.js';
 import { readQueuePage } from '../src/host/device/queue-page.js';
+import { readQueueBody } from '../src/host/device/queue-read.js';
 import type { HostContext } from '../src/host/identity/context.js';
 import { initHome, openHost } from '../src/host/identity/home.js';
 import { addPrincipal, type Principal, resolvePrincipal } from '../src/host/identity/principals.js';
@@ -113,6 +114,8 @@ const HISTORY_READS = {
   delivery: "the harness's delivery",
   hookSlice: "the hook's slice (read from the file)",
   queuePage: 'first queue.page',
+  queuePageAround: 'queue.page around the newest card',
+  queueRead: "queue.read of the newest card's body",
   messageStatus: 'message.status of the oldest message (all the others after it in its channel)',
 };
 type HistoryRead = keyof typeof HISTORY_READS;
@@ -152,11 +155,17 @@ async function storeAfterHistory(consumed: number): Promise<{
       ctx.store.db,
     );
     const oldestId = (oldest.rows[0] as { id: string }).id;
+    const newest = await sql<{ id: string }>`select id from messages order by seq desc limit 1`.execute(
+      ctx.store.db,
+    );
+    const newestId = (newest.rows[0] as { id: string }).id;
     const reads: Record<HistoryRead, () => Promise<unknown>> = {
       unreadPage: () => channelRead(ctx, agent, { limit: 20 }),
       delivery: () => deliveryFor(ctx, agent),
       hookSlice: async () => reader.pendingSlice('helper', 20),
       queuePage: () => readQueuePage(ctx, owner, { agent: 'helper' }, 512 * 1024),
+      queuePageAround: () => readQueuePage(ctx, owner, { agent: 'helper', around: newestId }, 512 * 1024),
+      queueRead: () => readQueueBody(ctx, owner, { agent: 'helper', messageId: newestId }, 512 * 1024),
       messageStatus: () => readMessageStatus(ctx, owner, oldestId),
     };
     const page = await channelRead(ctx, agent, { limit: 20 });
@@ -181,7 +190,8 @@ async function storeAfterHistory(consumed: number): Promise<{
  * Every read of what is pending for an agent that has consumed 100,000 messages against one that
  * has consumed 100, both with 50 pending: the model's unread page, the harness's delivery, the
  * hook's slice and the device's first queue page walk pending entries only, so the history costs
- * nothing. So does the status of the oldest message, whose replies are found by what they answer.
+ * nothing. So do the page's lookups of one card by its message id (around it, its body) and the
+ * status of the oldest message, whose replies are found by what they answer.
  * Both stores are open at once and take turns, round by round; each ratio is the median of the
  * rounds' ratios.
  */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedQueueCards } from '../../bench/queue.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { listInboxEntries, newestPendingPersonEntry } from '../../src/store/ops/inbox.js';
-import { loadCards } from '../../src/store/ops/queue-pages.js';
+import { inboxPositionOf, loadCards, queuedBody } from '../../src/store/ops/queue-pages.js';
 import { pendingMessagesAfter } from '../../src/store/ops/reads.js';
 import { PendingReader } from '../../src/surfaces/hooks/sqlite-pending.js';
 import { openTestHost, type TestHost } from '../support/host.js';
@@ -15,11 +15,12 @@ import { type LoggedStore, openLoggedStore } from '../support/logged-store.js';
 // pending" (the model's unread page, the harness's delivery, the hook's slice, the device's queue
 // page) must walk only pending entries: a walk that steps over the handled history costs more with
 // every message the agent ever consumed (measured: 1 ms a page at 12,000 handled, against 0.07 ms).
+// So must finding one of its cards by message id (the page's "around" and body reads).
 // The plans are checked on a store without ANALYZE statistics, as every host runs.
 const HANDLED = 3_000;
 const PENDING = 25;
 
-describe('pending walks of an agent with a long history', () => {
+describe('reads of an agent with a long history', () => {
   let h: TestHost;
   let helper: Principal;
   let channelId: string;
@@ -134,6 +135,34 @@ describe('pending walks of an agent with a long history', () => {
     }))
       expectPendingOnly(plan, true);
     expect(newest).toMatchObject({ channel_id: channelId });
+  });
+
+  it('one card found by its message id is looked up, not searched for in the history', async () => {
+    const newest = await sql<{
+      id: string;
+    }>`select message_id as id from inbox where agent_id = ${helper.id} order by position desc limit 1`.execute(
+      h.ctx.store.db,
+    );
+    const messageId = (newest.rows[0] as { id: string }).id;
+    let position: number | undefined;
+    let body: Awaited<ReturnType<typeof queuedBody>>;
+    for (const lookup of [
+      async () => {
+        position = await inboxPositionOf(store.db, helper.id, messageId);
+      },
+      async () => {
+        body = await queuedBody(store.db, helper.id, messageId);
+      },
+    ]) {
+      for (const plan of await inboxPlans(lookup)) {
+        const inboxLine = plan.find((d) => /^(SEARCH|SCAN) inbox\b/.test(d)) ?? '';
+        // The entry by (agent, message seq), the message by its id: two probes, no walk.
+        expect(inboxLine, plan.join(' | ')).toMatch(/\(agent_id=\? AND message_seq=\?\)/);
+        for (const line of plan) expect(line, plan.join(' | ')).not.toMatch(/^SCAN /);
+      }
+    }
+    expect(position).toBe(HANDLED + PENDING);
+    expect(body).toMatchObject({ state: 'waiting', channel_id: channelId });
   });
 
   it("the hook's slice (read straight from the file) walks pending entries only", () => {

@@ -71,22 +71,27 @@ export async function loadCards(db: Db, q: CardQuery): Promise<CardRow[]> {
   return rows.map((r) => ({ ...r, position: Number(r.position), body_bytes: Number(r.body_bytes) }));
 }
 
-/** The inbox position of a message in an agent's inbox, in any state. */
+/**
+ * The inbox position of a message in an agent's inbox, in any state. Found through the message's
+ * id and the entry's (agent, message seq) key: inbox has no index on message_id, and filtering the
+ * agent's entries by it would walk everything the agent ever received.
+ */
 export async function inboxPositionOf(
   db: Db,
   agentId: string,
   messageId: string,
 ): Promise<number | undefined> {
   const row = await db
-    .selectFrom('inbox')
-    .select(['position'])
-    .where('agent_id', '=', agentId)
-    .where('message_id', '=', messageId)
+    .selectFrom('messages')
+    .innerJoin('inbox', 'inbox.message_seq', 'messages.seq')
+    .select(['inbox.position'])
+    .where('messages.id', '=', messageId)
+    .where('inbox.agent_id', '=', agentId)
     .executeTakeFirst();
   return row ? Number(row.position) : undefined;
 }
 
-/** A queued message's entry state with its whole stored body and revision (for body parts). */
+/** A queued message's entry state with its whole stored body and revision (for body parts); looked up as above. */
 export async function queuedBody(
   db: Db,
   agentId: string,
@@ -99,8 +104,8 @@ export async function queuedBody(
     .selectFrom('inbox')
     .innerJoin('messages', 'messages.seq', 'inbox.message_seq')
     .select(['inbox.state', 'inbox.channel_id', 'messages.body', 'messages.revision', 'messages.deleted_at'])
+    .where('messages.id', '=', messageId)
     .where('inbox.agent_id', '=', agentId)
-    .where('inbox.message_id', '=', messageId)
     .executeTakeFirst();
   return row ? { ...row, revision: Number(row.revision) } : undefined;
 }
