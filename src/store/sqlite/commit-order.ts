@@ -17,9 +17,9 @@ const EVENTS_AFTER = precompile((db: Db, afterSeq: number, limit: number) =>
 
 /** The last event (0 for none): readers that start now continue after it. */
 export async function lastCommittedEventSeq(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('seq').as('max'))
-    .executeTakeFirst();
+  const row = await LAST_EVENT.first(db);
   return Number(row?.max ?? 0);
 }
+
+// The live hub reads this after every commit while nobody listens (live.ts skipUnheard): built once.
+const LAST_EVENT = precompile((db: Db) => db.selectFrom('events').select((eb) => eb.fn.max('seq').as('max')));
