@@ -48,6 +48,35 @@ describe('JSON-RPC protocol rules', () => {
     expect((await owner.call('host.hello', [1, 2])).error?.code).toBe(-32602);
   });
 
+  it('answers an object without an id that is not a request (no method, a wrong version) with -32600 and id null', async () => {
+    const ownerToken = await h.token();
+    // Not a notification: a notification is a request without an id, and these are no requests.
+    for (const frame of [
+      '{"jsonrpc":"2.0"}',
+      '{"jsonrpc":"2.0","method":5}',
+      '{"method":"host.hello"}',
+      '{}',
+    ]) {
+      const reply = await owner.sendRaw(frame, null);
+      expect(reply.error, frame).toMatchObject({ code: -32600, data: { code: 'invalid_request' } });
+      expect(reply.id).toBeNull();
+    }
+    // A well-formed notification of an unknown method stays unanswered (as any notification).
+    owner.ws.send('{"jsonrpc":"2.0","method":"queue.explode"}');
+    expect((await owner.call('host.hello', {}, 'after-unknown-notification')).result).toBeDefined();
+    // Over POST the same: 200 with the error, where a notification gets 204.
+    const post = (body: string) =>
+      fetch(`${h.server.url}/rpc`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+        body,
+      });
+    const refused = await post('{"jsonrpc":"2.0"}');
+    expect(refused.status).toBe(200);
+    expect(await refused.json()).toMatchObject({ id: null, error: { code: -32600 } });
+    expect((await post('{"jsonrpc":"2.0","method":"host.hello"}')).status).toBe(204);
+  });
+
   it('does not answer notifications, and keeps replies in request order', async () => {
     owner.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'host.hello' }));
     const hello = await owner.call('host.hello', {}, 'after-notification');

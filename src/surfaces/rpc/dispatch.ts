@@ -115,11 +115,18 @@ export async function handleRpcText(
     });
   }
   const method = typeof req.method === 'string' ? req.method : undefined;
+  if (req.jsonrpc !== '2.0' || method === undefined) {
+    // Not a request, so not a notification either (a notification is a request without an id):
+    // always answered, with id null when it had none (JSON-RPC 2.0, "Invalid Request").
+    const failure = new RpcFailure(
+      INVALID_REQUEST,
+      'invalid_request',
+      req.jsonrpc !== '2.0' ? 'jsonrpc must be "2.0"' : 'method must be a string',
+    );
+    observer.onError?.(method ?? '', failure);
+    return renderError(idJson, toRpcError(failure));
+  }
   try {
-    if (req.jsonrpc !== '2.0')
-      throw new RpcFailure(INVALID_REQUEST, 'invalid_request', 'jsonrpc must be "2.0"');
-    if (method === undefined)
-      throw new RpcFailure(INVALID_REQUEST, 'invalid_request', 'method must be a string');
     if (!isMethodName(method)) {
       throw new RpcFailure(
         METHOD_NOT_FOUND,
