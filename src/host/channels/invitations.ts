@@ -22,7 +22,7 @@ import type { Db } from '../../store/store.js';
 import { joinsDirectly, requireAgentAdder, requireBlockable } from '../identity/access.js';
 import { announceCommit, type HostContext, type HostLimits, nowIso } from '../identity/context.js';
 import { type Principal, resolvePrincipal } from '../identity/principals.js';
-import { describeChannel, findChannelRef } from './channel-refs.js';
+import { channelNotFound, describeChannel, findChannelRef } from './channel-refs.js';
 
 // The reply shapes are declared once in core/wire (the page imports them from there).
 export type { InvitationPage, InvitationSummary };
@@ -146,6 +146,22 @@ export async function listAllInvitations(ctx: HostContext, actor: Principal): Pr
   return out;
 }
 
+/**
+ * `not_found` for an invitation the caller does not have. Named by id, a channel the caller is not
+ * in answers as an unknown id would: an id must not tell an outsider the channel's name or that it
+ * exists (docs/security.md). Named by `#name`, or to a member, the channel is described.
+ */
+async function noInvitation(
+  trx: Db,
+  actor: Principal,
+  channel: ChannelRow,
+  channelRef: string,
+): Promise<SluiceError> {
+  const named = channelRef.startsWith('#') || (await isActiveMember(trx, channel.id, actor.id));
+  if (!named) return channelNotFound(trx, actor, channelRef);
+  return new SluiceError('not_found', `you have no invitation to ${describeChannel(channel)}`);
+}
+
 /** Accepts an invitation: the caller joins the channel now. Only the invitee's own invitation counts. */
 export async function acceptInvitation(
   ctx: HostContext,
@@ -155,9 +171,8 @@ export async function acceptInvitation(
   const at = nowIso(ctx);
   const channel = await ctx.store.transaction(async (trx) => {
     const channel = await findChannelRef(trx, actor, channelRef);
-    if (!(await deleteInvitation(trx, channel.id, actor.id))) {
-      throw new SluiceError('not_found', `you have no invitation to ${describeChannel(channel)}`);
-    }
+    if (!(await deleteInvitation(trx, channel.id, actor.id)))
+      throw await noInvitation(trx, actor, channel, channelRef);
     await upsertMembership(trx, channel.id, actor.id, at);
     await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
     await invitationsChanged(trx, actor, at);
@@ -176,9 +191,8 @@ export async function declineInvitation(
   const at = nowIso(ctx);
   await ctx.store.transaction(async (trx) => {
     const channel = await findChannelRef(trx, actor, channelRef);
-    if (!(await deleteInvitation(trx, channel.id, actor.id))) {
-      throw new SluiceError('not_found', `you have no invitation to ${describeChannel(channel)}`);
-    }
+    if (!(await deleteInvitation(trx, channel.id, actor.id)))
+      throw await noInvitation(trx, actor, channel, channelRef);
     await invitationsChanged(trx, actor, at);
   });
   announceCommit(ctx);

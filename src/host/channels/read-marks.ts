@@ -25,14 +25,15 @@ export async function markRead(
   actor: Principal,
   messageId: string,
 ): Promise<{ channelId: string; lastReadSeq: number }> {
-  const message = typeof messageId === 'string' ? await findMessageById(ctx.store.db, messageId) : undefined;
-  if (!message || message.deleted_at !== null) {
-    throw new SluiceError('not_found', `no message ${JSON.stringify(String(messageId)).slice(0, 80)}`);
-  }
-  await requireMember(ctx.store.db, message.channel_id, actor.id);
   const at = nowIso(ctx);
-  const seq = Number(message.seq);
-  const lastReadSeq = await ctx.store.transaction(async (trx) => {
+  // The membership check runs inside the write's transaction, as every guard of a write does.
+  const marked = await ctx.store.transaction(async (trx) => {
+    const message = typeof messageId === 'string' ? await findMessageById(trx, messageId) : undefined;
+    if (!message || message.deleted_at !== null) {
+      throw new SluiceError('not_found', `no message ${JSON.stringify(String(messageId)).slice(0, 80)}`);
+    }
+    await requireMember(trx, message.channel_id, actor.id);
+    const seq = Number(message.seq);
     const mark = await advanceReadMark(trx, {
       channelId: message.channel_id,
       principalId: actor.id,
@@ -48,10 +49,10 @@ export async function markRead(
         created_at: at,
       });
     }
-    return mark.lastReadSeq;
+    return { channelId: message.channel_id, lastReadSeq: mark.lastReadSeq };
   });
   announceCommit(ctx);
-  return { channelId: message.channel_id, lastReadSeq };
+  return marked;
 }
 
 /** The read marks of a channel's members, most advanced first, at most `limit`. */

@@ -16,15 +16,17 @@ export async function editMessage(
   messageId: string,
   input: { body: string; subject?: string | null },
 ): Promise<{ message_id: string; revision: number }> {
-  const row = await getMessageRow(ctx, actor, messageId);
-  if (row.author_id !== actor.id) throw new SluiceError('denied', 'only the author can edit a message');
   validateSend(ctx, { body: input.body });
   requireWellFormedFields({ subject: input.subject });
   if (input.body.trim() === '') throw new SluiceError('invalid_params', 'message body is empty');
   const at = nowIso(ctx);
-  const revision = row.revision + 1;
   const bodyBytes = utf8Length(input.body);
-  await ctx.store.transaction(async (trx) => {
+  // The author and membership checks run inside the write's transaction: a removal that commits
+  // first refuses the edit, and a removal after it waits for the edit (docs/security.md).
+  const edited = await ctx.store.transaction(async (trx) => {
+    const row = await getMessageRow(ctx, actor, messageId, trx);
+    if (row.author_id !== actor.id) throw new SluiceError('denied', 'only the author can edit a message');
+    const revision = row.revision + 1;
     await insertRevision(trx, {
       message_seq: row.seq,
       revision: row.revision,
@@ -50,7 +52,8 @@ export async function editMessage(
       message_id: row.id,
       created_at: at,
     });
+    return { message_id: row.id, revision };
   });
   announceCommit(ctx);
-  return { message_id: row.id, revision };
+  return edited;
 }

@@ -4,7 +4,12 @@ import type { MessageOrigin } from '../../core/provenance.js';
 import { requireWellFormedFields } from '../../core/text.js';
 import { findChannelById } from '../../store/ops/channels.js';
 import { findMediaByIds, linkMessageMedia } from '../../store/ops/media.js';
-import { findMessageById, findMessagesBySeqs, type MessageRow } from '../../store/ops/messages.js';
+import {
+  findMessageById,
+  findMessageForChange,
+  findMessagesBySeqs,
+  type MessageRow,
+} from '../../store/ops/messages.js';
 import { findPrincipalsByIds } from '../../store/ops/principals.js';
 import { storeAndFanOut } from '../../store/ops/send.js';
 import type { MessageSource, PrincipalKind } from '../../store/schema.js';
@@ -288,16 +293,20 @@ export async function replyToMessage(
   return storeMessage(ctx, actor, channel, { ...input, replyTo: parent.id }, claim);
 }
 
-/** A message row the actor may read (current member of its channel), else not_found/not_member. */
+/**
+ * A message row the actor may read (current member of its channel), else not_found/not_member.
+ * Given a write transaction `db`, the check holds until it commits (the row is read for change).
+ */
 export async function getMessageRow(
   ctx: HostContext,
   actor: Principal,
   messageId: string,
+  db: Db = ctx.store.db,
 ): Promise<MessageRow> {
-  const row = typeof messageId === 'string' ? await findMessageById(ctx.store.db, messageId) : undefined;
+  const row = typeof messageId === 'string' ? await findMessageForChange(db, messageId) : undefined;
   if (!row || row.deleted_at !== null)
     throw new SluiceError('not_found', `no message ${String(messageId).slice(0, 80)}`);
-  await requireMember(ctx.store.db, row.channel_id, actor.id);
+  await requireMember(db, row.channel_id, actor.id);
   return row;
 }
 

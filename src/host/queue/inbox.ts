@@ -1,5 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
-import { findChannelById, listActiveChannelIds } from '../../store/ops/channels.js';
+import { findChannelById, isActiveMember, listActiveChannelIds } from '../../store/ops/channels.js';
 import { appendEvents } from '../../store/ops/events.js';
 import { findInboxEntry, type InboxRow, listInboxEntries, updateInboxStates } from '../../store/ops/inbox.js';
 import { findMessageById, findMessagesBySeqs } from '../../store/ops/messages.js';
@@ -186,8 +186,8 @@ export interface ArchiveReceipt {
 }
 
 /**
- * Archives exact ids for the agent: one receipt per id, idempotent. Unknown ids or ids outside the
- * agent's inbox fail the whole call and change nothing.
+ * Archives exact ids for the agent: one receipt per id, idempotent. Unknown ids, ids outside the
+ * agent's inbox and ids of a channel the agent has left fail the whole call and change nothing.
  */
 export async function archiveMessages(
   ctx: HostContext,
@@ -212,6 +212,12 @@ export async function archiveMessages(
       const entry = message ? await findInboxEntry(trx, agent.id, message.seq) : undefined;
       if (!entry)
         throw new SluiceError('not_found', `no message ${id.slice(0, 80)} in ${agent.name}'s inbox`);
+      // Entries of a channel the agent left stay pending but hidden until it rejoins (I3, I6).
+      if (!(await isActiveMember(trx, entry.channel_id, agent.id)))
+        throw new SluiceError(
+          'not_member',
+          `${agent.name} is no longer a member of the channel of message ${id.slice(0, 80)}`,
+        );
       resolved.push({ id, entry });
     }
     const out: ArchiveReceipt[] = [];

@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import { precompile } from '../precompiled.js';
 import type { ChannelsTable, MembershipsTable, PrincipalKind } from '../schema.js';
-import type { Db } from '../store.js';
+import { type Db, dialectOf } from '../store.js';
 import { countActiveMembers, listActiveMembersPage } from './member-pages.js';
 
 export type ChannelRow = Selectable<ChannelsTable>;
@@ -67,14 +67,21 @@ export async function markMembershipLeft(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Whether the principal is a current member. Inside a PostgreSQL write transaction the row is read
+ * FOR SHARE: a removal running beside it waits for this transaction, or, committed first, makes
+ * the row no longer match, so a check that guards a write holds until the write commits (SQLite's
+ * BEGIN IMMEDIATE already serialises writers).
+ */
 export async function isActiveMember(db: Db, channelId: string, principalId: string): Promise<boolean> {
-  const row = await db
+  const query = db
     .selectFrom('memberships')
     .select('principal_id')
     .where('channel_id', '=', channelId)
     .where('principal_id', '=', principalId)
-    .where('left_at', 'is', null)
-    .executeTakeFirst();
+    .where('left_at', 'is', null);
+  const locked = db.isTransaction && dialectOf(db).locksRowsRead;
+  const row = await (locked ? query.forShare() : query).executeTakeFirst();
   return row !== undefined;
 }
 

@@ -1,12 +1,23 @@
 import type { Selectable } from 'kysely';
 import { precompile } from '../precompiled.js';
 import type { MessageRevisionsTable, MessagesTable } from '../schema.js';
-import type { Db } from '../store.js';
+import { type Db, dialectOf } from '../store.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
 export async function findMessageById(db: Db, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * {@link findMessageById} for a change decided on the row (an edit's next revision): inside a
+ * PostgreSQL write transaction the row is read FOR UPDATE, so two edits side by side take turns
+ * (SQLite's BEGIN IMMEDIATE already serialises writers).
+ */
+export async function findMessageForChange(db: Db, id: string): Promise<MessageRow | undefined> {
+  const query = db.selectFrom('messages').selectAll().where('id', '=', id);
+  const locked = db.isTransaction && dialectOf(db).locksRowsRead;
+  return (locked ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /** Messages by seq, in the order of `seqs`. */
