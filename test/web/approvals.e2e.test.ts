@@ -211,6 +211,31 @@ describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
     }
   });
 
+  it('a request too large for a list shows cut beside the others after a reload, and says how to see it whole', async () => {
+    const asker = await resolveAgent(stage.hostCtx, agent);
+    const huge: ApprovalAsk = {
+      client: 'claude',
+      kind: 'tool',
+      subject: { tool: 'Write', input: { file_path: '/srv/huge.txt', content: 'z'.repeat(1_400_000) } },
+      turnId: null,
+    };
+    const { row: big } = await requestApproval(stage.hostCtx, asker, huge, 600_000);
+    const { row: small } = await requestApproval(stage.hostCtx, asker, bash('make small'), 600_000);
+    // A fresh load reads approval.list: before, it failed too_large and the page showed no card at all.
+    await page.evaluate(`window.location.hash = ${JSON.stringify(`#/queue/${agent}`)}`);
+    await page.reload();
+    await card('make small').waitFor();
+    const cut = page.locator(`.approval-card[data-approval-id="${big.id}"]`);
+    await cut.waitFor();
+    expect(await cut.locator('.approval-cut').textContent()).toContain(`sluice approval show ${big.id}`);
+    expect(await cut.locator('.approval-cut').textContent()).toMatch(/the whole request is 1\.\d MB/);
+    const owner = await resolvePrincipal(stage.hostCtx, 'owner');
+    for (const id of [big.id, small.id])
+      await decideApprovalRequest(stage.hostCtx, owner, { id, decision: 'deny' });
+    await cut.waitFor({ state: 'detached' });
+    await card('make small').waitFor({ state: 'detached' });
+  });
+
   it('logged no page error or console error', () => {
     expect(problems).toEqual([]);
   });

@@ -28,8 +28,13 @@ export interface Approval {
   agent: string;
   client: 'claude' | 'codex';
   kind: 'tool' | 'command' | 'file_change' | 'user_input';
-  /** What the client asked, exactly as it sent it. */
+  /** What the client asked, exactly as it sent it (cut when large: see `subjectCut`). */
   subject: ApprovalSubject;
+  /**
+   * Present only when `subject` is shown cut (its long texts end in `… [N more characters …]`):
+   * the size of the whole subject's JSON. `sluice approval show ID` prints it whole.
+   */
+  subjectCut?: { bytes: number };
   turnId: string | null;
   status: 'pending' | 'allowed' | 'denied' | 'expired';
   note: string | null;

@@ -16,6 +16,7 @@ import { isHostOwner, mayDecideApprovals, requireApprovalDecider } from '../iden
 import { announceCommit, type HostContext, newId, nowIso } from '../identity/context.js';
 import { type Principal, resolveAgent } from '../identity/principals.js';
 import { ruleFor } from './subject.js';
+import { listedSubjectBytes } from './subject-cut.js';
 import { type ApprovalView, approvalView, approvalViews } from './views.js';
 
 /** Longest note a person may give with a decision (characters). */
@@ -87,7 +88,7 @@ export async function listApprovals(
     pendingOnly: (options.status ?? 'pending') === 'pending',
     limit: MAX_APPROVALS_LISTED,
   });
-  return approvalViews(ctx.store.db, rows);
+  return approvalViews(ctx.store.db, rows, { shownBytes: listedSubjectBytes(rows.length) });
 }
 
 export interface ApprovalDecision {
@@ -181,4 +182,26 @@ export async function approvalForDecider(
   const agent = await findPrincipalById(db, row.agent_id);
   if (!agent || !(await mayDecideApprovals(db, caller, agent))) return null;
   return approvalView(db, row);
+}
+
+/**
+ * One request with its subject whole, however large (`sluice approval show`): for whoever may
+ * decide it (the same checks and answers as a decision); nothing is written but the timeout's deny.
+ */
+export async function showApproval(
+  ctx: HostContext,
+  caller: Principal,
+  approvalId: string,
+): Promise<ApprovalView> {
+  if (caller.kind !== 'person')
+    throw new SluiceError('denied', 'an agent never sees or decides approval requests: a person does');
+  const found = typeof approvalId === 'string' ? await findApprovalById(ctx.store.db, approvalId) : undefined;
+  if (!found) throw new SluiceError('not_found', `no approval request ${String(approvalId).slice(0, 80)}`);
+  const agent = await findPrincipalById(ctx.store.db, found.agent_id);
+  if (!agent) throw new SluiceError('not_found', `no approval request ${found.id}`);
+  await requireApprovalDecider(ctx.store.db, caller, agent);
+  await sweepExpiredApprovals(ctx, agent.id);
+  const current = (await findApprovalById(ctx.store.db, found.id)) ?? found;
+  const [view] = await approvalViews(ctx.store.db, [current], { whole: true });
+  return view as ApprovalView;
 }

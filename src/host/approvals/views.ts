@@ -4,6 +4,7 @@ import type { ApprovalRow } from '../../store/ops/approvals.js';
 import { findPrincipalsByIds } from '../../store/ops/principals.js';
 import type { Db } from '../../store/store.js';
 import type { ApprovalSubject } from './subject.js';
+import { shownSubject } from './subject-cut.js';
 
 /**
  * An approval request as every surface shows it (docs/rpc.md `approval.list`), and an "allow
@@ -19,25 +20,39 @@ async function namesOf(db: Db, ids: Iterable<string | null>): Promise<Map<string
   return new Map(rows.map((p) => [p.id, p.name]));
 }
 
-export async function approvalViews(db: Db, rows: readonly ApprovalRow[]): Promise<ApprovalView[]> {
+/**
+ * Requests as the surfaces show them. A subject over `shownBytes` of JSON is cut (`subjectCut`);
+ * `whole` shows every subject as it was asked (`sluice approval show`).
+ */
+export async function approvalViews(
+  db: Db,
+  rows: readonly ApprovalRow[],
+  options: { shownBytes?: number; whole?: boolean } = {},
+): Promise<ApprovalView[]> {
   const names = await namesOf(
     db,
     rows.flatMap((r) => [r.agent_id, r.decided_by]),
   );
-  return rows.map((r) => ({
-    id: r.id,
-    agent: names.get(r.agent_id) ?? r.agent_id,
-    client: r.client,
-    kind: r.kind,
-    subject: JSON.parse(r.subject) as ApprovalSubject,
-    turnId: r.turn_id,
-    status: r.status,
-    note: r.note,
-    createdAt: Date.parse(r.created_at),
-    expiresAt: Date.parse(r.expires_at),
-    decidedBy: r.decided_by === null ? null : (names.get(r.decided_by) ?? r.decided_by),
-    decidedAt: r.decided_at === null ? null : Date.parse(r.decided_at),
-  }));
+  return rows.map((r) => {
+    const shown = options.whole
+      ? { subject: JSON.parse(r.subject) as ApprovalSubject, cut: false, subjectBytes: 0 }
+      : shownSubject(r.subject, options.shownBytes);
+    return {
+      id: r.id,
+      agent: names.get(r.agent_id) ?? r.agent_id,
+      client: r.client,
+      kind: r.kind,
+      subject: shown.subject,
+      ...(shown.cut ? { subjectCut: { bytes: shown.subjectBytes } } : {}),
+      turnId: r.turn_id,
+      status: r.status,
+      note: r.note,
+      createdAt: Date.parse(r.created_at),
+      expiresAt: Date.parse(r.expires_at),
+      decidedBy: r.decided_by === null ? null : (names.get(r.decided_by) ?? r.decided_by),
+      decidedAt: r.decided_at === null ? null : Date.parse(r.decided_at),
+    };
+  });
 }
 
 export async function approvalView(db: Db, row: ApprovalRow): Promise<ApprovalView> {

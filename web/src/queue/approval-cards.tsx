@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
-import { describeError, type RpcClient } from '../rpc.js';
+import { formatBytes } from '../media.js';
+import { describeError, type RpcClient, RpcError } from '../rpc.js';
 import { RelativeTime } from '../time.js';
 import type { Approval } from '../wire.js';
 import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
@@ -13,11 +14,24 @@ import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
  */
 export function ApprovalCards({ client, agent }: { client: RpcClient; agent: string }) {
   const [pending, setPending] = useState<Approval[]>([]);
+  const [failed, setFailed] = useState<string | null>(null);
   const load = useCallback(() => {
     client
       .call<{ approvals: Approval[] }>('approval.list', { agent, status: 'pending' })
-      .then((r) => setPending(r.approvals.filter((a) => a.status === 'pending')))
-      .catch(() => setPending([]));
+      .then((r) => {
+        setFailed(null);
+        setPending(r.approvals.filter((a) => a.status === 'pending'));
+      })
+      .catch((err) => {
+        setPending([]);
+        // Anyone the host refuses (not a manager) sees nothing, and a dropped connection reads
+        // again on reconnect; any other failure is said rather than shown as "nothing pending".
+        const refused =
+          err instanceof RpcError && (err.data as { code?: string } | undefined)?.code === 'denied';
+        setFailed(
+          refused || !(err instanceof RpcError) || typeof err.code !== 'number' ? null : describeError(err),
+        );
+      });
   }, [client, agent]);
   useEffect(load, [load]);
   useOnReconnect(client, load);
@@ -36,6 +50,12 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
       offResync();
     };
   }, [client, agent, load]);
+  if (failed !== null)
+    return (
+      <p class="error" role="alert">
+        Could not read {agent}’s approval requests: {failed}
+      </p>
+    );
   if (pending.length === 0) return null;
   return (
     <section class="approvals" aria-label={`${agent} asks for permission`}>
@@ -69,6 +89,12 @@ function Request({ approval, onPick }: { approval: Approval; onPick: (label: str
       {s.diff !== undefined && <pre class="approval-diff">{s.diff}</pre>}
       {s.questions !== undefined && <ApprovalQuestions questions={s.questions} onPick={onPick} />}
       {s.reason !== undefined && <p class="muted">The model says: {s.reason}</p>}
+      {approval.subjectCut !== undefined && (
+        <p class="muted small approval-cut">
+          Shown cut: the whole request is {formatBytes(approval.subjectCut.bytes)}. See all of it with{' '}
+          <code>sluice approval show {approval.id}</code>.
+        </p>
+      )}
     </div>
   );
 }

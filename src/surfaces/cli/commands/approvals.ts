@@ -9,6 +9,7 @@ import {
   listRulesOf,
   revokeRule,
   setApprovalPolicy,
+  showApproval,
 } from '../../../host/approvals/index.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
@@ -68,6 +69,17 @@ function decisionLine(a: ApprovalView): string {
   return `${a.id} ${a.status} by ${a.decidedBy ?? 'nobody'}: ${a.agent} ${approvalSummary(a)}${note}\n`;
 }
 
+/**
+ * Bidirectional controls escaped in JSON text (still the same JSON): a subject's U+202E would
+ * otherwise reorder what the terminal shows of the command a person is about to allow.
+ */
+function escapeBidi(json: string): string {
+  return json.replace(
+    /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 export function registerApprovalCommands(program: Command): void {
   const approval = program
     .command('approval')
@@ -88,6 +100,15 @@ export function registerApprovalCommands(program: Command): void {
           status: opts.all ? 'all' : 'pending',
         });
         await writeList(rows, { json: opts.json, columns: COLUMNS, empty: 'no approval requests' });
+      }),
+    );
+  approval
+    .command('show <id>')
+    .description('one request as JSON, its subject whole however large (lists and the page show it cut)')
+    .action(
+      action(async ({ host, actor }, id: string) => {
+        const shown = await showApproval(host, await actor(), id);
+        await writeOut(`${escapeBidi(JSON.stringify(shown, null, 2))}\n`);
       }),
     );
   approval
