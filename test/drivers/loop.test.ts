@@ -50,6 +50,7 @@ class ScriptedClient implements DriverClient {
     this.die('fake client died');
   }
   async stop(): Promise<void> {}
+  endTurn: (() => Promise<void>) | undefined;
   ids(i: number): string[] {
     return this.requests[i]?.delivered.map((m) => m.id) ?? [];
   }
@@ -180,6 +181,25 @@ describe('the driver loop', () => {
     stop.abort();
     await loop;
     expect(await states()).toEqual(['waiting']);
+    expect(reports[0]).toMatchObject({ outcome: 'abandoned', reason: 'driver stopped' });
+  });
+
+  test('stopping the driver mid-turn ends the client before the turn is abandoned', async () => {
+    const seenAtEnd: { turns: string[]; reports: number }[] = [];
+    client.endTurn = async () => {
+      const turns = await h.ctx.store.db.selectFrom('turns').select('state').execute();
+      seenAtEnd.push({ turns: turns.map((t) => t.state), reports: reports.length });
+    };
+    await send('x');
+    start();
+    await turnsStarted(1);
+    stop.abort();
+    await loop;
+    // Still open when the client was ended: nothing it did afterwards could act for the turn.
+    expect(seenAtEnd).toHaveLength(1);
+    expect(seenAtEnd[0]?.turns).toHaveLength(1);
+    expect(seenAtEnd[0]?.turns).not.toContain('abandoned');
+    expect(seenAtEnd[0]?.reports).toBe(0);
     expect(reports[0]).toMatchObject({ outcome: 'abandoned', reason: 'driver stopped' });
   });
 

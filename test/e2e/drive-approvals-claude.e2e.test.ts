@@ -168,6 +168,53 @@ describe.skipIf(!enabled)('approvals with a driven Claude Code', () => {
     expect(second.stdout()).not.toMatch(/ asks apr_/);
   }, 300_000);
 
+  test('a driver stopped (SIGTERM) while it waits: the client cannot finish the turn, the message and the request stay pending for the next driver', async () => {
+    // The model would reply and archive as soon as its `touch` gets any answer, even a failure:
+    // a client left running after the stop would consume the message unsupervised.
+    server.reset((req) => {
+      if (!isMainAgentRequest(req)) return { text: 'ok' };
+      const id = envelopeIds(envelopesIn(req).at(-1) ?? '')[0];
+      const step = priorToolCallCount(req);
+      if (step === 0) return { toolCalls: [shellCall(req, 'touch stopped-marker')] };
+      if (step === 1 && id)
+        return {
+          toolCalls: [
+            {
+              name: 'mcp__sluice__message_reply',
+              input: { message_id: id, body: 'went on alone', archive: true },
+            },
+          ],
+        };
+      return { text: 'done' };
+    });
+    const { h, cwd, start } = await setup();
+    const sent = await h.send('please touch the marker and tell me');
+    const d = start();
+    const id = await askedId(d);
+    // As `sluice agent stop` and a host shutdown do: SIGTERM to the driver alone, not its group.
+    d.child.kill('SIGTERM');
+    expect((await d.exited).code).toBe(0);
+    expect(d.stdout()).toMatch(/abandoned: 1 delivered/);
+    const replies = await h.ctx.store.db
+      .selectFrom('messages')
+      .select(['body'])
+      .where('reply_to', '=', sent)
+      .execute();
+    expect(replies, resultsSeen().join('\n')).toEqual([]);
+    expect(await h.states()).toEqual([{ id: sent, state: 'waiting', failure_kind: null }]);
+    expect(await approvalRows(h)).toMatchObject([{ id, status: 'pending' }]);
+    expect(existsSync(join(cwd, 'stopped-marker'))).toBe(false);
+    // Nothing answered the model's command after the stop: it made no further call.
+    expect(resultsSeen()).toEqual([]);
+    // The decision given meanwhile is the next driver's: the command runs, then the agent replies.
+    expect((await runCli(['approval', 'allow', id], { home: h.home })).code).toBe(0);
+    const second = start();
+    await second.waitForOutput(/ ok: 1 delivered/, 120_000);
+    expect(existsSync(join(cwd, 'stopped-marker'))).toBe(true);
+    expect(second.stdout()).not.toMatch(/ asks apr_/);
+    expect(await h.states()).toEqual([{ id: sent, state: 'archived', failure_kind: null }]);
+  }, 300_000);
+
   test('a tight allow-list still finishes work that needs one approved command: it runs, then the agent replies', async () => {
     server.reset((req) => {
       if (!isMainAgentRequest(req)) return { text: 'ok' };

@@ -10,8 +10,16 @@ export interface JsonLineChild {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** The last few KB of stderr, for a one-line failure report. */
   stderrTail(): string;
-  /** Closes stdin, waits briefly, then kills. */
+  /**
+   * Closes stdin, waits briefly, then kills: the gentle stop of an idle client, which ends on its
+   * own when its input ends.
+   */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * Ends the process at once (SIGTERM, SIGKILL after `graceMs`), its stdin left open: a client in
+   * the middle of a turn reads a closed stdin as a cancelled prompt and goes on with the turn.
+   */
+  kill(graceMs?: number): Promise<void>;
 }
 
 const STDERR_TAIL = 4096;
@@ -104,6 +112,12 @@ export function startJsonLineChild(
     });
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
+  const kill = async (graceMs = 3000) => {
+    child.kill('SIGTERM');
+    const gone = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
+    if (!gone) child.kill('SIGKILL');
+    await exited;
+  };
   return {
     pid: child.pid,
     send(value) {
@@ -120,13 +134,10 @@ export function startJsonLineChild(
     async stop(graceMs = 3000) {
       child.stdin.end();
       const done = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
-      if (!done) {
-        child.kill('SIGTERM');
-        const gone = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
-        if (!gone) child.kill('SIGKILL');
-      }
+      if (!done) await kill(graceMs);
       await exited;
     },
+    kill,
   };
 }
 

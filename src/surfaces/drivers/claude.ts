@@ -130,9 +130,16 @@ export function startClaudeClient(
     name: 'claude',
     sessionKey: `claude:${randomUUID()}`,
     gone,
+    // Closing Claude's stdin cancels a permission request that waits and the session goes on
+    // with the turn (its sluice MCP server still acting as the agent), so a client with a turn in
+    // flight is ended at once; an idle one is let go gently (stdin closed, it exits by itself).
+    endTurn: () => {
+      stopAnswering();
+      return child.kill();
+    },
     stop: () => {
       stopAnswering();
-      return child.stop();
+      return current === undefined ? child.stop() : child.kill();
     },
     async steer(request: TurnRequest): Promise<boolean> {
       const turn = current;

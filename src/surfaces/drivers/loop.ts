@@ -37,6 +37,12 @@ export interface DriverClient {
   /** Settles when the client process has exited, with a one-line description. */
   readonly gone: Promise<string>;
   stop(): Promise<void>;
+  /**
+   * Called when the driver stops during a turn, before the host abandons it: afterwards the client
+   * must no longer be able to act for that turn (a reply or an archive it made then would consume
+   * what the abandonment gives back). A client without it must stop acting by itself.
+   */
+  endTurn?(): Promise<void>;
 }
 
 /** The client process ended: the open turn is abandoned and nothing is consumed. */
@@ -202,6 +208,8 @@ async function runOneTurn(run: LoopRun, session: TurnSession): Promise<TurnRepor
   }
   await steering;
   if (outcome === 'aborted') {
+    // The client goes first: abandoned while it still ran, the turn could still be acted on.
+    await client.endTurn?.();
     options.onTurn?.(await session.abandon('stopped', 'driver stopped'));
     return 'aborted';
   }
