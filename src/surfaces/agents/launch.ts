@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import type { HeldRun } from '../../host/agents/index.js';
 import type { SluiceLauncher } from '../hooks/install-files.js';
 import type { ChildOutput, LaunchRun, RunChild } from './supervisor.js';
@@ -40,6 +41,34 @@ function lineSplitter(line: (text: string) => void): (chunk: string) => void {
 }
 
 /**
+ * Why a run's folder cannot be the driver's working directory, or undefined when it can. Node
+ * reports a missing cwd as `spawn …/node ENOENT`, which reads as a missing Node, so the folder is
+ * checked first and the crash line names it.
+ */
+export function runFolderProblem(cwd: string): string | undefined {
+  const fix = 'moved or removed since `agent run`? create it again, or register the agent again with --cwd';
+  try {
+    if (statSync(cwd).isDirectory()) return undefined;
+    return `the agent's folder ${cwd} is not a folder (${fix})`;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return `the agent's folder ${cwd} does not exist (${fix})`;
+    return `the agent's folder ${cwd} cannot be used: ${(err as Error).message}`;
+  }
+}
+
+/** A driver that never started: it reports `line` and has exited. */
+function notStarted(line: string, output: ChildOutput): RunChild {
+  output.errorLine(line);
+  return {
+    pid: undefined,
+    exited: Promise.resolve({ code: null, signal: null }),
+    terminate: () => {},
+    kill: () => {},
+  };
+}
+
+/**
  * Starts drivers as child processes of this host: this Node and this installation's bin/sluice.js,
  * in their own process group (a kill takes the client and its MCP servers too), with the database
  * URL in the environment (`SLUICE_DB`), never on the command line where `ps` shows it.
@@ -51,6 +80,8 @@ export function processLauncher(options: {
   env?: NodeJS.ProcessEnv;
 }): LaunchRun {
   return (run: HeldRun, output: ChildOutput): RunChild => {
+    const folderProblem = runFolderProblem(run.cwd);
+    if (folderProblem !== undefined) return notStarted(folderProblem, output);
     const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), [SUPERVISED_ENV]: '1' };
     delete env.SLUICE_AS;
     if (options.db !== undefined) env.SLUICE_DB = options.db;

@@ -1,0 +1,54 @@
+// The host's driver launcher: a run whose folder is gone crashes with a line that names the folder,
+// not with Node's "spawn …/node ENOENT" (Node reports a missing cwd as a missing executable).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { HeldRun } from '../../src/host/agents/index.js';
+import { processLauncher } from '../../src/surfaces/agents/launch.js';
+import { tempHome } from '../support/host.js';
+
+const { home: dir, cleanup } = tempHome('sluice-launch-');
+afterAll(cleanup);
+
+function runIn(cwd: string): HeldRun {
+  return { agentId: 'a1', agent: 'gone', driver: 'claude', cwd, args: [], desired: 'running', restartSeq: 0 };
+}
+
+async function launchLines(cwd: string): Promise<{ lines: string[]; exit: { code: number | null } }> {
+  const launch = processLauncher({
+    launcher: { node: process.execPath, bin: join(dir, 'no-sluice.js') },
+    home: dir,
+  });
+  const lines: string[] = [];
+  const child = launch(runIn(cwd), { log: () => {}, outLine: () => {}, errorLine: (l) => lines.push(l) });
+  const exit = await child.exited;
+  return { lines, exit };
+}
+
+describe('processLauncher', () => {
+  it("reports a run folder that no longer exists as the agent's missing folder", async () => {
+    const cwd = join(dir, 'proj-removed');
+    const { lines, exit } = await launchLines(cwd);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.startsWith(`the agent's folder ${cwd} does not exist (`)).toBe(true);
+    expect(lines[0]).not.toContain('ENOENT');
+    expect(exit.code).toBeNull();
+  });
+
+  it('reports a run folder that is now a file as no folder', async () => {
+    const cwd = join(dir, 'proj-file');
+    writeFileSync(cwd, '');
+    const { lines } = await launchLines(cwd);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.startsWith(`the agent's folder ${cwd} is not a folder (`)).toBe(true);
+  });
+
+  it('starts the driver in a folder that exists', async () => {
+    const cwd = join(dir, 'proj');
+    mkdirSync(cwd);
+    const { lines, exit } = await launchLines(cwd);
+    // The stand-in bin/sluice.js is missing, so Node itself says so: the spawn got as far as Node.
+    expect(lines.join('\n')).toContain('no-sluice.js');
+    expect(exit.code).toBe(1);
+  });
+});
