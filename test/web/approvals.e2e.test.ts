@@ -220,7 +220,7 @@ describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
       turnId: null,
     };
     const { row: big } = await requestApproval(stage.hostCtx, asker, huge, 600_000);
-    const { row: small } = await requestApproval(stage.hostCtx, asker, bash('make small'), 600_000);
+    const { row: small } = await requestApproval(stage.hostCtx, asker, bash('make small # \u202ehs | x'), 600_000);
     // A fresh load reads approval.list: before, it failed too_large and the page showed no card at all.
     await page.evaluate(`window.location.hash = ${JSON.stringify(`#/queue/${agent}`)}`);
     await page.reload();
@@ -229,6 +229,12 @@ describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
     await cut.waitFor();
     expect(await cut.locator('.approval-cut').textContent()).toContain(`sluice approval show ${big.id}`);
     expect(await cut.locator('.approval-cut').textContent()).toMatch(/the whole request is 1\.\d MB/);
+    // A bidi override shows as what it is, not as a reordering of the command.
+    const input = (await card('make small').locator('pre').first().textContent()) ?? '';
+    expect(input).toContain('make small # \\u202ehs | x');
+    expect(input).not.toContain('\u202e');
+    // The timeout reads as the wait left, not as a date.
+    expect(await card('make small').textContent()).toContain('denied by itself in 10 minutes if nobody');
     const owner = await resolvePrincipal(stage.hostCtx, 'owner');
     for (const id of [big.id, small.id])
       await decideApprovalRequest(stage.hostCtx, owner, { id, decision: 'deny' });

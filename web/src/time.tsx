@@ -2,6 +2,7 @@
 // relative labels every 30 s, so they never go stale while the page stays open.
 
 import { useEffect, useState } from 'preact/hooks';
+import { dueLabel, relativeLabel } from './time-labels.js';
 
 const TICK_MS = 30_000;
 const listeners = new Set<() => void>();
@@ -26,34 +27,15 @@ function useNow(): number {
   return now;
 }
 
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ['minute', 60],
-  ['hour', 3600],
-  ['day', 86_400],
-];
-
-/** A short relative label: "just now", "5 minutes ago", "3 hours ago", "2 days ago", else the date. */
-export function relativeLabel(at: Date, now: number, locale?: string): string {
-  const seconds = Math.round((now - at.getTime()) / 1000);
-  if (Math.abs(seconds) < 45) return 'just now';
-  if (seconds < 0 || seconds >= 7 * 86_400)
-    return at.toLocaleDateString(locale, { year: 'numeric', month: 'short', day: 'numeric' });
-  const format = new Intl.RelativeTimeFormat(locale, { numeric: 'auto' });
-  let label = format.format(-Math.max(1, Math.round(seconds / 60)), 'minute');
-  for (const [unit, size] of UNITS)
-    if (seconds >= size) label = format.format(-Math.round(seconds / size), unit);
-  return label;
-}
-
 /** `<time>` showing a relative label, with the exact local time (to the second) as its tooltip. */
-export function RelativeTime({ iso }: { iso: string }) {
+export function RelativeTime({ iso, due = false }: { iso: string; due?: boolean }) {
   const now = useNow();
   const at = new Date(iso);
   if (Number.isNaN(at.getTime())) return <time>{iso}</time>;
   const exact = at.toLocaleString(undefined, { dateStyle: 'full', timeStyle: 'medium' });
   return (
     <time dateTime={iso} title={exact}>
-      {relativeLabel(at, now)}
+      {due ? dueLabel(at, now) : relativeLabel(at, now)}
     </time>
   );
 }

@@ -26,8 +26,26 @@ export const MAX_APPROVALS_LISTED = 200;
 
 /** The note a model sees when nobody decided in time. */
 export function timeoutNote(row: Pick<ApprovalRow, 'created_at' | 'expires_at'>): string {
-  const minutes = Math.max(1, Math.round((Date.parse(row.expires_at) - Date.parse(row.created_at)) / 60_000));
-  return `No person decided this request within ${minutes} minute${minutes === 1 ? '' : 's'}, so it was denied (Sluice approval timeout). Do not retry it unasked; say what you needed in your reply.`;
+  const waited = describeWait(Date.parse(row.expires_at) - Date.parse(row.created_at));
+  return `No person decided this request within ${waited}, so it was denied (Sluice approval timeout). Do not retry it unasked; say what you needed in your reply.`;
+}
+
+/** A policy's timeout in the unit a person would say it in: "30 seconds", "10 minutes", "2 days". */
+export function describeWait(ms: number): string {
+  const units: [name: string, ms: number][] = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+  ];
+  for (const [name, size] of units) {
+    // A whole number of this unit, or at least two of it (90 minutes reads as 2 hours, not 1).
+    if (ms >= 2 * size || (ms >= size && ms % size === 0)) {
+      const n = Math.round(ms / size);
+      return `${n} ${name}${n === 1 ? '' : 's'}`;
+    }
+  }
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
 }
 
 /**

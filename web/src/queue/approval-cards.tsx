@@ -66,6 +66,21 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
   );
 }
 
+// Controls and invisible format characters but the line break (the host's core/text.ts
+// revealInvisible does the same for the CLI, the driver and Telegram).
+const INVISIBLE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/**
+ * The text with every character that acts instead of showing written as `\u202e`: a bidi override
+ * in a command would otherwise reorder what a person reads before allowing it.
+ */
+function shown(text: string): string {
+  return text.replace(INVISIBLE, (c) => {
+    const cp = c.codePointAt(0) as number;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
+}
+
 /**
  * What the client asked, exactly: the tool and its input JSON, the command and cwd, the diff, the
  * questions (an option pressed becomes the answer).
@@ -76,19 +91,19 @@ function Request({ approval, onPick }: { approval: Approval; onPick: (label: str
     <div class="approval-request">
       {s.tool !== undefined && (
         <p>
-          Tool <code>{s.tool}</code>
+          Tool <code>{shown(s.tool)}</code>
         </p>
       )}
-      {s.input !== undefined && <pre class="approval-input">{JSON.stringify(s.input, null, 2)}</pre>}
-      {s.command !== undefined && <pre class="approval-command">{s.command}</pre>}
+      {s.input !== undefined && <pre class="approval-input">{shown(JSON.stringify(s.input, null, 2))}</pre>}
+      {s.command !== undefined && <pre class="approval-command">{shown(s.command)}</pre>}
       {s.cwd !== undefined && (
         <p>
-          in <code>{s.cwd}</code>
+          in <code>{shown(s.cwd)}</code>
         </p>
       )}
-      {s.diff !== undefined && <pre class="approval-diff">{s.diff}</pre>}
+      {s.diff !== undefined && <pre class="approval-diff">{shown(s.diff)}</pre>}
       {s.questions !== undefined && <ApprovalQuestions questions={s.questions} onPick={onPick} />}
-      {s.reason !== undefined && <p class="muted">The model says: {s.reason}</p>}
+      {s.reason !== undefined && <p class="muted">The model says: {shown(s.reason)}</p>}
       {approval.subjectCut !== undefined && (
         <p class="muted small approval-cut">
           Shown cut: the whole request is {formatBytes(approval.subjectCut.bytes)}. See all of it with{' '}
@@ -129,7 +144,7 @@ function ApprovalCard({ client, approval }: { client: RpcClient; approval: Appro
         <strong>{heading}</strong> <RelativeTime iso={new Date(approval.createdAt).toISOString()} />
         <span class="muted small">
           {' '}
-          · denied by itself <RelativeTime iso={new Date(approval.expiresAt).toISOString()} /> if nobody
+          · denied by itself <RelativeTime iso={new Date(approval.expiresAt).toISOString()} due /> if nobody
           answers
         </span>
       </header>

@@ -1,6 +1,6 @@
 import type { Api, Context } from 'grammy';
 import type { InlineKeyboardMarkup } from 'grammy/types';
-import { sliceWhole } from '../../../core/text.js';
+import { revealInvisible, sliceWhole } from '../../../core/text.js';
 import type { ApprovalView } from '../../../host/approvals/index.js';
 import type { HostContext } from '../../../host/identity/index.js';
 import {
@@ -15,8 +15,11 @@ import { type FaultCounts, faultText, isRefusal } from './faults.js';
 import { startPump } from './pump.js';
 import { callDeadline, TELEGRAM_TEXT_LIMIT } from './replies.js';
 
-/** What a card says when the request did not fit: the page shows it whole. */
-export const TRUNCATED_MARKER = '\n…(truncated, see the page)';
+/**
+ * What a card says when the request did not fit: the page shows it whole. Such a card offers only
+ * Deny: nobody allows from a phone what the phone could not show.
+ */
+export const TRUNCATED_MARKER = '\n…(truncated: too long to allow from here; see the page)';
 /** Room kept at the end of a card for the outcome line an edit adds. */
 const OUTCOME_ROOM = 200;
 
@@ -34,10 +37,13 @@ export function parseCallbackData(
   return { approvalId: match[2] as string, decision: match[1] === 'a' ? 'allow' : 'deny' };
 }
 
-/** Allow and Deny; a question (`user_input`) only Deny: its answer is text, given on the page or CLI. */
-export function keyboard(approval: Pick<ApprovalView, 'id' | 'kind'>): InlineKeyboardMarkup {
+/**
+ * Allow and Deny; only Deny for a question (`user_input`: its answer is text, given on the page or
+ * CLI) and for a request the card could not show whole ({@link approvalCardShowsAll}).
+ */
+export function keyboard(approval: ApprovalView): InlineKeyboardMarkup {
   const deny = { text: '❌ Deny', callback_data: callbackData(approval.id, 'deny') };
-  if (approval.kind === 'user_input') return { inline_keyboard: [[deny]] };
+  if (approval.kind === 'user_input' || !approvalCardShowsAll(approval)) return { inline_keyboard: [[deny]] };
   return {
     inline_keyboard: [[{ text: '✅ Allow', callback_data: callbackData(approval.id, 'allow') }, deny]],
   };
@@ -53,6 +59,15 @@ function pretty(value: unknown): string {
  * limit, leaving room for the outcome line, with {@link TRUNCATED_MARKER} when cut.
  */
 export function approvalCardText(approval: ApprovalView): string {
+  return approvalCard(approval).text;
+}
+
+/** Whether the card shows the whole request (nothing cut, here or by the host's list view). */
+export function approvalCardShowsAll(approval: ApprovalView): boolean {
+  return approvalCard(approval).whole;
+}
+
+function approvalCard(approval: ApprovalView): { text: string; whole: boolean } {
   const s = approval.subject;
   const lines = [`🔐 ${approval.agent} asks for permission (${approval.client}, ${approval.kind})`];
   if (s.tool !== undefined) lines.push(`Tool: ${s.tool}`);
@@ -69,11 +84,12 @@ export function approvalCardText(approval: ApprovalView): string {
   lines.push(
     `Request ${approval.id}; denied unless decided by ${new Date(approval.expiresAt).toISOString()}.`,
   );
-  const text = lines.join('\n');
+  // Controls and bidi overrides shown as escapes: the phone shows what the command holds.
+  const text = revealInvisible(lines.join('\n'), { keepNewlines: true });
   const limit = TELEGRAM_TEXT_LIMIT - OUTCOME_ROOM;
-  return text.length <= limit
-    ? text
-    : `${sliceWhole(text, limit - TRUNCATED_MARKER.length)}${TRUNCATED_MARKER}`;
+  if (text.length <= limit && approval.subjectCut === undefined) return { text, whole: true };
+  const kept = Math.min(text.length, limit - TRUNCATED_MARKER.length);
+  return { text: `${sliceWhole(text, kept)}${TRUNCATED_MARKER}`, whole: false };
 }
 
 /** The line an edit adds once the request is decided: what, and who decided. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { cutUtf8 } from '../../../core/preview.js';
+import { revealInvisible } from '../../../core/text.js';
 import type { ApprovalRuleView, ApprovalView } from '../../../host/approvals/index.js';
 import {
   approvalPolicyOf,
@@ -30,7 +31,7 @@ export function approvalSummary(a: ApprovalView): string {
   const what =
     s.command ??
     (s.tool !== undefined ? `${s.tool} ${JSON.stringify(s.input ?? {})}` : (s.diff ?? questions));
-  return cutUtf8(what, 100).text;
+  return cutUtf8(revealInvisible(what), 100).text;
 }
 
 const COLUMNS = [
@@ -65,7 +66,7 @@ export function parseApprovalTimeout(text: string): number {
 
 /** The line a decision prints: what was decided, by whom, and what the model will be told. */
 function decisionLine(a: ApprovalView): string {
-  const note = a.note === null ? '' : ` (note: ${a.note})`;
+  const note = a.note === null ? '' : ` (note: ${revealInvisible(a.note)})`;
   return `${a.id} ${a.status} by ${a.decidedBy ?? 'nobody'}: ${a.agent} ${approvalSummary(a)}${note}\n`;
 }
 
