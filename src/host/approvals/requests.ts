@@ -164,15 +164,15 @@ async function applyOnce(ctx: HostContext, id: string): Promise<boolean> {
 /**
  * Wakes on any commit, in this process or another (SQLite: `PRAGMA data_version`; PostgreSQL:
  * LISTEN/NOTIFY on the event log, so a decision on another host arrives too), on a deadline, or
- * on abort; remembers a wake that came before the wait.
+ * on abort; remembers a wake that came before the wait. Exported for its tests.
  */
-class ChangeSignal {
+export class ChangeSignal {
   #pending = false;
   #resolve: (() => void) | undefined;
   readonly #stop: () => void;
-  readonly #ctx: HostContext;
+  readonly #ctx: Pick<HostContext, 'store' | 'localCommitListeners'>;
 
-  constructor(ctx: HostContext) {
+  constructor(ctx: Pick<HostContext, 'store' | 'localCommitListeners'>) {
     this.#ctx = ctx;
     this.#stop = ctx.store.watchChanges(this.#notify);
     ctx.localCommitListeners.add(this.#notify);
@@ -188,7 +188,9 @@ class ChangeSignal {
   }
 
   wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (this.#pending) return Promise.resolve();
+    // An abort event never fires again for a signal that is already aborted: a listener added now
+    // would wait out the whole timer (and its ref'd timer would keep a stopped driver alive).
+    if (this.#pending || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
