@@ -323,6 +323,7 @@ describe('sluice hooks install codex', () => {
         '[mcp_servers.sluice]',
         `command = ${JSON.stringify(process.execPath)}`,
         `args = [${JSON.stringify(SLUICE_BIN)}, "mcp", "--as", "bot"]`,
+        'default_tools_approval_mode = "approve"',
         '',
         '[mcp_servers.sluice.env]',
         `SLUICE_HOME = ${JSON.stringify(host.home)}`,
@@ -338,6 +339,37 @@ describe('sluice hooks install codex', () => {
     const again = await install(['codex', '--as', 'bot'], { CODEX_HOME: codexHome });
     expect(again.stdout).toMatch(/^codex: already installed, nothing to change/);
     expect(readFileSync(join(codexHome, 'config.toml'), 'utf8')).toBe(toml);
+  });
+
+  test('the sluice tools are approved up front: an install an older version wrote gets the key, uninstall takes it out', async () => {
+    // `codex exec` runs with approvals "never": a tool call that would ask is refused outright
+    // ("MCP tool call requires approval, but approval policy is never"), so the agent could not reply.
+    const codexHome = freshDir('codex-approve');
+    const provider = 'model = "gpt-5"\n';
+    const oldInstall = [
+      '[mcp_servers.sluice]',
+      `command = ${JSON.stringify(process.execPath)}`,
+      `args = [${JSON.stringify(SLUICE_BIN)}, "mcp", "--as", "bot"]`,
+      '',
+      '[mcp_servers.sluice.env]',
+      `SLUICE_HOME = ${JSON.stringify(host.home)}`,
+      '',
+    ].join('\n');
+    writeFileSync(join(codexHome, 'config.toml'), `${provider}\n${oldInstall}`);
+    const run = await install(['codex', '--as', 'bot'], { CODEX_HOME: codexHome });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toMatch(/already installed/);
+    const toml = readFileSync(join(codexHome, 'config.toml'), 'utf8');
+    const table = toml.slice(toml.indexOf('[mcp_servers.sluice]'), toml.indexOf('[mcp_servers.sluice.env]'));
+    expect(table.split('\n')).toContain('default_tools_approval_mode = "approve"');
+    expect(toml.match(/default_tools_approval_mode/g)).toHaveLength(1);
+
+    const removed = await runCliHere(['hooks', 'uninstall', 'codex'], {
+      home: host.home,
+      env: { CLAUDE_CONFIG_DIR: userConfig, CODEX_HOME: codexHome },
+    });
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(readFileSync(join(codexHome, 'config.toml'), 'utf8')).toBe(provider);
   });
 
   test('a sluice server written as dotted keys or an inline table is refused, not guessed at', () => {

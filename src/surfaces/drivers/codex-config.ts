@@ -11,6 +11,14 @@ export const CODEX_PERMISSION_PROFILE = 'sluice_agent';
 
 export type CodexSandbox = 'workspace-write' | 'danger-full-access';
 
+/**
+ * The `[mcp_servers.sluice]` key and value that approve the sluice tools up front, for the driver
+ * and for `sluice hooks install codex` alike. The tools act only as the agent the server runs as;
+ * without it Codex asks for each call, and under approval policy "never" (the driver's, and
+ * `codex exec`'s default) a call that would ask is refused, so the agent could not reply at all.
+ */
+export const CODEX_SLUICE_TOOLS_APPROVAL = { key: 'default_tools_approval_mode', value: 'approve' } as const;
+
 /** TOML literal for a `-c key=value` override (JSON strings and arrays are valid TOML). */
 function toml(value: string | string[] | Record<string, string>): string {
   if (typeof value === 'string' || Array.isArray(value)) return JSON.stringify(value);
@@ -56,7 +64,7 @@ export function codexArgs(setup: DriverSetup, sandbox: CodexSandbox = 'workspace
     // The sluice tools act only as this agent (the server runs outside the sandbox with --as), so
     // they are approved up front; Codex would otherwise ask, and an unattended driver says no.
     '-c',
-    'mcp_servers.sluice.default_tools_approval_mode="approve"',
+    `mcp_servers.sluice.${CODEX_SLUICE_TOOLS_APPROVAL.key}=${toml(CODEX_SLUICE_TOOLS_APPROVAL.value)}`,
     // Start the turn only once the server is up, so the first model call already has the tools.
     '-c',
     'mcp_servers.sluice.required=true',

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
+import { CODEX_SLUICE_TOOLS_APPROVAL } from '../drivers/codex-config.js';
 import { assertNoPasswordInProject } from './claude-files.js';
 import {
   changeFor,
@@ -30,12 +31,16 @@ export function codexUserDir(env: NodeJS.ProcessEnv, homeDir: string): string {
 /** TOML basic strings accept JSON string escapes, so JSON.stringify quotes a TOML string. */
 const tomlString = (s: string) => JSON.stringify(s);
 
-/** The `[mcp_servers.sluice]` table (and its env sub-table) that starts `sluice mcp --as AGENT`. */
+/**
+ * The `[mcp_servers.sluice]` table (and its env sub-table) that starts `sluice mcp --as AGENT`,
+ * its tools approved up front as the driver does it (`codex exec` refuses a call that would ask).
+ */
 export function codexMcpBlock(launcher: SluiceLauncher, agent: string, store: StoreLocation): string {
   const lines = [
     '[mcp_servers.sluice]',
     `command = ${tomlString(launcher.node)}`,
     `args = [${[launcher.bin, 'mcp', '--as', agent].map(tomlString).join(', ')}]`,
+    `${CODEX_SLUICE_TOOLS_APPROVAL.key} = ${tomlString(CODEX_SLUICE_TOOLS_APPROVAL.value)}`,
     '',
     '[mcp_servers.sluice.env]',
     `SLUICE_HOME = ${tomlString(store.home)}`,
