@@ -19,6 +19,7 @@ import {
   codexConfigProblem,
   requireCodexThread,
 } from './codex-config.js';
+import { type CodexModelError, codexModelError, DEFAULT_CODEX_RETRY_LIMIT_MS } from './codex-model-errors.js';
 import { AppServerPeer, CodexRpcError } from './codex-peer.js';
 import { codexTurnInput } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
@@ -84,7 +85,17 @@ export interface CodexClientOptions {
   /** When Codex asks a person (default on-request: to leave the sandbox); docs/approvals.md. */
   approvalPolicy?: CodexApprovalPolicy | undefined;
   onApproval?: ApprovalReporter | undefined;
+  /** Called with each model error Codex reports for a running turn (while it retries, too). */
+  onModelError?: ((error: CodexModelError) => void) | undefined;
+  /**
+   * How long Codex may keep retrying its model within a turn before the driver interrupts it and
+   * returns the turn's messages as `model_error` (default {@link DEFAULT_CODEX_RETRY_LIMIT_MS}).
+   */
+  retryLimitMs?: number | undefined;
 }
+
+/** How long an interrupted turn may take to report its end before the driver stops waiting. */
+const INTERRUPT_GRACE_MS = 10_000;
 
 /**
  * Starts `codex app-server`, opens one thread and returns it as a driver client. What Codex asks
@@ -186,13 +197,32 @@ export async function startCodexClient(
       let unsubscribe: () => void = () => {};
       let turnId: string | undefined;
       const early: TurnCompleted[] = [];
+      const earlyErrors: CodexModelError[] = [];
       // Only sluice results Codex reports as completed items count for the turn (DESIGN.md I9).
       const turn: CodexTurn = { turn: request.turn, listeners: [] };
       current = turn;
+      const failing = new ModelFailure(options.retryLimitMs ?? DEFAULT_CODEX_RETRY_LIMIT_MS, () => {
+        if (turnId === undefined) return;
+        // The turn ends as interrupted; until Codex says so the driver does not start the next one.
+        peer.request('turn/interrupt', { threadId, turnId }).catch(() => {});
+      });
+      const modelError = (error: CodexModelError) => {
+        options.onModelError?.(error);
+        failing.report(error);
+      };
       const completed = new Promise<TurnCompleted>((resolve) => {
         unsubscribe = peer.onNotification((method, params) => {
           for (const text of codexSluiceResults(method, params))
             request.turn.saw({ kind: 'tool_result', text });
+          const error = codexModelError(method, params);
+          if (error !== undefined) {
+            if (turnId === undefined) earlyErrors.push(error);
+            else if (error.turnId === undefined || error.turnId === turnId) modelError(error);
+            return;
+          }
+          // Work on the turn after an error: Codex reached its model again.
+          if (method === 'item/started' && (params as { turnId?: unknown } | null)?.turnId === turnId)
+            failing.recovered();
           if (method !== 'turn/completed') return;
           const p = params as TurnCompleted;
           if (turnId === undefined) early.push(p);
@@ -214,17 +244,85 @@ export async function startCodexClient(
         if ('gone' in started) throw new ClientGoneError(started.gone);
         turnId = started.turn.id;
         turn.codexTurnId = turnId;
+        for (const error of earlyErrors)
+          if (error.turnId === undefined || error.turnId === turnId) modelError(error);
         const seen = early.find((p) => p.turn?.id === turnId);
-        const ended = seen ?? (await Promise.race([completed, goneEarly]));
+        const ended = seen ?? (await Promise.race([completed, goneEarly, failing.abandoned]));
         if ('gone' in ended) throw new ClientGoneError(ended.gone);
-        return codexOutcome(ended);
+        if ('gaveUp' in ended) return ended.gaveUp;
+        return failing.outcome ?? codexOutcome(ended);
       } finally {
+        failing.close();
         if (current === turn) current = undefined;
         for (const stopListening of turn.listeners) stopListening();
         unsubscribe();
       }
     },
   };
+}
+
+/**
+ * A turn's model errors, and when to give up on them. Codex reports a model it cannot reach with
+ * `error` notifications: `willRetry: false` ends the turn (Codex also fails it), `willRetry: true`
+ * may repeat forever. The driver gives up on the first, or once retries have run for `limitMs`
+ * without the model answering: it interrupts the turn, which then settles as `model_error` with
+ * Codex's message, as a Claude turn does on an API error.
+ */
+class ModelFailure {
+  /** The turn's outcome once the driver gave up on it. */
+  outcome: TurnOutcome | undefined;
+  /** Settles when Codex does not report the interrupted turn's end within the grace period. */
+  readonly abandoned: Promise<{ gaveUp: TurnOutcome }>;
+  #abandon: () => void = () => {};
+  #retryTimer: NodeJS.Timeout | undefined;
+  #graceTimer: NodeJS.Timeout | undefined;
+  #last: string | undefined;
+
+  constructor(
+    private readonly limitMs: number,
+    private readonly interrupt: () => void,
+  ) {
+    this.abandoned = new Promise((resolve) => {
+      this.#abandon = () => {
+        if (this.outcome !== undefined) resolve({ gaveUp: this.outcome });
+      };
+    });
+  }
+
+  report(error: CodexModelError): void {
+    if (this.outcome !== undefined) return;
+    this.#last = error.message;
+    if (!error.willRetry) {
+      this.#giveUp(error.message);
+      return;
+    }
+    this.#retryTimer ??= setTimeout(
+      () =>
+        this.#giveUp(
+          `codex was still retrying after ${Math.round(this.limitMs / 1000)} s: ${this.#last ?? 'model error'}`,
+        ),
+      this.limitMs,
+    );
+  }
+
+  /** The model answered again: a later error starts a new retry period. */
+  recovered(): void {
+    if (this.outcome !== undefined) return;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+  }
+
+  close(): void {
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#graceTimer);
+  }
+
+  #giveUp(reason: string): void {
+    clearTimeout(this.#retryTimer);
+    this.outcome = { ok: false, kind: 'model_error', reason: reason.slice(0, 300) };
+    this.interrupt();
+    this.#graceTimer = setTimeout(this.#abandon, INTERRUPT_GRACE_MS);
+  }
 }
 
 /**

@@ -10,9 +10,10 @@ import { startClaudeClient } from './claude.js';
 import { requireClientVersion } from './client-version.js';
 import { startCodexClient } from './codex.js';
 import type { CodexApprovalPolicy } from './codex-approvals.js';
+import { type CodexModelError, codexRetryLimitMs } from './codex-model-errors.js';
 import { ClientGoneError, type DriverClient, runDriverLoop } from './loop.js';
 import { findClientBinary, prepareDriver } from './setup.js';
-import { returnedStatusLine, steerStatusLine, turnStatusLine } from './status-lines.js';
+import { modelErrorStatusLine, returnedStatusLine, steerStatusLine, turnStatusLine } from './status-lines.js';
 
 /** The client dying is an outcome to report in one line (its own stderr line), not a bug with a stack. */
 function asClientFailure(err: unknown): unknown {
@@ -44,6 +45,7 @@ export function driveLogPath(home: string, agent: string): string {
  */
 export async function drive(ctx: HostContext, agent: Principal, options: DriveOptions): Promise<void> {
   requireTurnSettlement(agent);
+  const retryLimitMs = codexRetryLimitMs(options.client === 'codex' ? process.env : {});
   const bin = findClientBinary(options.client);
   const setup = await prepareDriver(ctx, agent, { db: options.db, cwd: options.cwd });
   const logPath = driveLogPath(ctx.home, agent.name);
@@ -68,6 +70,17 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
     );
     options.status(approvalStatusLine(agent.name, event));
   };
+  // Every model error goes to the log; the terminal gets the first of each run of retries (Codex
+  // repeats "Reconnecting..." every few seconds) and the one that ends the turn.
+  let retrying = false;
+  const onModelError = (error: CodexModelError) => {
+    log.warn(
+      { event: 'model_error', turn: error.turnId, error: error.message, willRetry: error.willRetry },
+      'codex reports a model error',
+    );
+    if (!retrying || !error.willRetry) options.status(modelErrorStatusLine(agent.name, error, retryLimitMs));
+    retrying = error.willRetry;
+  };
   let client: DriverClient;
   try {
     client =
@@ -84,6 +97,8 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
             sandbox: options.sandbox ?? 'workspace-write',
             approvalPolicy: options.approvalPolicy,
             onApproval,
+            onModelError,
+            retryLimitMs,
           });
   } catch (err) {
     log.error(
@@ -109,6 +124,7 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
         );
       },
       onTurn: (report) => {
+        retrying = false;
         log.info({ event: 'turn', ...report }, 'turn settled');
         options.status(turnStatusLine(agent.name, report));
       },

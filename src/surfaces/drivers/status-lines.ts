@@ -33,3 +33,16 @@ export function returnedStatusLine(
 ): string {
   return `${at.toISOString().slice(11, 19)} ${agent} returned ${returned.id} (${REPEATED_FAILURE_KIND}): ${returned.reason}; resume or withdraw it to go on`;
 }
+
+/** The terminal line for a model error the client reported mid-turn (it may still be retrying). */
+export function modelErrorStatusLine(
+  agent: string,
+  error: { message: string; willRetry: boolean },
+  retryLimitMs: number,
+  at: Date = new Date(),
+): string {
+  const next = error.willRetry
+    ? `codex retries; the driver gives up after ${Math.round(retryLimitMs / 1000)} s`
+    : 'the turn fails';
+  return `${at.toISOString().slice(11, 19)} ${agent} model error: ${error.message} (${next})`;
+}
