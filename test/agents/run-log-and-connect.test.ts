@@ -92,4 +92,13 @@ describe('Connect commands', () => {
     expect(info.pathStep).toBeNull();
     expect(info.needsDatabaseUrl).toBe(true);
   });
+
+  it('say where each client installs by default: a project for Claude Code, the user settings for Codex', () => {
+    // The field report: the Codex line said "into a project" while the install wrote ~/.codex.
+    const info = connectInfo('helper', { launcher, home: '/root/.sluice', dialect: 'sqlite', env: {} });
+    const hooks = (client: 'claude' | 'codex') => info[client].find((c) => c.id === 'hooks')?.label ?? '';
+    expect(hooks('claude')).toContain('into a project (in its folder)');
+    expect(hooks('codex')).toContain('into your Codex user settings');
+    expect(hooks('codex')).not.toContain('into a project');
+  });
 });

@@ -29,7 +29,12 @@ function commandsFor(client: 'claude' | 'codex', sluice: string, agent: string):
     },
     {
       id: 'hooks',
-      label: `Or use ${name} yourself: install the hooks and MCP tools into a project (in its folder), then start ${client} there`,
+      // Where each installs by default (`sluice hooks install`): Claude a project's local
+      // settings, Codex the user's settings, so every Codex session receives this agent's inbox.
+      label:
+        client === 'claude'
+          ? `Or use ${name} yourself: install the hooks and MCP tools into a project (in its folder), then start ${client} there`
+          : `Or use ${name} yourself: install the hooks and MCP tools into your Codex user settings (every codex you start then answers for this agent), then start ${client} in your project`,
       command: `${sluice} hooks install ${client} --as ${as}`,
     },
     {

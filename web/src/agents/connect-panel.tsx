@@ -61,7 +61,9 @@ export function ConnectPanel({ client, agent }: { client: RpcClient; agent: stri
             <div class="connect-step">
               <p class="small">
                 <code>sluice</code> is not on this machine's PATH, so the commands name this installation's{' '}
-                <code>bin/sluice.js</code>. To type <code>sluice</code> instead, once:
+                <code>bin/sluice.js</code>. Running the agent from the host works as it is; in your own
+                session the model answers with <code>sluice …</code> in its shell, so put it on PATH once
+                first:
               </p>
               <CopyLine command={info.pathStep} label="PATH step" />
             </div>
