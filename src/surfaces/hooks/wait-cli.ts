@@ -33,6 +33,13 @@ const CLIENT_ALIVE_CHECK_MS = 5_000;
 const COALESCE_MS = 20;
 
 /**
+ * Re-reads after an outside fault (`unavailable`: PostgreSQL restarting, a disk full), doubling up
+ * to the last: the store recovers by itself, and the wait lives on to wake the session then. A
+ * change the watch reports meanwhile re-reads at once.
+ */
+export const FAULT_RETRY_MS = [250, 1_000, 2_000, 5_000, 10_000];
+
+/**
  * True when Claude Code runs an asyncRewake hook in the background, so waiting is safe: the
  * interactive TUI (and IDE sessions). Any `claude -p` run — one prompt, or `--input-format
  * stream-json` under a program such as `sluice drive` — sets `CLAUDE_CODE_ENTRYPOINT=sdk-…` and
@@ -83,17 +90,31 @@ export async function waitForMail(options: WaitForMailOptions): Promise<WaitResu
       let running = false;
       let again = false;
       let scheduled: NodeJS.Timeout | undefined;
+      let retry: NodeJS.Timeout | undefined;
+      let faults = 0;
       let waiter: WaiterRecord | undefined;
       const finish = (result: WaitResult) => {
         if (done) return;
         done = true;
         if (scheduled !== undefined) clearTimeout(scheduled);
+        if (retry !== undefined) clearTimeout(retry);
         resolve(result);
       };
       const fail = (err: unknown) => {
         if (done) return;
         done = true;
+        if (retry !== undefined) clearTimeout(retry);
         reject(err);
+      };
+      // An outside fault ends no wait: read again later (the watch may be down with the store).
+      const retryLater = () => {
+        if (done || retry !== undefined) return;
+        const delay = FAULT_RETRY_MS[Math.min(faults, FAULT_RETRY_MS.length - 1)] as number;
+        faults++;
+        retry = setTimeout(() => {
+          retry = undefined;
+          void check();
+        }, delay);
       };
       const check = async () => {
         if (done) return;
@@ -106,6 +127,7 @@ export async function waitForMail(options: WaitForMailOptions): Promise<WaitResu
           do {
             again = false;
             const text = await source.render();
+            faults = 0;
             if (done || text === '') continue;
             if (session === null || waiter === undefined) return finish({ kind: 'mail', text });
             const decision = claimWake(session.key, text, waiter);
@@ -114,7 +136,8 @@ export async function waitForMail(options: WaitForMailOptions): Promise<WaitResu
             if (decision !== 'held') return finish({ kind: 'quiet', reason: decision });
           } while (again && !done);
         } catch (err) {
-          fail(err);
+          if (err instanceof SluiceError && err.code === 'unavailable') retryLater();
+          else fail(err);
         } finally {
           running = false;
         }
