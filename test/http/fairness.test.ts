@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { issueToken } from '../../src/host/identity/principals.js';
 import { openServedHost, postMcp, RpcClient, type ServedHost } from '../rpc/support.js';
+import { headersOnly, openRaw } from './support/raw-socket.js';
 
 let h: ServedHost | undefined;
 afterEach(async () => {
@@ -63,6 +64,39 @@ async function rpcPost(url: string, token: string, method: string, params: unkno
     error?: { code: number; message: string; data: { code: string; retryAfterMs?: number } };
   };
 }
+
+describe('GET and DELETE /mcp hold no connection', () => {
+  // Found in review: GET /mcp opened the SDK's standalone SSE stream, whose keepalives kept it from
+  // ever idling out, so one agent token held every connection of the host.
+  for (const method of ['GET', 'DELETE']) {
+    it(`answers ${method} /mcp with 405 (Allow: POST) and one line; the connection is not held`, async () => {
+      // Keep-alive longer than the wait below: the connection must close because of the answer.
+      h = await openServedHost({ httpLimits: { keepAliveTimeoutMs: 60_000 } });
+      await h.agent('streamer');
+      const agentToken = await issueToken(h.ctx, 'streamer');
+      const raw = await openRaw(h.server.url);
+      raw.write(
+        headersOnly(h.server.url, method, '/mcp', {
+          authorization: `Bearer ${agentToken}`,
+          accept: 'text/event-stream',
+        }),
+      );
+      const head = await within(5_000, raw.waitFor('\r\n\r\n'), 'the answer');
+      expect(head).toMatch(/^HTTP\/1\.1 405 /);
+      expect(head).toMatch(/\r\nallow: POST\r\n/i);
+      expect(head).toMatch(/\r\ncontent-type: application\/json/i);
+      expect(head).toMatch(/\r\nconnection: close\r\n/i);
+      // The answer ends and the host closes the connection at once.
+      const all = await within(5_000, raw.closed, 'the connection closing');
+      const body = JSON.parse(all.slice(all.indexOf('\r\n\r\n') + 4)) as {
+        error: { code: string; message: string };
+      };
+      expect(body.error.code).toBe('invalid_params');
+      expect(body.error.message).toMatch(/^POST /);
+      expect(body.error.message).not.toMatch(/\n/);
+    });
+  }
+});
 
 describe('WebSockets per principal', () => {
   it("one agent token flooding WebSockets up to the host's connection cap leaves the owner room", async () => {

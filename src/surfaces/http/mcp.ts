@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decodeUtf8Exactly } from '../../core/text.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import { withOneLineErrors } from '../mcp/one-line-errors.js';
@@ -15,8 +15,9 @@ import { AgentToolServers } from './mcp-servers.js';
  * MCP over Streamable HTTP at `/mcp`, stateless: each request is authenticated by its bearer token
  * (whose principal must be an agent). A single JSON-RPC request POSTed the usual way goes to the
  * agent's tool server kept across requests (mcp-servers.ts) and is answered as the SDK's transport
- * would answer it; anything else (batches, initialize, GET, DELETE, odd headers) gets a fresh
- * server and the SDK's transport for that one request. A read in the agent's open turn counts only
+ * would answer it; any other POST (batches, initialize, odd headers) gets a fresh server and the
+ * SDK's transport for that one request. GET and DELETE are 405 (refuseWithoutPost). A read in the
+ * agent's open turn counts only
  * once the whole HTTP response was written ('finish'); a connection closed before that (client
  * gone, host killed) leaves everything it carried pending (DESIGN.md I9).
  */
@@ -57,8 +58,9 @@ export async function registerMcpRoute(
         refuse('the request body is not valid JSON');
       }
     });
+    scope.route({ method: ['GET', 'DELETE'], url: '/mcp', handler: refuseWithoutPost });
     scope.route({
-      method: ['GET', 'POST', 'DELETE'],
+      method: 'POST',
       url: '/mcp',
       bodyLimit: options.maxBodyBytes,
       handler: async (req, reply) => {
@@ -93,6 +95,31 @@ export async function registerMcpRoute(
       },
     });
   });
+}
+
+/**
+ * GET would open the standalone server-to-client SSE stream and DELETE would end a session, but
+ * `/mcp` is stateless: it has no session and nothing to push outside a POST's own reply. An open
+ * GET stream would only hold a connection forever (its keepalives never let it idle out), so both
+ * are 405, as the Streamable HTTP spec allows; the SDK's client takes a 405 on GET as "no
+ * stream" and on DELETE as "nothing to end".
+ */
+async function refuseWithoutPost(_req: FastifyRequest, reply: FastifyReply) {
+  return (
+    reply
+      .code(405)
+      .header('allow', 'POST')
+      // Nor is the connection kept alive for more: a flood of GETs must not fill the host's
+      // connections for a keep-alive timeout either (a client asks once, after initialize).
+      .header('connection', 'close')
+      .send({
+        error: {
+          code: 'invalid_params',
+          message:
+            'POST a JSON-RPC request to /mcp: it is stateless, with no stream to GET and no session to DELETE',
+        },
+      })
+  );
 }
 
 /**
