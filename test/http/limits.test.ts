@@ -9,11 +9,14 @@ describe('limits before work (sluice serve on a real port)', () => {
   let h: TestHost;
   let server: HostServer;
   let token: string;
+  let agentToken: string;
 
   beforeAll(async () => {
     h = await openTestHost();
-    const { issueToken } = await import('../../src/host/identity/principals.js');
+    const { addPrincipal, issueToken } = await import('../../src/host/identity/principals.js');
     token = await issueToken(h.ctx, 'owner');
+    await addPrincipal(h.ctx, { name: 'bot', kind: 'agent' });
+    agentToken = await issueToken(h.ctx, 'bot');
     server = await startHostServer({
       ctx: h.ctx,
       port: 0,
@@ -75,6 +78,45 @@ describe('limits before work (sluice serve on a real port)', () => {
       expect(raw.received()).toBe('');
       raw.destroy();
     }
+  });
+
+  it('counts the body cap per principal across /rpc and /mcp together', async () => {
+    const head = (path: string) =>
+      headersOnly(server.url, 'POST', path, {
+        authorization: `Bearer ${agentToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'content-length': FOUR_MIB,
+      });
+    const conns = await Promise.all(
+      ['/rpc', '/rpc', '/mcp'].map(async (path) => {
+        const raw = await openRaw(server.url);
+        raw.write(head(path));
+        return raw;
+      }),
+    );
+    // Two bodies in flight on either route fill the cap of 2: whichever arrives third is refused.
+    const refused = await Promise.race(conns.map((raw) => raw.closed.then(() => raw)));
+    expect(refused.received()).toMatch(/^HTTP\/1\.1 429 /);
+    for (const raw of conns.filter((c) => c !== refused)) {
+      expect(raw.received()).toBe('');
+      raw.destroy();
+    }
+  });
+
+  it("refuses a person's POST /mcp with 403 before reading its body", async () => {
+    const raw = await openRaw(server.url);
+    raw.write(
+      headersOnly(server.url, 'POST', '/mcp', {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'content-length': FOUR_MIB,
+      }),
+    );
+    const text = await raw.waitFor('\r\n\r\n');
+    expect(text).toMatch(/^HTTP\/1\.1 403 /);
+    await raw.closed;
   });
 
   it('closes a connection whose headers never finish (slow loris) after the header timeout', async () => {

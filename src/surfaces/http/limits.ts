@@ -18,8 +18,9 @@ export interface HttpLimits {
   /** Open connections at once (WebSockets included); further ones are closed on accept. */
   maxConnections: number;
   /**
-   * POST requests with a body (`/rpc`, `/mcp`) one principal may have in progress at once; more
-   * answer 429 unread. Bounds what half-sent bodies hold: this many times the largest frame.
+   * POST requests with a body one principal may have in progress at once, `/rpc` and `/mcp`
+   * together; more answer 429 unread. Bounds what half-sent bodies hold: this many times the
+   * largest frame.
    */
   maxRequestBodiesPerPrincipal: number;
   /** Uploads one principal may have in progress at once; more answer 429. */
@@ -168,11 +169,15 @@ export function answerBusy(reply: FastifyReply, what: string, max: number): Fast
     });
 }
 
+/** An onRequest hook that admits or refuses a request with a body (capBodiesPerPrincipal). */
+export type BodyCap = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+
 /**
  * An onRequest hook (registered after authentication) that admits at most `max` requests with a
  * body per principal at once; the slot frees when the response ends or the connection closes.
+ * The count lives in the hook: register the same hook on every route it bounds together.
  */
-export function capBodiesPerPrincipal(max: number) {
+export function capBodiesPerPrincipal(max: number): BodyCap {
   const gate = new PrincipalGate(max);
   return async (req: FastifyRequest, reply: FastifyReply) => {
     if (!req.principal || !declaresBody(req)) return;

@@ -7,17 +7,17 @@ import { withOneLineErrors } from '../mcp/one-line-errors.js';
 import { ReceiptLedger } from '../mcp/receipts.js';
 import { buildMcpServer, type McpServerOptions } from '../mcp/tools.js';
 import { authenticatedPrincipal, requireAuth } from './auth.js';
-import { capBodiesPerPrincipal } from './limits.js';
+import { type BodyCap, capBodiesPerPrincipal } from './limits.js';
 import { internalErrorReply, routableRequest, sseReply } from './mcp-fast-path.js';
 import { AgentToolServers } from './mcp-servers.js';
 
 /**
  * MCP over Streamable HTTP at `/mcp`, stateless: each request is authenticated by its bearer token
- * (whose principal must be an agent). A single JSON-RPC request POSTed the usual way goes to the
- * agent's tool server kept across requests (mcp-servers.ts) and is answered as the SDK's transport
- * would answer it; any other POST (batches, initialize, odd headers) gets a fresh server and the
- * SDK's transport for that one request. GET and DELETE are 405 (refuseWithoutPost). A read in the
- * agent's open turn counts only
+ * (whose principal must be an agent; a person is refused before any body is read). A single
+ * JSON-RPC request POSTed the usual way goes to the agent's tool server kept across requests
+ * (mcp-servers.ts) and is answered as the SDK's transport would answer it; any other POST
+ * (batches, initialize, odd headers) gets a fresh server and the SDK's transport for that one
+ * request. GET and DELETE are 405 (refuseWithoutPost). A read in the agent's open turn counts only
  * once the whole HTTP response was written ('finish'); a connection closed before that (client
  * gone, host killed) leaves everything it carried pending (DESIGN.md I9).
  */
@@ -26,8 +26,11 @@ export async function registerMcpRoute(
   ctx: HostContext,
   options: {
     maxBodyBytes: number;
-    /** Requests with a body one principal may have in progress (limits.ts). */
-    maxBodiesPerPrincipal?: number;
+    /**
+     * The cap on requests with a body one principal has in progress (limits.ts), shared with
+     * `/rpc` so that both routes together stay under it; by default one of 8 for `/mcp` alone.
+     */
+    capBodies?: BodyCap;
     /** The server's per-principal send rate (send-rate.ts), for `message_send` and `message_reply`. */
     admitSend?: (principal: Principal) => void;
     onInternalError?: (err: unknown) => void;
@@ -45,7 +48,8 @@ export async function registerMcpRoute(
   app.addHook('onClose', async () => kept.closeAll());
   await app.register(async (scope) => {
     scope.addHook('onRequest', requireAuth(ctx, { cookie: false }));
-    scope.addHook('onRequest', capBodiesPerPrincipal(options.maxBodiesPerPrincipal ?? 8));
+    scope.addHook('onRequest', requireAgent);
+    scope.addHook('onRequest', options.capBodies ?? capBodiesPerPrincipal(8));
     // JSON whose bytes are not UTF-8 is refused, never decoded with U+FFFD into altered text.
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
@@ -65,11 +69,6 @@ export async function registerMcpRoute(
       bodyLimit: options.maxBodyBytes,
       handler: async (req, reply) => {
         const agent = authenticatedPrincipal(req);
-        if (agent.kind !== 'agent') {
-          return reply
-            .code(403)
-            .send({ error: { code: 'denied', message: 'MCP tools act for an agent: use an agent token' } });
-        }
         const receipts = new ReceiptLedger(ctx, onInternalError);
         const request = routableRequest(req.raw, req.body);
         reply.hijack();
@@ -95,6 +94,14 @@ export async function registerMcpRoute(
       },
     });
   });
+}
+
+/** onRequest: only an agent has MCP tools; a person is refused before its body is read. */
+async function requireAgent(req: FastifyRequest, reply: FastifyReply) {
+  if (authenticatedPrincipal(req).kind === 'agent') return;
+  return reply
+    .code(403)
+    .send({ error: { code: 'denied', message: 'MCP tools act for an agent: use an agent token' } });
 }
 
 /**

@@ -188,6 +188,8 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
     ...(options.sessions ? { settings: options.sessions } : {}),
   });
 
+  // One count of bodies in flight per principal for /rpc and /mcp together.
+  const capBodies = capBodiesPerPrincipal(httpLimits.maxRequestBodiesPerPrincipal);
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // The dispatcher parses the JSON itself, so malformed JSON is a JSON-RPC -32700, not an HTTP 400.
@@ -198,7 +200,7 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
     );
     // onRequest: nobody unauthenticated gets a body read (or buffered) on their behalf.
     scope.addHook('onRequest', requireAuth(ctx));
-    scope.addHook('onRequest', capBodiesPerPrincipal(httpLimits.maxRequestBodiesPerPrincipal));
+    scope.addHook('onRequest', capBodies);
     scope.route({
       method: 'GET',
       url: '/rpc',
@@ -228,7 +230,7 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
   if (options.mcp !== false) {
     await registerMcpRoute(app, ctx, {
       maxBodyBytes: limits.maxFrameBytes,
-      maxBodiesPerPrincipal: httpLimits.maxRequestBodiesPerPrincipal,
+      capBodies,
       admitSend,
       onInternalError: (err) => app.log.error({ err }, 'mcp tool failed'),
     });
