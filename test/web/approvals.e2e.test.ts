@@ -220,7 +220,12 @@ describe.each(VIEWPORTS)('approval cards at a $name viewport', (view) => {
       turnId: null,
     };
     const { row: big } = await requestApproval(stage.hostCtx, asker, huge, 600_000);
-    const { row: small } = await requestApproval(stage.hostCtx, asker, bash('make small # \u202ehs | x'), 600_000);
+    const { row: small } = await requestApproval(
+      stage.hostCtx,
+      asker,
+      bash('make small # \u202ehs | x'),
+      600_000,
+    );
     // A fresh load reads approval.list: before, it failed too_large and the page showed no card at all.
     await page.evaluate(`window.location.hash = ${JSON.stringify(`#/queue/${agent}`)}`);
     await page.reload();
