@@ -65,13 +65,15 @@ describe.skipIf(skipReason !== undefined)(
     let serve: ChildProcessByStdio<null, Readable, Readable>;
     let url: string;
     let token: string;
+    /** A token never used before the disk fills: its first use makes a last-used update due. */
+    let unusedToken: string;
     let stderr = '';
     const acknowledged: string[] = [];
 
-    const rpc = async (method: string, params: Record<string, unknown>): Promise<Rpc> => {
+    const rpc = async (method: string, params: Record<string, unknown>, bearer = token): Promise<Rpc> => {
       const res = await fetch(`${url}/rpc`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
       });
       return (await res.json()) as Rpc;
@@ -81,7 +83,11 @@ describe.skipIf(skipReason !== undefined)(
       if (r.result) acknowledged.push(r.result.message_id as string);
       return r;
     };
-    const health = async () => (await (await fetch(`${url}/healthz`)).json()) as { logLinesDropped: number };
+    const health = async () =>
+      (await (await fetch(`${url}/healthz`)).json()) as {
+        logLinesDropped: number;
+        lastUseNotRecorded: number;
+      };
     const attachment = join(mkdtempSync(join(tmpdir(), 'sluice-attach-')), 'noise.bin');
     const partialBlobs = () =>
       existsSync(join(home, 'blobs'))
@@ -95,6 +101,8 @@ describe.skipIf(skipReason !== undefined)(
       expect((await runCli(['agent', 'add', 'bot'], { home })).code).toBe(0);
       const issued = await runCli(['token', 'owner'], { home });
       token = issued.stdout.trim().split(/\s+/).pop() as string;
+      const unused = await runCli(['token', 'owner'], { home });
+      unusedToken = unused.stdout.trim().split(/\s+/).pop() as string;
       serve = spawn(process.execPath, [SLUICE_BIN, 'serve', '--port', '0'], {
         env: { ...process.env, SLUICE_HOME: home, SLUICE_AS: '' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -153,6 +161,17 @@ describe.skipIf(skipReason !== undefined)(
         dropped = (await health()).logLinesDropped;
       }
       expect(dropped).toBeGreaterThan(0);
+
+      // A token whose last-used update is due (never used yet): recording the use cannot be
+      // written, but that is bookkeeping; the reads it authenticates go on as usual.
+      for (const [method, params] of [
+        ['channel.list', {}],
+        ['agent.status', { agent: 'bot' }],
+        ['queue.summary', { agent: 'bot' }],
+      ] as const) {
+        expect((await rpc(method, params, unusedToken)).error).toBeUndefined();
+      }
+      expect((await health()).lastUseNotRecorded).toBeGreaterThan(0);
 
       // An upload onto the full disk: 503 unavailable, no temp file left.
       const upload = await fetch(`${url}/media`, {

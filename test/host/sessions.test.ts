@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import { Kysely, type KyselyPlugin, Migrator, SqliteDialect, sql, UpdateQueryNode } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostContext } from '../../src/host/identity/context.js';
 import { openHost } from '../../src/host/identity/home.js';
 import { authenticateToken, hashToken, issueAccessToken } from '../../src/host/identity/principals.js';
+import { lastUseNotRecorded } from '../../src/host/identity/record-use.js';
 import {
   authenticateSession,
   endSession,
@@ -116,6 +117,54 @@ describe.each(backendsUnderTest())('sessions and tokens (%s)', (backend) => {
     expect(await revokeCredential(clock.ctx, forever.id)).toBe('token');
     expect(await authenticateToken(clock.ctx, forever.token)).toBeUndefined();
     await expect(revokeCredential(clock.ctx, forever.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('a last-use update stopped by a full disk does not fail the request, and is retried when due again', async () => {
+    h = await openConformanceHost(backend, 'tokens_touch_fault');
+    const clock = withClock(h.ctx);
+    const issued = await issueAccessToken(clock.ctx, 'owner');
+    const s = await signInWithCode(clock.ctx, (await issueLoginCode(clock.ctx, 'owner')).code);
+    if (!s) throw new Error('no session');
+    let updateFails: Error | undefined;
+    let updatesTried = 0;
+    // Every UPDATE fails the way the driver reports it (reads still work, as on a full disk).
+    const failingUpdates: KyselyPlugin = {
+      transformQuery(args) {
+        if (UpdateQueryNode.is(args.node)) {
+          updatesTried++;
+          if (updateFails) throw updateFails;
+        }
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const faulty = {
+      ...clock.ctx,
+      store: { ...clock.ctx.store, db: clock.ctx.store.db.withPlugin(failingUpdates) },
+    } as HostContext;
+    const diskFull = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    updateFails = diskFull;
+    const countedBefore = lastUseNotRecorded();
+    clock.advance(2 * MINUTE);
+    expect((await authenticateToken(faulty, issued.token))?.name).toBe('owner');
+    expect((await authenticateSession(faulty, s.secret))?.principal.name).toBe('owner');
+    expect(updatesTried).toBe(2);
+    expect(lastUseNotRecorded() - countedBefore).toBe(2);
+    // Not tried again on every request: only once the next touch is due.
+    clock.advance(MINUTE / 2);
+    expect((await authenticateToken(faulty, issued.token))?.name).toBe('owner');
+    expect(updatesTried).toBe(2);
+    // Space freed, the touch due again: the use is recorded.
+    updateFails = undefined;
+    clock.advance(MINUTE);
+    expect((await authenticateToken(faulty, issued.token))?.name).toBe('owner');
+    expect(updatesTried).toBe(3);
+    const listed = await listCredentials(clock.ctx);
+    expect(listed.find((r) => r.id === issued.id)?.lastUsed).toBe(clock.ctx.now().toISOString());
+    // A bug in that write is still a bug: it fails the request.
+    updateFails = new TypeError('not a fault');
+    clock.advance(2 * MINUTE);
+    await expect(authenticateToken(faulty, issued.token)).rejects.toThrow('not a fault');
   });
 
   it('a token minted before expiries existed (no id given, no expiry) keeps working and can be revoked', async () => {

@@ -21,7 +21,7 @@ describe('the host app built apart from listening', () => {
   it('serves requests through inject with no port bound', async () => {
     expect(built.app.server.listening).toBe(false);
     const health = await built.app.inject({ method: 'GET', url: '/healthz' });
-    expect(health.json()).toEqual({ status: 'ok', logLinesDropped: 0 });
+    expect(health.json()).toEqual({ status: 'ok', logLinesDropped: 0, lastUseNotRecorded: 0 });
     const hello = await built.app.inject({
       method: 'POST',
       url: '/rpc',

@@ -34,7 +34,7 @@ describe('HTTP routes of sluice serve', () => {
   it('answers /healthz', async () => {
     const res = await inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok', logLinesDropped: 0 });
+    expect(res.json()).toEqual({ status: 'ok', logLinesDropped: 0, lastUseNotRecorded: 0 });
   });
 
   it('signs a browser in with a login link (GET shows the button, POST sets the session cookie)', async () => {

@@ -5,4 +5,5 @@ export * from './home.js';
 export * from './presence.js';
 export * from './principal-directory.js';
 export * from './principals.js';
+export { lastUseNotRecorded } from './record-use.js';
 export * from './sessions.js';

@@ -14,6 +14,7 @@ import { insertQueue } from '../../store/ops/queues.js';
 import { findTokenByHash, insertToken, touchToken } from '../../store/ops/tokens.js';
 import type { PrincipalKind, SettlementMode } from '../../store/schema.js';
 import { announceCommit, type HostContext, newId, nowIso } from './context.js';
+import { recordUse } from './record-use.js';
 
 export type Principal = PrincipalRow;
 
@@ -231,7 +232,10 @@ export async function issueToken(ctx: HostContext, name: string): Promise<string
   return (await issueAccessToken(ctx, name)).token;
 }
 
-/** The principal an unexpired access token stands for; records the use. */
+/**
+ * The principal an unexpired access token stands for; records the use (a fault stopping that
+ * write does not fail the request: record-use.ts).
+ */
 export async function authenticateToken(ctx: HostContext, token: unknown): Promise<Principal | undefined> {
   if (typeof token !== 'string' || token.length === 0 || token.length > 512) return undefined;
   const found = await findTokenByHash(ctx.store.db, hashToken(token));
@@ -241,6 +245,8 @@ export async function authenticateToken(ctx: HostContext, token: unknown): Promi
   const staleBefore = new Date(now.getTime() - TOKEN_TOUCH_INTERVAL_MS).toISOString();
   // Checked here first: an UPDATE that matches nothing still takes SQLite's write lock.
   if (found.token.last_used_at === null || found.token.last_used_at < staleBefore)
-    await touchToken(ctx.store.db, found.token.id, now.toISOString(), staleBefore);
+    await recordUse(found.token.id, now.getTime(), TOKEN_TOUCH_INTERVAL_MS, () =>
+      touchToken(ctx.store.db, found.token.id, now.toISOString(), staleBefore),
+    );
   return found.principal;
 }

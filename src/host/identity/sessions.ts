@@ -16,6 +16,7 @@ import {
 import { deleteToken, listTokens, type TokenListing } from '../../store/ops/tokens.js';
 import { type HostContext, newId } from './context.js';
 import { hashToken, type Principal, resolvePrincipal } from './principals.js';
+import { recordUse } from './record-use.js';
 
 /** Named settings for browser sign-in. */
 export interface SessionSettings {
@@ -138,7 +139,9 @@ export async function authenticateSession(
   const staleBefore = iso(now - SESSION_TOUCH_INTERVAL_MS);
   // Checked here first: an UPDATE that matches nothing still takes SQLite's write lock.
   if (found.session.last_seen_at < staleBefore)
-    await touchSession(ctx.store.db, found.session.id, iso(now), staleBefore);
+    await recordUse(found.session.id, now, SESSION_TOUCH_INTERVAL_MS, () =>
+      touchSession(ctx.store.db, found.session.id, iso(now), staleBefore),
+    );
   return { sessionId: found.session.id, principal: found.principal };
 }
 

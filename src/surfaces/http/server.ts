@@ -3,7 +3,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { isSluiceError } from '../../core/errors.js';
 import type { HostContext, SessionSettings } from '../../host/identity/index.js';
-import { pingStore } from '../../host/identity/index.js';
+import { lastUseNotRecorded, pingStore } from '../../host/identity/index.js';
 import { type LiveHub, startLiveHub } from '../../host/live/index.js';
 import { sweepUploadTemp } from '../../host/media/index.js';
 import type { RpcConnection } from '../rpc/connection.js';
@@ -178,7 +178,11 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
 
   app.get('/healthz', async (_req, reply) => {
     await pingStore(ctx);
-    return reply.send({ status: 'ok', logLinesDropped: options.logLinesDropped?.() ?? 0 });
+    return reply.send({
+      status: 'ok',
+      logLinesDropped: options.logLinesDropped?.() ?? 0,
+      lastUseNotRecorded: lastUseNotRecorded(),
+    });
   });
 
   const webRoot = options.webRoot ?? join(packageRoot(), 'web', 'dist');
