@@ -60,6 +60,11 @@ describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP r
       /^disk full: .*SQLITE_FULL/,
     ],
     [Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), /^disk full: .*ENOSPC/],
+    // What SQLite says when the -shm file of a WAL database cannot grow: opening it on a full disk.
+    [
+      Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_SHMSIZE' }),
+      /^disk full: the database's shared-memory file \(-shm\) could not be written \(SQLITE_IOERR_SHMSIZE\); free some space/,
+    ],
     [Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), /^disk I\/O error/],
     [Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' }), /not a SQLite database/],
     [

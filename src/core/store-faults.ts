@@ -7,6 +7,9 @@ import { SluiceError } from './errors.js';
  * the cause (the caller may retry once the fault clears), never `internal`.
  */
 
+/** SQLite's code when the `-shm` file beside a WAL database cannot grow. */
+const SHM_FULL = 'SQLITE_IOERR_SHMSIZE';
+
 function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -17,8 +20,12 @@ function messageOf(err: unknown): string {
   return typeof message === 'string' ? message : String(err);
 }
 
-/** Codes that mean no space is left: the file system, a quota, SQLite, PostgreSQL (53100). */
-const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100']);
+/**
+ * Codes that mean no space is left: the file system, a quota, SQLite, PostgreSQL (53100).
+ * SQLITE_IOERR_SHMSIZE is SQLite failing to grow a WAL database's `-shm` file, which it must do
+ * to open the database at all: on a full disk even a read-only command meets it.
+ */
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', SHM_FULL, '53100']);
 
 /** True when `err` says the disk (or the quota) is full. */
 export function isDiskFull(err: unknown): boolean {
@@ -71,6 +78,7 @@ export function storeFaultOf(err: unknown): SluiceError | undefined {
   const message = messageOf(err)
     .replace(/[\r\n]+/g, ' ')
     .slice(0, 200);
+  if (code === SHM_FULL) return diskFullError("the database's shared-memory file (-shm)", code);
   if (isDiskFull(err)) return diskFullError('the database', code ?? 'ENOSPC');
   if (code === undefined) {
     // node-postgres says so in its message only.

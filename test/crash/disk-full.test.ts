@@ -33,6 +33,8 @@ try {
 
 const home = join(mountPoint, 'home');
 const filler = join(mountPoint, 'filler');
+/** A second home no process holds open: opening its database must create the -shm file. */
+const closedHome = join(mountPoint, 'closed-home');
 
 /** Appends zeros to `filler` until the file system refuses (ENOSPC): whatever was free is taken. */
 function fillDisk(): void {
@@ -99,6 +101,9 @@ describe.skipIf(skipReason !== undefined)(
       writeFileSync(attachment, randomBytes(2 * 1024 * 1024));
       expect((await runCli(['init'], { home })).code).toBe(0);
       expect((await runCli(['agent', 'add', 'bot'], { home })).code).toBe(0);
+      expect((await runCli(['init'], { home: closedHome })).code).toBe(0);
+      expect((await runCli(['agent', 'add', 'bot'], { home: closedHome })).code).toBe(0);
+      expect((await runCli(['message', 'send', 'bot', '-m', 'pending'], { home: closedHome })).code).toBe(0);
       const issued = await runCli(['token', 'owner'], { home });
       token = issued.stdout.trim().split(/\s+/).pop() as string;
       const unused = await runCli(['token', 'owner'], { home });
@@ -207,5 +212,20 @@ describe.skipIf(skipReason !== undefined)(
       expect(serve.exitCode).toBeNull();
       expect(stderr).toBe('');
     }, 120_000);
+
+    it('says "disk full" when a command opens a database no process holds open', async () => {
+      fillDisk();
+      try {
+        const read = await runCli(['message', 'ls', '--as', 'bot'], { home: closedHome });
+        expect(read.stderr).toMatch(/^sluice: unavailable: disk full: .*free some space and try again\n$/);
+        expect(read.code).toBe(1);
+      } finally {
+        rmSync(filler);
+      }
+      // Space freed: the same read works and finds the pending message.
+      const again = await runCli(['message', 'ls', '--as', 'bot'], { home: closedHome });
+      expect([again.code, again.stderr]).toEqual([0, '']);
+      expect(again.stdout).toContain('pending');
+    }, 60_000);
   },
 );
