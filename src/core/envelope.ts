@@ -16,14 +16,21 @@ import { fitLargestPrefix } from './fit.js';
 import { utf8Length } from './measure.js';
 import type { MessageOrigin, SenderRelation } from './provenance.js';
 
-/** An attachment reference as the harness sees it; `path` is the agent's materialised copy. */
+/**
+ * An attachment reference as the harness sees it; `path` is the agent's materialised copy, or
+ * `path_error` says in one line why there is none (a copy that could not be written).
+ */
 export interface DeliveryAttachment {
   attachment_id: string;
   name: string;
   mime: string;
   size: number;
   path?: string;
+  path_error?: string;
 }
+
+/** An attachment's local copy for a delivery: its path, or why there is none (one line). */
+export type AttachmentCopy = { path: string } | { pathError: string };
 
 /** One pending inbox message, as the harness delivery carries it. */
 export interface DeliveryCandidate {
@@ -108,6 +115,7 @@ function projectCandidate(c: DeliveryCandidate): Record<string, unknown> {
         size: a.size,
       };
       if (a.path !== undefined) wire.path = a.path;
+      if (a.path_error !== undefined) wire.path_error = a.path_error;
       return wire;
     }),
   };

@@ -213,6 +213,34 @@ describe.skipIf(skipReason !== undefined)(
       expect(stderr).toBe('');
     }, 120_000);
 
+    it('delivers an attachment it cannot copy without a path but with the reason, and leaves no temp file', async () => {
+      // Sent while there is space; the hook's copy of it is made on the full disk.
+      expect((await runCli(['agent', 'add', 'reader'], { home })).code).toBe(0);
+      const sent = await runCli(['message', 'send', 'reader', '-m', 'see file', '--attach', attachment], {
+        home,
+      });
+      expect(sent.code).toBe(0);
+      fillDisk();
+      let hook: Awaited<ReturnType<typeof runCli>>;
+      try {
+        hook = await runCli(['hook', 'claude', 'user-prompt-submit', '--as', 'reader'], {
+          home,
+          input: JSON.stringify({ session_id: 's1', hook_event_name: 'UserPromptSubmit', cwd: tmpdir() }),
+        });
+        expect(readdirSync(home, { recursive: true }).filter((n) => String(n).endsWith('.tmp'))).toEqual([]);
+      } finally {
+        rmSync(filler);
+      }
+      expect(hook.code).toBe(0);
+      expect(hook.stdout).toContain('see file');
+      expect(hook.stdout).toMatch(
+        /path_error\W+disk full: the attachment copy could not be written \(ENOSPC\)/,
+      );
+      expect(hook.stderr).toMatch(
+        /^sluice: attachment a_\w+ \(noise\.bin\) has no local copy: disk full: the attachment copy could not be written \(ENOSPC\); free some space and try again\n$/,
+      );
+    }, 60_000);
+
     it('says "disk full" when a command opens a database no process holds open', async () => {
       fillDisk();
       try {

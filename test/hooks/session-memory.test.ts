@@ -10,6 +10,7 @@ import {
   registerWaiter,
   rememberDelivery,
   SESSION_MEMORY_MAX_AGE_MS,
+  sessionFileName,
 } from '../../src/surfaces/hooks/session-memory.js';
 import { tempHome } from '../support/host.js';
 
@@ -85,4 +86,16 @@ describe('the wake shares the record', () => {
     expect(claimWake(k, 'S', waiter)).toBe('notice');
     expect(claimWake(k, 'S', waiter)).toBe('held');
   });
+});
+
+test('a record that cannot be written (here: its path is a folder) leaves no temp file behind', () => {
+  const dir = home();
+  const key = { home: dir, client: 'claude', agent: 'bot', sessionId: 's1' };
+  // The record's path taken by a non-empty folder: the temp file is written, the rename fails,
+  // as a full disk fails the write after the temp file was created.
+  mkdirSync(join(dir, 'hook-sessions', sessionFileName(key), 'x'), { recursive: true });
+  rememberDelivery(key, 'A');
+  expect(claimHookDelivery(key, 'B', null, 'user-prompt-submit')).toBe(true);
+  expect(readdirSync(join(dir, 'hook-sessions')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  expect(alreadyDelivered(key, 'A', null)).toBe(false);
 });

@@ -1,8 +1,9 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import {
+  attachmentCopies,
   materializeAttachment,
   materializedPath,
   materializedRoot,
@@ -10,6 +11,7 @@ import {
 } from '../../src/host/media/materialize.js';
 import { putMedia } from '../../src/host/media/media.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
+import { deliveryFor } from '../../src/host/queue/delivery.js';
 import { openTestHost, type TestHost } from '../support/host.js';
 
 const SHA = 'a'.repeat(64);
@@ -107,6 +109,48 @@ describe('materializeMedia', () => {
     writeFileSync(path, '01234');
     expect(await materializeMedia(h.ctx, media)).toBe(path);
     expect(readFileSync(path, 'utf8')).toBe('0123456789');
+  });
+
+  test('a copy that cannot be written leaves no temp file and fails in one line', async () => {
+    const ref = await putMedia(h.ctx, h.owner, new TextEncoder().encode('0123456789'), 'n.txt');
+    const media = await h.ctx.store.db
+      .selectFrom('media')
+      .selectAll()
+      .where('id', '=', ref.attachment_id)
+      .executeTakeFirstOrThrow();
+    // The copy's path taken by a non-empty folder: the temp file is written and the rename
+    // fails, as a full disk fails a write after the temp file was created.
+    const dir = join(h.home, 'materialized', media.sha256);
+    mkdirSync(join(dir, 'n.txt', 'x'), { recursive: true });
+    await expect(materializeMedia(h.ctx, media)).rejects.toThrow();
+    expect(readdirSync(dir)).toEqual(['n.txt']);
+  });
+
+  test('an attachment without a copy is delivered with the reason, and the reason is reported', async () => {
+    const agent = await h.agent('bot');
+    const ref = await putMedia(h.ctx, h.owner, new TextEncoder().encode('data'), 'd.txt');
+    await sendMessage(h.ctx, h.owner, { to: 'bot', body: 'see file', attachmentIds: [ref.attachment_id] });
+    const media = await h.ctx.store.db
+      .selectFrom('media')
+      .selectAll()
+      .where('id', '=', ref.attachment_id)
+      .executeTakeFirstOrThrow();
+    const dir = join(h.home, 'materialized', media.sha256);
+    mkdirSync(join(dir, 'd.txt', 'x'), { recursive: true });
+    const lines: string[] = [];
+    const delivery = await deliveryFor(h.ctx, agent, {
+      attachmentPath: attachmentCopies(h.ctx, agent, (line) => lines.push(line)),
+    });
+    const envelope = JSON.parse(delivery.text.split('\n')[1] as string) as {
+      messages: { attachments: Record<string, unknown>[] }[];
+    };
+    const [attachment] = envelope.messages[0]?.attachments ?? [];
+    expect(attachment).not.toHaveProperty('path');
+    expect(attachment?.path_error).toMatch(/local copy could not be written \((EISDIR|ENOTEMPTY|EEXIST)\)/);
+    expect(lines).toEqual([
+      `attachment ${ref.attachment_id} (d.txt) has no local copy: ${attachment?.path_error as string}`,
+    ]);
+    expect(readdirSync(dir)).toEqual(['d.txt']);
   });
 
   test('an agent materialises only attachments it may read', async () => {

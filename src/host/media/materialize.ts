@@ -1,6 +1,8 @@
-import { chmod, mkdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
+import type { AttachmentCopy } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
+import { diskFullAsUnavailable } from '../../core/store-faults.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 import { getReadableMedia, type Media, sanitizeFileName } from './media.js';
@@ -58,9 +60,15 @@ export async function materializeMedia(
   const bytes = await ctx.store.blobs.get(media.sha256);
   if (!bytes) throw new SluiceError('not_found', 'the attachment bytes are missing');
   const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temp, bytes, { mode: 0o600 });
-  await chmod(temp, 0o600);
-  await rename(temp, path);
+  try {
+    await writeFile(temp, bytes, { mode: 0o600 });
+    await chmod(temp, 0o600);
+    await rename(temp, path);
+  } catch (err) {
+    // A failed write (a full disk) leaves a partial copy that no reader and no `media gc` sees.
+    await rm(temp, { force: true });
+    throw diskFullAsUnavailable(err, 'the attachment copy');
+  }
   return path;
 }
 
@@ -75,4 +83,32 @@ export async function materializeAttachment(
 ): Promise<string> {
   const media = await getReadableMedia(ctx, agent, attachmentId);
   return materializeMedia(ctx, media);
+}
+
+/** The one line an envelope carries for an attachment whose copy could not be made. */
+function copyFailure(err: unknown): string {
+  if (err instanceof SluiceError) return err.message;
+  const code = (err as { code?: unknown } | null)?.code;
+  return `the local copy could not be written${typeof code === 'string' ? ` (${code})` : ''}`;
+}
+
+/**
+ * Materialises attachments for a delivery, best effort: one that cannot be copied (a full disk, a
+ * blob gone) is delivered without a path but with the reason, so the model knows why, and
+ * `onFailure` gets the same line for the operator; the delivery itself goes on.
+ */
+export function attachmentCopies(
+  ctx: HostContext,
+  agent: Principal,
+  onFailure: (line: string) => void = () => {},
+): (attachment: { attachment_id: string; name: string }) => Promise<AttachmentCopy> {
+  return async (a) => {
+    try {
+      return { path: await materializeAttachment(ctx, agent, a.attachment_id) };
+    } catch (err) {
+      const pathError = copyFailure(err);
+      onFailure(`attachment ${a.attachment_id} (${a.name}) has no local copy: ${pathError}`);
+      return { pathError };
+    }
+  };
 }

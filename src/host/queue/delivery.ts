@@ -1,4 +1,5 @@
 import {
+  type AttachmentCopy,
   DEFAULT_DELIVERY_LIMITS,
   type DeliveryCandidate,
   type DeliveryLimits,
@@ -19,9 +20,12 @@ export interface DeliveryOptions {
   limits?: Partial<DeliveryLimits> | undefined;
   /** UTF-16 units an adapter wraps around the text (counted against `limits.maxUnits`). */
   wrapperUnits?: number | undefined;
-  /** Attachment path for a harness that reads files (hooks): materialised per agent. */
+  /**
+   * Attachment copy for a harness that reads files (hooks): materialised per agent; a copy that
+   * could not be made is listed with the reason instead of a path.
+   */
   attachmentPath?:
-    | ((attachment: { attachment_id: string; name: string }) => Promise<string | undefined>)
+    | ((attachment: { attachment_id: string; name: string }) => Promise<AttachmentCopy>)
     | undefined;
 }
 
@@ -96,8 +100,10 @@ async function toCandidates(
   for (const { projection, channelName } of listings) {
     const attachments = [];
     for (const a of projection.attachments) {
-      const path = attachmentPath ? await attachmentPath(a) : undefined;
-      attachments.push(path ? { ...a, path } : a);
+      const copy = attachmentPath ? await attachmentPath(a) : undefined;
+      if (copy === undefined) attachments.push(a);
+      else if ('path' in copy) attachments.push({ ...a, path: copy.path });
+      else attachments.push({ ...a, path_error: copy.pathError });
     }
     candidates.push({
       id: projection.message_id,

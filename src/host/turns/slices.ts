@@ -1,7 +1,7 @@
 import { DEFAULT_DELIVERY_LIMITS, type DeliveryLimits, renderDelivery } from '../../core/envelope.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
-import { materializeAttachment } from '../media/materialize.js';
+import { attachmentCopies } from '../media/materialize.js';
 import { candidatesBehind, type RenderedFrom, renderedDeliveryFor } from '../queue/delivery.js';
 import { dispatchState } from '../queue/queue.js';
 import { DEFAULT_MAX_DISPATCH_ATTEMPTS, dispatchAttemptsOf } from './attempts.js';
@@ -28,10 +28,12 @@ export function isolationThreshold(maxAttempts: number = DEFAULT_MAX_DISPATCH_AT
   return Math.max(1, Math.min(2, maxAttempts - 1));
 }
 
-/** Attachment paths are best effort: one that cannot be materialised is listed without a path. */
+/**
+ * Attachment paths are best effort: one that cannot be materialised is listed without a path and
+ * with the reason (`path_error`), which the model reads.
+ */
 function attachmentPathFor(ctx: HostContext, agent: Principal) {
-  return (a: { attachment_id: string }) =>
-    materializeAttachment(ctx, agent, a.attachment_id).catch(() => undefined);
+  return attachmentCopies(ctx, agent);
 }
 
 /**

@@ -85,7 +85,7 @@ async function renderThroughHost(
   where: HookEnvironment,
   limits: Partial<DeliveryLimits>,
 ): Promise<string> {
-  const [{ openHost }, { resolvePrincipal }, { deliveryFor, metadataNoticeFor }, { materializeAttachment }] =
+  const [{ openHost }, { resolvePrincipal }, { deliveryFor, metadataNoticeFor }, { attachmentCopies }] =
     await Promise.all([
       import('../../host/identity/index.js'),
       import('../../host/identity/index.js'),
@@ -96,9 +96,9 @@ async function renderThroughHost(
   try {
     const agent = await resolvePrincipal(host, where.agent);
     if (args.metadata) return await metadataNoticeFor(host, agent);
-    // A copy that cannot be written leaves that attachment without a path, not the delivery out.
-    const attachmentPath = (a: { attachment_id: string }) =>
-      materializeAttachment(host, agent, a.attachment_id).catch(() => undefined);
+    // A copy that cannot be written leaves that attachment without a path (the envelope and one
+    // stderr line say why), not the delivery out.
+    const attachmentPath = attachmentCopies(host, agent, (line) => process.stderr.write(`sluice: ${line}\n`));
     return (await deliveryFor(host, agent, { limits, attachmentPath })).text;
   } finally {
     await host.store.close();

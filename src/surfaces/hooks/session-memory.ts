@@ -89,8 +89,14 @@ function writeState(key: SessionKey, state: SessionState): void {
   const path = statePath(key);
   mkdirSync(sessionDir(key.home), { recursive: true, mode: 0o700 });
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(state), { mode: 0o600 });
-  renameSync(temp, path);
+  try {
+    writeFileSync(temp, JSON.stringify(state), { mode: 0o600 });
+    renameSync(temp, path);
+  } catch (err) {
+    // A full disk leaves a partial (often empty) temp file: nothing else would ever remove it.
+    rmSync(temp, { force: true });
+    throw err;
+  }
 }
 
 /** A lock older than this was left by a killed process (holders keep it for milliseconds). */

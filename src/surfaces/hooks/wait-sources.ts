@@ -98,7 +98,7 @@ async function sqliteSource(where: HookEnvironment, limits: Partial<DeliveryLimi
 
 /** The host services, kept open for the wait; woken by the store's own change feed. */
 async function hostSource(where: HookEnvironment, limits: Partial<DeliveryLimits>): Promise<WaitSource> {
-  const [{ openHost }, { resolvePrincipal }, { deliveryFor }, { materializeAttachment }] = await Promise.all([
+  const [{ openHost }, { resolvePrincipal }, { deliveryFor }, { attachmentCopies }] = await Promise.all([
     import('../../host/identity/index.js'),
     import('../../host/identity/index.js'),
     import('../../host/queue/index.js'),
@@ -107,8 +107,7 @@ async function hostSource(where: HookEnvironment, limits: Partial<DeliveryLimits
   const host = await openHost({ home: where.home, db: where.db });
   try {
     const agent = await resolvePrincipal(host, where.agent);
-    const attachmentPath = (a: { attachment_id: string }) =>
-      materializeAttachment(host, agent, a.attachment_id).catch(() => undefined);
+    const attachmentPath = attachmentCopies(host, agent, (line) => process.stderr.write(`sluice: ${line}\n`));
     return {
       render: async () => (await deliveryFor(host, agent, { limits, attachmentPath })).text,
       // PostgreSQL: LISTEN/NOTIFY. (For SQLite the file watch above is used instead.)
