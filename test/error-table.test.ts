@@ -73,6 +73,10 @@ describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP r
     ],
     [Object.assign(new Error('relation "messages" does not exist'), { code: '42P01' }), /schema is gone/],
     [Object.assign(new Error('terminating connection'), { code: '57P01' }), /shutting down or restarting/],
+    [
+      Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }),
+      /^the database is busy: another session held a lock for 10 s; nothing was changed, try again$/,
+    ],
     [new Error('Connection terminated unexpectedly'), /connection was lost/],
   ])('renders the store fault %s as unavailable everywhere', (err, line) => {
     const r = ERROR_TABLE.unavailable;

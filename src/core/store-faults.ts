@@ -54,6 +54,9 @@ export function diskFullAsUnavailable(err: unknown, what: string): unknown {
 
 /** PostgreSQL SQLSTATE classes and codes that are the server's or the network's state, not ours. */
 function postgresFault(code: string, message: string): string | undefined {
+  // lock_timeout (src/store/postgres/connect.ts): the statement, and its transaction, were undone.
+  if (code === '55P03')
+    return 'the database is busy: another session held a lock for 10 s; nothing was changed, try again';
   if (code.startsWith('08')) return `the database connection failed (${code}): ${message}`;
   if (code.startsWith('57P')) return `the database server is shutting down or restarting (${code})`;
   if (code.startsWith('53')) return `the database server is out of resources (${code}): ${message}`;

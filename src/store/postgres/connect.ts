@@ -95,11 +95,20 @@ const NUMERIC_TYPES: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
+/**
+ * How long a statement waits for a lock another session holds (a long `LOCK TABLE`, a migration
+ * elsewhere) before PostgreSQL fails it with 55P03: the request fails `unavailable` with the
+ * busy line (store-faults.ts) instead of waiting as long as the lock is held. SQLite's busy wait
+ * is as long.
+ */
+export const POSTGRES_LOCK_TIMEOUT_MS = 10_000;
+
 function clientConfig(settings: PostgresSettings, applicationName: string): pg.ClientConfig {
   return {
     connectionString: settings.connectionString,
     application_name: applicationName,
     types: NUMERIC_TYPES,
+    lock_timeout: POSTGRES_LOCK_TIMEOUT_MS,
     ...(settings.schema !== undefined ? { options: `-c search_path=${settings.schema}` } : {}),
   };
 }
@@ -120,7 +129,8 @@ async function migrate(
   config: pg.ClientConfig,
   wanted: string | undefined,
 ): Promise<string> {
-  const lock = new pg.Client(config);
+  // Waits for another host's migration however long it takes (no lock timeout on this one).
+  const lock = new pg.Client({ ...config, lock_timeout: 0 });
   lock.on('error', () => undefined);
   await lock.connect();
   try {
