@@ -102,6 +102,21 @@ describe('PostgreSQL weather (a lost server or connection)', () => {
     expect(client.listenerCount('error')).toBe(1);
   });
 
+  it('a pool whose every connection stayed busy says so, not that the server cannot be reached, and is not retried', async () => {
+    const busy = new Error('timeout exceeded when trying to connect');
+    const pool = fakePool([busy, new FakeClient([])]);
+    (pool as unknown as { options: object }).options = { max: 10, connectionTimeoutMillis: 30_000 };
+    const err = await weatherProofPool(pool, 'db:5432/x')
+      .connect()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect((err as SluiceError).code).toBe('unavailable');
+    expect((err as SluiceError).message).toBe(
+      'all 10 connections to PostgreSQL at db:5432/x were busy for 30 s; nothing was changed, try again',
+    );
+    expect(isNotApplied(err)).toBe(false);
+  });
+
   it('a wrong request is not weather: its own error, unchanged', async () => {
     const wrong = Object.assign(new Error('duplicate key'), { code: '23505' });
     const pool = weatherProofPool(fakePool([new FakeClient([() => wrong])]), 'db');

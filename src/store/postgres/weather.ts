@@ -74,6 +74,26 @@ export function databaseUnavailable(display: string, err: unknown, applied: Appl
   return new SluiceError('unavailable', what, { reason: 'database', applied });
 }
 
+/**
+ * `pg-pool`'s error when every connection stayed checked out for its whole wait: the server is
+ * reachable, the process's own requests hold them all (e.g. waiting on locks), so no retry here.
+ */
+function isPoolWaitTimeout(err: unknown): boolean {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.startsWith('timeout exceeded when trying to connect');
+}
+
+function allConnectionsBusy(pool: pg.Pool, display: string): SluiceError {
+  const { max, connectionTimeoutMillis } = (pool as { options?: Partial<pg.PoolConfig> }).options ?? {};
+  const waited = connectionTimeoutMillis ? ` for ${Math.round(connectionTimeoutMillis / 1000)} s` : '';
+  const count = max === undefined ? '' : `${max} `;
+  return new SluiceError(
+    'unavailable',
+    `all ${count}connections to PostgreSQL at ${display} were busy${waited}; nothing was changed, try again`,
+    { reason: 'busy' },
+  );
+}
+
 /** Marks a failure whose connection attempts already used up their wait: no caller waits again. */
 const WAITED = Symbol('waited for the database');
 
@@ -151,6 +171,7 @@ export function weatherProofPool(
   pool.on('error', () => undefined);
   const acquire = () =>
     pool.connect().catch((err: unknown) => {
+      if (isPoolWaitTimeout(err)) throw allConnectionsBusy(pool, display);
       throw isConnectionLoss(err) ? databaseUnavailable(display, err, 'no') : err;
     });
   return {
