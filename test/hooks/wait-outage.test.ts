@@ -3,20 +3,10 @@
 // message sent after the server came back woke nothing. An outside fault now ends no wait: it
 // reads again, backing off, and wakes the session once the store answers. Anything else still
 // ends the wait with its error.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
+import { waitForMail } from '../../src/surfaces/hooks/wait-cli.js';
 import type { WaitSource } from '../../src/surfaces/hooks/wait-sources.js';
-
-const sources: WaitSource[] = [];
-vi.mock('../../src/surfaces/hooks/wait-sources.js', () => ({
-  openWaitSource: async () => {
-    const next = sources.shift();
-    if (next === undefined) throw new Error('no source staged');
-    return next;
-  },
-}));
-
-const { waitForMail } = await import('../../src/surfaces/hooks/wait-cli.js');
 
 /** A source whose reads answer `outcomes` in turn (the last one from then on). */
 function stagedSource(outcomes: (string | Error)[]): WaitSource & { reads: number; closed: boolean } {
@@ -41,14 +31,11 @@ const where = { home: '/nonexistent-home', db: 'postgres://127.0.0.1:1/x', agent
 const down = () => new SluiceError('unavailable', 'cannot reach PostgreSQL at 127.0.0.1:1/x (ECONNREFUSED)');
 
 describe('sluice wait through an outage', () => {
-  afterEach(() => {
-    sources.length = 0;
-  });
+  const staged = (source: WaitSource) => ({ openSource: async () => source });
 
   it('reads again after unavailable and wakes with the mail once the store answers', async () => {
     const source = stagedSource([down(), down(), down(), 'the delivery']);
-    sources.push(source);
-    await expect(waitForMail({ where, limits: {}, session: null })).resolves.toEqual({
+    await expect(waitForMail({ where, limits: {}, session: null, ...staged(source) })).resolves.toEqual({
       kind: 'mail',
       text: 'the delivery',
     });
@@ -58,8 +45,9 @@ describe('sluice wait through an outage', () => {
 
   it('still ends at its timeout while the store stays down, quietly', async () => {
     const source = stagedSource([down()]);
-    sources.push(source);
-    await expect(waitForMail({ where, limits: {}, session: null, timeoutMs: 400 })).resolves.toEqual({
+    await expect(
+      waitForMail({ where, limits: {}, session: null, timeoutMs: 400, ...staged(source) }),
+    ).resolves.toEqual({
       kind: 'quiet',
       reason: 'timeout',
     });
@@ -68,8 +56,9 @@ describe('sluice wait through an outage', () => {
 
   it('any other error still ends the wait with it', async () => {
     const source = stagedSource([new SluiceError('denied', 'this shell is locked to agent other')]);
-    sources.push(source);
-    await expect(waitForMail({ where, limits: {}, session: null })).rejects.toMatchObject({ code: 'denied' });
+    await expect(waitForMail({ where, limits: {}, session: null, ...staged(source) })).rejects.toMatchObject({
+      code: 'denied',
+    });
     expect(source.reads).toBe(1);
   });
 });

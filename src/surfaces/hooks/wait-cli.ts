@@ -68,6 +68,8 @@ export interface WaitForMailOptions {
   timeoutMs?: number | undefined;
   /** The client process: when it is gone, nobody is left to wake. */
   clientPid?: number | undefined;
+  /** Where the wait reads (default: the store `where` names); tests stage a failing store here. */
+  openSource?: typeof openWaitSource;
 }
 
 /** The short wake for a slice the session-start hook already put into a session that has not run a turn. */
@@ -82,7 +84,7 @@ export function sessionStartNotice(agent: string): string {
  */
 export async function waitForMail(options: WaitForMailOptions): Promise<WaitResult> {
   const { where, session } = options;
-  const source = await openWaitSource(where, options.limits);
+  const source = await (options.openSource ?? openWaitSource)(where, options.limits);
   const stops: StopWatching[] = [];
   try {
     return await new Promise<WaitResult>((resolve, reject) => {
