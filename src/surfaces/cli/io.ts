@@ -2,10 +2,21 @@ import { ERROR_TABLE, isTransientStoreError, oneLine, renderingOf, SluiceError }
 import { asStoreFault } from '../../core/store-faults.js';
 import { recordInternalError } from './internal-error.js';
 
-/** Writes to stdout and resolves once the bytes are handed to the OS (large bodies, pipes). */
+/**
+ * Whether `err` says the reader of a pipe went away (`sluice … | head -1`): not a failure of the
+ * command, and never a database fault (EPIPE is also what a lost database socket reports).
+ */
+export function isReaderGone(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | null)?.code === 'EPIPE';
+}
+
+/**
+ * Writes to stdout and resolves once the bytes are handed to the OS (large bodies, pipes). Once
+ * the reader has gone, the rest of the output is dropped and the command ends as it would have.
+ */
 export function writeOut(text: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    process.stdout.write(text, (err) => (err ? reject(err) : resolve()));
+    process.stdout.write(text, (err) => (err && !isReaderGone(err) ? reject(err) : resolve()));
   });
 }
 

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { addHelpSections, allCommands } from './help.js';
-import { reportError, writeOut } from './io.js';
+import { isReaderGone, reportError, writeOut } from './io.js';
 
 /** The first steps, under `sluice --help`; each command's own help has its examples. */
 const ROOT_EXAMPLES = `
@@ -178,6 +178,15 @@ function crash(err: unknown): void {
   process.exit();
 }
 
+/**
+ * stdout's errors: a reader that went away (`sluice channel --help | head -1`) ends nothing and
+ * prints nothing (commander writes help without a callback, so this is where its EPIPE arrives);
+ * anything else is reported as a crash would be.
+ */
+function stdoutFailed(err: unknown): void {
+  if (!isReaderGone(err)) crash(err);
+}
+
 /** CLI entry: exit 0 ok, 1 usage/validation, 2 not found/denied. */
 export async function main(argv: readonly string[]): Promise<void> {
   // Once per process: in-process runners (tests, the fuzzers) call main many times.
@@ -185,6 +194,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.on('uncaughtException', crash);
     process.on('unhandledRejection', crash);
   }
+  if (!process.stdout.listeners('error').includes(stdoutFailed)) process.stdout.on('error', stdoutFailed);
   const args = expandHelp(argv.slice(2));
   try {
     const program = await buildProgramFor(args);
