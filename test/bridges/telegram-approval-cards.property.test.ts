@@ -3,10 +3,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatPrefixedId } from '../../src/core/ids.js';
+import { revealInvisible } from '../../src/core/text.js';
 import type { ApprovalView } from '../../src/host/approvals/views.js';
 import {
+  approvalCardShowsAll,
   approvalCardText,
   callbackData,
+  keyboard,
   outcomeLine,
   parseCallbackData,
   TRUNCATED_MARKER,
@@ -50,10 +53,16 @@ describe('Telegram approval cards', () => {
         };
         const card = approvalCardText(approval);
         expect(`${card}\n\n${outcomeLine(approval)}`.length).toBeLessThanOrEqual(4096);
-        // Not cut: every field is shown whole. Cut: the card says so at its end.
-        if (!card.endsWith(TRUNCATED_MARKER))
+        // Nothing that acts instead of showing (controls, bidi overrides) reaches the phone.
+        expect(card).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+        // Not cut: every field is shown whole (its invisible characters as escapes), and Allow is
+        // offered. Cut: the card says so at its end, and offers Deny only.
+        const whole = !card.endsWith(TRUNCATED_MARKER);
+        expect(approvalCardShowsAll(approval)).toBe(whole);
+        expect(keyboard(approval).inline_keyboard[0]?.length).toBe(whole ? 2 : 1);
+        if (whole)
           for (const text of [s.tool, s.command, s.cwd, s.diff, s.reason])
-            if (text !== undefined) expect(card).toContain(text);
+            if (text !== undefined) expect(card).toContain(revealInvisible(text, { keepNewlines: true }));
       }),
       { numRuns: 200 },
     );
