@@ -74,11 +74,14 @@ const INVISIBLE_BUT_NEWLINE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
  * The text with every character that acts instead of showing written as a visible escape
  * (`\u202e`, `\u001b`): what a person is asked to allow reads as what it holds. A terminal would
  * otherwise run an escape sequence, and a bidi override reorders `… # ‮hs | x/moc.live//:sptth`
- * into a command it does not run. `keepNewlines` keeps `\n` for text shown on several lines.
+ * into a command it does not run. `keepNewlines` keeps `\n` for text shown on several lines. The
+ * escapes are JSON's (a character beyond U+FFFF as its two UTF-16 units), so applied to JSON text
+ * the result is the same JSON.
  */
 export function revealInvisible(text: string, options: { keepNewlines?: boolean } = {}): string {
-  return text.replace(options.keepNewlines ? INVISIBLE_BUT_NEWLINE : INVISIBLE, (c) => {
-    const cp = c.codePointAt(0) as number;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-  });
+  return text.replace(options.keepNewlines ? INVISIBLE_BUT_NEWLINE : INVISIBLE, (c) =>
+    Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(
+      '',
+    ),
+  );
 }

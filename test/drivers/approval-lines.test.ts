@@ -52,7 +52,10 @@ describe('driver approval lines', () => {
   it('revealInvisible keeps newlines only when asked, and writes astral format characters whole', () => {
     expect(revealInvisible('a\nb\u200bc')).toBe('a\\u000ab\\u200bc');
     expect(revealInvisible('a\nb', { keepNewlines: true })).toBe('a\nb');
-    expect(revealInvisible('tag\u{e0041}')).toBe('tag\\u{e0041}');
+    expect(revealInvisible('tag\u{e0041}')).toBe('tag\\udb40\\udc41');
+    // On JSON text the result is the same JSON.
+    const json = JSON.stringify({ c: 'a\u202eb\u{e0041}\n' }, null, 2);
+    expect(JSON.parse(revealInvisible(json, { keepNewlines: true }))).toEqual(JSON.parse(json));
     expect(revealInvisible('plain text, ünïcödé and emoji 🙂')).toBe('plain text, ünïcödé and emoji 🙂');
   });
 });

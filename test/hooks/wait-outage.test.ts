@@ -54,6 +54,15 @@ describe('sluice wait through an outage', () => {
     expect(source.reads).toBeGreaterThanOrEqual(1);
   });
 
+  it('a raw driver fault (a reset socket) is an outside fault too', async () => {
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const source = stagedSource([reset, 'the delivery']);
+    await expect(waitForMail({ where, limits: {}, session: null, ...staged(source) })).resolves.toEqual({
+      kind: 'mail',
+      text: 'the delivery',
+    });
+  });
+
   it('any other error still ends the wait with it', async () => {
     const source = stagedSource([new SluiceError('denied', 'this shell is locked to agent other')]);
     await expect(waitForMail({ where, limits: {}, session: null, ...staged(source) })).rejects.toMatchObject({

@@ -3,8 +3,10 @@
 // pushes and decisions now show a large subject cut, with its size; `sluice approval show ID`
 // prints it whole, for whoever may decide it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addAgentManager, removeAgentManager } from '../../src/host/agents/agent-managers.js';
 import { requestApproval } from '../../src/host/approvals/requests.js';
 import type { ApprovalAsk } from '../../src/host/approvals/subject.js';
+import { createChannel } from '../../src/host/channels/channels.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { handleRpcText } from '../../src/surfaces/rpc/dispatch.js';
 import { DEFAULT_RPC_LIMITS } from '../../src/surfaces/rpc/methods.js';
@@ -98,11 +100,21 @@ describe('approval requests too large for a reply', () => {
     expect(view.subjectCut).toBeUndefined();
     expect(view.subject.input.content).toBe(`${BIG_CONTENT}${trap}`);
 
+    // An outsider; a person who shares a channel with the agent (not enough: only its managers
+    // decide); a manager removed since. Each is refused in one line, and nothing changes.
     await h.person('mallory');
+    await h.person('bob');
+    await h.person('rita');
+    await createChannel(h.ctx, h.owner, { name: 'shared', members: ['bob', 'helper'] });
+    await addAgentManager(h.ctx, h.owner, 'helper', 'rita');
+    await removeAgentManager(h.ctx, h.owner, 'helper', 'rita');
     const before = await snapshotStore(h.ctx);
-    const outsider = await runCliHere(['--as', 'mallory', 'approval', 'show', big.row.id], { home: h.home });
-    expect(outsider.code).not.toBe(0);
-    expect(outsider.stderr).toMatch(/^sluice: denied: .*\n$/);
+    for (const who of ['mallory', 'bob', 'rita']) {
+      const refused = await runCliHere(['--as', who, 'approval', 'show', big.row.id], { home: h.home });
+      expect(refused.code, who).toBe(2);
+      expect(refused.stderr, who).toMatch(/^sluice: denied: [^\n]*\n$/);
+      expect(refused.stdout, who).toBe('');
+    }
     const asAgent = await runCliHere(['--as', 'helper', 'approval', 'show', big.row.id], { home: h.home });
     expect(asAgent.code).not.toBe(0);
     expect(asAgent.stderr.split('\n').filter(Boolean)).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
-import { storeFaultOf } from '../../core/store-faults.js';
+import { asStoreFault } from '../../core/store-faults.js';
 
 /**
  * Recording a credential's last use (a token's `last_used_at`, a session's `last_seen_at`) is
@@ -18,8 +18,8 @@ export function lastUseNotRecorded(): number {
 }
 
 function isOutsideFault(err: unknown): boolean {
-  if (err instanceof SluiceError) return err.code === 'unavailable';
-  return storeFaultOf(err) !== undefined;
+  const fault = asStoreFault(err);
+  return fault instanceof SluiceError && fault.code === 'unavailable';
 }
 
 /**

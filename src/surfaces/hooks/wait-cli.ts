@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DeliveryLimits } from '../../core/envelope.js';
 import { oneLine, SluiceError } from '../../core/errors.js';
+import { asStoreFault } from '../../core/store-faults.js';
 import { HOOK_LIMITS, type HookClient } from './adapters.js';
 import { type HookEnvironment, hookEnvironment } from './hook-cli.js';
 import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
@@ -138,7 +139,9 @@ export async function waitForMail(options: WaitForMailOptions): Promise<WaitResu
             if (decision !== 'held') return finish({ kind: 'quiet', reason: decision });
           } while (again && !done);
         } catch (err) {
-          if (err instanceof SluiceError && err.code === 'unavailable') retryLater();
+          // Raw driver errors too (a reset socket, SQLITE_BUSY): the mapping every surface uses.
+          const fault = asStoreFault(err);
+          if (fault instanceof SluiceError && fault.code === 'unavailable') retryLater();
           else fail(err);
         } finally {
           running = false;

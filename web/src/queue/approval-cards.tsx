@@ -75,10 +75,11 @@ const INVISIBLE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
  * in a command would otherwise reorder what a person reads before allowing it.
  */
 function shown(text: string): string {
-  return text.replace(INVISIBLE, (c) => {
-    const cp = c.codePointAt(0) as number;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-  });
+  return text.replace(INVISIBLE, (c) =>
+    Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(
+      '',
+    ),
+  );
 }
 
 /**

@@ -70,17 +70,6 @@ function decisionLine(a: ApprovalView): string {
   return `${a.id} ${a.status} by ${a.decidedBy ?? 'nobody'}: ${a.agent} ${approvalSummary(a)}${note}\n`;
 }
 
-/**
- * Bidirectional controls escaped in JSON text (still the same JSON): a subject's U+202E would
- * otherwise reorder what the terminal shows of the command a person is about to allow.
- */
-function escapeBidi(json: string): string {
-  return json.replace(
-    /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
-
 export function registerApprovalCommands(program: Command): void {
   const approval = program
     .command('approval')
@@ -109,7 +98,8 @@ export function registerApprovalCommands(program: Command): void {
     .action(
       action(async ({ host, actor }, id: string) => {
         const shown = await showApproval(host, await actor(), id);
-        await writeOut(`${escapeBidi(JSON.stringify(shown, null, 2))}\n`);
+        // Controls are escaped by JSON already; format characters (U+202E …) are not.
+        await writeOut(`${revealInvisible(JSON.stringify(shown, null, 2), { keepNewlines: true })}\n`);
       }),
     );
   approval
