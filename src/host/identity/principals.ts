@@ -245,7 +245,7 @@ export async function authenticateToken(ctx: HostContext, token: unknown): Promi
   const staleBefore = new Date(now.getTime() - TOKEN_TOUCH_INTERVAL_MS).toISOString();
   // Checked here first: an UPDATE that matches nothing still takes SQLite's write lock.
   if (found.token.last_used_at === null || found.token.last_used_at < staleBefore)
-    await recordUse(found.token.id, now.getTime(), TOKEN_TOUCH_INTERVAL_MS, () =>
+    await recordUse(ctx, found.token.id, now.getTime(), TOKEN_TOUCH_INTERVAL_MS, () =>
       touchToken(ctx.store.db, found.token.id, now.toISOString(), staleBefore),
     );
   return found.principal;

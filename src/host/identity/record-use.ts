@@ -1,5 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { asStoreFault } from '../../core/store-faults.js';
+import type { HostContext } from './context.js';
 
 /**
  * Recording a credential's last use (a token's `last_used_at`, a session's `last_seen_at`) is
@@ -8,13 +9,27 @@ import { asStoreFault } from '../../core/store-faults.js';
  * and the write is tried again once the next touch is due, not on every request meanwhile.
  */
 
-/** When each credential's failed touch happened (ms), so it is retried only when due again. */
-const failedAt = new Map<string, number>();
-let notRecorded = 0;
+/** What one host's store has seen: when each credential's touch failed (ms), and how many did. */
+interface UseRecords {
+  failedAt: Map<string, number>;
+  notRecorded: number;
+}
 
-/** How many last-use updates an outside fault stopped since this process started. */
-export function lastUseNotRecorded(): number {
-  return notRecorded;
+// Per store, not per process: several hosts in one process (tests, an embedder) count apart.
+const byStore = new WeakMap<object, UseRecords>();
+
+function recordsOf(ctx: Pick<HostContext, 'store'>): UseRecords {
+  let records = byStore.get(ctx.store);
+  if (records === undefined) {
+    records = { failedAt: new Map(), notRecorded: 0 };
+    byStore.set(ctx.store, records);
+  }
+  return records;
+}
+
+/** How many last-use updates an outside fault stopped on this host since it opened its store. */
+export function lastUseNotRecorded(ctx: Pick<HostContext, 'store'>): number {
+  return byStore.get(ctx.store)?.notRecorded ?? 0;
 }
 
 function isOutsideFault(err: unknown): boolean {
@@ -27,19 +42,21 @@ function isOutsideFault(err: unknown): boolean {
  * ago; an outside fault is counted and swallowed, anything else (a bug) is thrown.
  */
 export async function recordUse(
+  ctx: Pick<HostContext, 'store'>,
   id: string,
   nowMs: number,
   intervalMs: number,
   touch: () => Promise<void>,
 ): Promise<void> {
-  const failed = failedAt.get(id);
+  const records = recordsOf(ctx);
+  const failed = records.failedAt.get(id);
   if (failed !== undefined && nowMs - failed < intervalMs) return;
   try {
     await touch();
-    failedAt.delete(id);
+    records.failedAt.delete(id);
   } catch (err) {
     if (!isOutsideFault(err)) throw err;
-    notRecorded++;
-    failedAt.set(id, nowMs);
+    records.notRecorded++;
+    records.failedAt.set(id, nowMs);
   }
 }

@@ -139,7 +139,7 @@ export async function authenticateSession(
   const staleBefore = iso(now - SESSION_TOUCH_INTERVAL_MS);
   // Checked here first: an UPDATE that matches nothing still takes SQLite's write lock.
   if (found.session.last_seen_at < staleBefore)
-    await recordUse(found.session.id, now, SESSION_TOUCH_INTERVAL_MS, () =>
+    await recordUse(ctx, found.session.id, now, SESSION_TOUCH_INTERVAL_MS, () =>
       touchSession(ctx.store.db, found.session.id, iso(now), staleBefore),
     );
   return { sessionId: found.session.id, principal: found.principal };

@@ -181,7 +181,7 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
     return reply.send({
       status: 'ok',
       logLinesDropped: options.logLinesDropped?.() ?? 0,
-      lastUseNotRecorded: lastUseNotRecorded(),
+      lastUseNotRecorded: lastUseNotRecorded(ctx),
     });
   });
 
