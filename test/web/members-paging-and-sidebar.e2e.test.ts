@@ -188,3 +188,61 @@ describe('a channel created while the first channel.list page is on its way', ()
     await context.close();
   });
 });
+
+describe('after an add, the Members dialog announces the change with the list that has it', () => {
+  // CI once walked the dialog by keyboard right after "… added." and reached only Close: the note
+  // came before the reload of the list, while every other control was still disabled.
+  it('shows "added." only once the new member is listed and the controls are usable', {
+    timeout: 120_000,
+  }, async () => {
+    const ctx = stage.hostCtx;
+    const owner = await resolvePrincipal(ctx, 'owner');
+    await addPrincipal(ctx, { name: 'helper', kind: 'agent' });
+    await createChannel(ctx, owner, { name: 'small', members: [] });
+    const context = await newViewContext(stage.browser, VIEWPORTS[0]);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    collectProblems(page, problems);
+    let addId: number | null = null;
+    let reloadId: number | null = null;
+    let held: { ws: WebSocketRoute; text: string } | null = null;
+    await page.routeWebSocket(/\/rpc$/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((text) => {
+        const frame = JSON.parse(String(text)) as Frame;
+        if (frame.method === 'channel.addMember') addId = frame.id ?? null;
+        // The first listing after the add is the reload.
+        else if (frame.method === 'channel.members' && addId !== null && reloadId === null)
+          reloadId = frame.id ?? null;
+        server.send(text);
+      });
+      server.onMessage((text) => {
+        const frame = JSON.parse(String(text)) as Frame;
+        if (frame.id !== undefined && frame.id === reloadId && held === null) {
+          held = { ws, text: String(text) };
+          return;
+        }
+        ws.send(text);
+      });
+    });
+    await signIn(page, await loginLinkFor(stage));
+    await page.getByRole('navigation').getByRole('link', { name: '#small', exact: true }).click();
+    await page.getByRole('button', { name: 'Members of #small (1)' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Members of #small' });
+    await dialog.locator('#member-add-name').selectOption('helper');
+    await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+    // The reload is on its way and its answer held: the dialog says it is loading, and no more.
+    await expect.poll(() => held !== null, POLL).toBe(true);
+    await dialog.getByTestId('members-loading').waitFor();
+    expect(await dialog.getByRole('status').textContent()).toBe('');
+    const release = held as { ws: WebSocketRoute; text: string } | null;
+    release?.ws.send(release.text);
+    await dialog.getByText('helper added.').waitFor();
+    // In the same render as the note: the row, and a Remove that works.
+    const rows = dialog.getByRole('list', { name: 'Members' }).getByRole('listitem');
+    expect(await rows.filter({ hasText: 'helper' }).count()).toBe(1);
+    expect(await dialog.getByRole('button', { name: 'Remove helper' }).isEnabled()).toBe(true);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});

@@ -115,13 +115,14 @@ function MembersDialog({ client, channel, me, onClose }: MembersProps & { onClos
         channelId: channel.id,
         member: toAdd,
       });
+      setToAdd('');
+      // Announced with the list that shows it: the note and the usable controls come in one render.
+      await reload();
       setNote(
         change.invited.length > 0
           ? `${change.invited.join(', ')} invited: they join when they accept.`
           : `${toAdd} added.`,
       );
-      setToAdd('');
-      await reload();
     } catch (err) {
       setError(`${toAdd} not added: ${describeError(err)}`);
     } finally {
@@ -134,9 +135,9 @@ function MembersDialog({ client, channel, me, onClose }: MembersProps & { onClos
     setNote(null);
     try {
       await client.call('channel.removeMember', { channelId: channel.id, member: name });
-      setNote(`${name} removed.`);
       setConfirmRemove(null);
       await reload();
+      setNote(`${name} removed.`);
     } catch (err) {
       setError(`${name} not removed: ${describeError(err)}`);
       setConfirmRemove(null);
