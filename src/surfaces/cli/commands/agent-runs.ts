@@ -13,6 +13,7 @@ import {
 } from '../../../host/agents/index.js';
 import type { HostContext, Principal } from '../../../host/identity/index.js';
 import { runLogPath } from '../../agents/run-log.js';
+import { waitForStart } from '../../agents/run-wait.js';
 import { action } from '../context.js';
 import { writeOut } from '../io.js';
 
@@ -30,8 +31,10 @@ function runFolder(dir: string): string {
   }
 }
 
-/** How long `agent run|start|stop|restart` waits for the host to act before it says what it saw. */
-const WAIT_MS = 5000;
+/** How long `agent stop` waits for the host to stop the driver, and any command for a host to act. */
+const HOST_WAIT_MS = 5000;
+/** How long `agent run|start|restart` waits for a started driver to be ready or to crash. */
+const READY_WAIT_MS = 15_000;
 
 /**
  * Waits (polling the store: the supervisor lives in another process) until the run reaches a state
@@ -41,38 +44,61 @@ async function waitForState(
   host: HostContext,
   caller: Principal,
   agent: string,
-  since: string,
-  done: (view: AgentRunView, fresh: boolean) => boolean,
+  done: (view: AgentRunView) => boolean,
   waitMs: number,
 ): Promise<AgentRunView | null> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const view = await agentRunStatus(host, caller, agent);
-    const fresh = view !== null && view.stateAt !== null && view.stateAt >= since;
-    if (view === null || done(view, fresh) || Date.now() >= deadline) return view;
+    if (view === null || done(view) || Date.now() >= deadline) return view;
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-/** One line saying where the run stands after a request, with the next step. */
-function outcomeLine(view: AgentRunView | null, agent: string, home: string, fresh: boolean): string {
-  const log = runLogPath(home, agent);
-  if (view === null) return `${agent} has no run spec any more`;
-  if (view.state === 'no-host' || !fresh)
-    return `no sluice serve runs for this home yet: start it (npm start, or sluice serve) and it starts ${agent}`;
-  if (view.state === 'running') return `${agent} is running (pid ${view.pid}); log: ${log}`;
-  if (view.state === 'starting') return `${agent} is starting (pid ${view.pid}); log: ${log}`;
-  if (view.state === 'crashed')
-    return `${agent} ${runStateLabel(view)}; the host restarts it with a growing delay (log: ${log}; sluice agent stop ${agent} stops it)`;
-  return `${agent} is ${runStateLabel(view)}`;
+const noHostLine = (agent: string) =>
+  `no sluice serve runs for this home yet: start it (npm start, or sluice serve) and it starts ${agent}`;
+
+/**
+ * Waits for a driver the host was asked to start and prints where it stands: running, still
+ * starting at the bound, or no host. A crash is the command's failure: one line with the driver's
+ * own error line (`unavailable`, exit 1), so a script or a person never takes it for a start.
+ */
+async function reportStart(
+  host: HostContext,
+  caller: Principal,
+  agent: string,
+  request: { since: string; restartsBefore: number },
+): Promise<void> {
+  const log = runLogPath(host.home, agent);
+  const outcome = await waitForStart({
+    read: () => agentRunStatus(host, caller, agent),
+    ...request,
+    waitMs: READY_WAIT_MS,
+    hostWaitMs: HOST_WAIT_MS,
+  });
+  switch (outcome.kind) {
+    case 'gone':
+      return writeOut(`${agent} has no run spec any more\n`);
+    case 'no-host':
+      return writeOut(`${noHostLine(agent)}\n`);
+    case 'running':
+      return writeOut(`${agent} is running (pid ${outcome.run.pid}); log: ${log}\n`);
+    case 'still-starting':
+      return writeOut(
+        `${agent} is still starting after ${READY_WAIT_MS / 1000} s (pid ${outcome.run.pid}): sluice agent ls shows when it is running; log: ${log}\n`,
+      );
+    case 'crashed':
+      throw new SluiceError(
+        'unavailable',
+        `${agent} crashed: ${outcome.run.lastError ?? 'exited before it was ready'}; the host restarts it with a growing delay (log: ${log}; sluice agent stop ${agent} stops it)`,
+      );
+  }
 }
 
-/** Done waiting for a start: the host reported it since the request (running, starting or crashed). */
-const started = (view: AgentRunView, fresh: boolean) =>
-  fresh && (view.state === 'running' || view.state === 'starting' || view.state === 'crashed');
-
-function waitMsOf(opts: { wait?: boolean }): number {
-  return opts.wait === false ? 0 : WAIT_MS;
+/** The run's restart count before a request (0 without a spec): a higher one later is a crash. */
+async function restartsOf(host: HostContext, caller: Principal, agent: string): Promise<number> {
+  // A name with no agent yet (agent run adds it), or a refusal the registration repeats: none.
+  return (await agentRunStatus(host, caller, agent).catch(() => null))?.restarts ?? 0;
 }
 
 /** Registers run, start, stop, restart and forget under the existing `agent` command. */
@@ -110,6 +136,7 @@ export function registerAgentRunCommands(program: Command): void {
             );
           const cwd = runFolder(opts.cwd);
           const caller = await actor();
+          const restartsBefore = await restartsOf(host, caller, name);
           const since = host.now().toISOString();
           const { created, settled } = await registerAgentRun(host, caller, {
             name,
@@ -122,9 +149,7 @@ export function registerAgentRunCommands(program: Command): void {
           if (settled) lines.push(`${name} now settles by turns: each driven turn settles what it delivered`);
           lines.push(`${name} runs sluice drive ${opts.driver} in ${cwd}, supervised by sluice serve`);
           await writeOut(`${lines.join('\n')}\n`);
-          const view = await waitForState(host, caller, name, since, started, waitMsOf(opts));
-          const fresh = view?.stateAt != null && view.stateAt >= since;
-          if (opts.wait !== false) await writeOut(`${outcomeLine(view, name, host.home, fresh)}\n`);
+          if (opts.wait !== false) await reportStart(host, caller, name, { since, restartsBefore });
         },
       ),
     );
@@ -144,25 +169,22 @@ export function registerAgentRunCommands(program: Command): void {
           }
           const since = host.now().toISOString();
           await controlAgentRun(host, caller, name, act);
-          const stopping = act === 'stop';
-          const view = await waitForState(
-            host,
-            caller,
-            name,
-            since,
-            stopping ? (v) => v.state === 'stopped' : started,
-            waitMsOf(opts),
-          );
           if (opts.wait === false) {
             await writeOut(`asked ${name} to ${act}\n`);
             return;
           }
-          if (stopping && (view?.state === 'stopped' || view?.state === 'no-host')) {
+          if (act !== 'stop') {
+            await reportStart(host, caller, name, { since, restartsBefore: before?.restarts ?? 0 });
+            return;
+          }
+          const view = await waitForState(host, caller, name, (v) => v.state === 'stopped', HOST_WAIT_MS);
+          if (view?.state === 'stopped' || view?.state === 'no-host') {
             await writeOut(`${name} is stopped (sluice agent start ${name} starts it again)\n`);
             return;
           }
-          const fresh = view?.stateAt != null && view.stateAt >= since;
-          await writeOut(`${outcomeLine(view, name, host.home, fresh)}\n`);
+          await writeOut(
+            `${view === null ? `${name} has no run spec any more` : `${name} is ${runStateLabel(view)}`}\n`,
+          );
         }),
       );
   control('start', 'start a host-run agent again (sluice agent run registered it)');
