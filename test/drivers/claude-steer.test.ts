@@ -22,6 +22,10 @@ import { createInterface } from 'node:readline';
 const say = (v) => process.stdout.write(JSON.stringify(v) + '\\n');
 for await (const line of createInterface({ input: process.stdin })) {
   const msg = JSON.parse(line);
+  if (msg.type === 'control_request') {
+    say({ type: 'control_response', response: { subtype: 'success', request_id: msg.request_id, response: {} } });
+    continue;
+  }
   const texts = msg.message.content.filter((b) => b.type === 'text').map((b) => b.text);
   appendFileSync('received.txt', texts.join(' ') + '\\n');
   say({ type: 'user', parent_tool_use_id: null, message: { role: 'user', content: texts.map((text) => ({ type: 'text', text })) } });
@@ -50,7 +54,7 @@ describe('steering a running Claude turn', () => {
     writeFileSync(bin, FAKE_CLAUDE);
     chmodSync(bin, 0o755);
     const setup = await prepareDriver(h.ctx, bot, { entry: '/nonexistent/sluice.js', cwd });
-    client = startClaudeClient(h.ctx, bot, setup, { bin, cwd, extraArgs: [] });
+    client = await startClaudeClient(h.ctx, bot, setup, { bin, cwd, extraArgs: [] });
   });
   afterEach(async () => {
     await client.stop();

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { SluiceError } from '../../core/errors.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import type { ClientTurn, TurnOutcome } from '../../host/turns/index.js';
 import type { ApprovalReporter } from './approvals.js';
-import { startJsonLineChild } from './child.js';
+import { type JsonLineChild, startJsonLineChild } from './child.js';
 import { answerClaudePermissions } from './claude-permissions.js';
 import { claudeTurnContent } from './content.js';
 import { ClientGoneError, type DriverClient, type TurnRequest } from './loop.js';
@@ -102,7 +103,7 @@ function worstOf(outcomes: readonly TurnOutcome[]): TurnOutcome {
  * without tools — runs it as a follow-up with a `result` of its own. Either way its echo
  * (`--replay-user-messages`) shows the model received it, and the turn ends with the last result.
  */
-export function startClaudeClient(
+export async function startClaudeClient(
   ctx: HostContext,
   agent: Principal,
   setup: DriverSetup,
@@ -111,8 +112,10 @@ export function startClaudeClient(
     cwd: string;
     extraArgs: readonly string[];
     onApproval?: ApprovalReporter | undefined;
+    /** How long Claude Code may take to answer `initialize`, ms. */
+    handshakeMs?: number | undefined;
   },
-): DriverClient {
+): Promise<DriverClient> {
   const child = startJsonLineChild(options.bin, claudeArgs(setup, options.extraArgs), {
     cwd: options.cwd,
     env: setup.env,
@@ -121,6 +124,12 @@ export function startClaudeClient(
     ({ code, signal }) =>
       `claude exited (${signal ?? `code ${code}`})${child.stderrTail() ? `: ${lastLine(child.stderrTail())}` : ''}`,
   );
+  try {
+    await claudeHandshake(child, gone, options.handshakeMs ?? CLAUDE_HANDSHAKE_MS);
+  } catch (err) {
+    await child.kill();
+    throw err;
+  }
   let current: ClaudeTurn | undefined;
   const stopAnswering = answerClaudePermissions(ctx, agent, child, {
     turnId: () => current?.turn.id ?? null,
@@ -196,6 +205,56 @@ export function startClaudeClient(
       }
     },
   };
+}
+
+/** How long Claude Code may take to answer the driver's `initialize` (a cold start takes ~2.5 s). */
+export const CLAUDE_HANDSHAKE_MS = 60_000;
+
+/**
+ * The session's handshake: the `initialize` control request (the one Claude's own SDK opens a
+ * stream-json session with), answered once Claude Code has read its arguments and settings and
+ * listens. Until then the driver is not ready: a client that exits at once (an unknown option
+ * after `--`, a settings file it refuses) is the driver's start failure with its own line, instead
+ * of a "ready" followed by a crash.
+ */
+async function claudeHandshake(child: JsonLineChild, gone: Promise<string>, ms: number): Promise<void> {
+  const requestId = `sluice-initialize-${randomUUID()}`;
+  let unsubscribe: () => void = () => {};
+  const answered = new Promise<{ refused?: string }>((resolve) => {
+    unsubscribe = child.onLine((line) => {
+      const l = line as {
+        type?: unknown;
+        response?: { subtype?: unknown; request_id?: unknown; error?: unknown };
+      };
+      if (l?.type !== 'control_response' || l.response?.request_id !== requestId) return;
+      resolve(
+        l.response.subtype === 'success' ? {} : { refused: String(l.response.error ?? 'no reason given') },
+      );
+    });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ late: true }>((resolve) => {
+    timer = setTimeout(() => resolve({ late: true }), ms);
+    timer.unref();
+  });
+  try {
+    child.send({ type: 'control_request', request_id: requestId, request: { subtype: 'initialize' } });
+    const outcome = await Promise.race([answered, gone.then((why) => ({ gone: why })), late]);
+    if ('gone' in outcome) throw new ClientGoneError(outcome.gone);
+    if ('late' in outcome)
+      throw new SluiceError(
+        'unavailable',
+        `claude did not answer the driver's initialize within ${ms / 1000} s`,
+      );
+    if (outcome.refused !== undefined)
+      throw new SluiceError(
+        'unavailable',
+        `claude refused the driver's initialize: ${outcome.refused.slice(0, 300)}`,
+      );
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+  }
 }
 
 function lastLine(text: string): string {

@@ -85,7 +85,7 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
   try {
     client =
       options.client === 'claude'
-        ? startClaudeClient(ctx, agent, setup, {
+        ? await startClaudeClient(ctx, agent, setup, {
             bin,
             cwd: options.cwd,
             extraArgs: options.extraArgs ?? [],
