@@ -131,6 +131,8 @@ export interface AgentRunsTable {
   state: Generated<'starting' | 'running' | 'stopped' | 'crashed'>;
   pid: number | null;
   last_error: string | null;
+  /** The model error the running driver reported last (cleared by a turn that succeeds). */
+  model_error: Generated<string | null>;
   restarts: Generated<number>;
   state_at: string | null;
   holder: string | null;

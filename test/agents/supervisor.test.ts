@@ -47,6 +47,11 @@ class FakeChild implements RunChild {
   ready() {
     this.output.outLine(`sluice drive claude: ${this.run.agent} ready (log …)`);
   }
+  /** A line the driver prints on stdout (its status lines, src/surfaces/drivers/status-lines.ts). */
+  say(line: string) {
+    this.output.log(`${line}\n`);
+    this.output.outLine(line);
+  }
   exit(code: number, ...stderr: string[]) {
     for (const line of stderr) {
       this.output.log(`${line}\n`);
@@ -141,6 +146,42 @@ describe('supervisor', { timeout: 60_000 }, () => {
     child.ready();
     await until(async () => (await status()).state === 'running', 'running');
     expect((await status()).pid).toBe(child.pid);
+  });
+
+  it('a model error the running driver reports is its status until a turn succeeds; a crash line stays lastError', async () => {
+    sup = open();
+    await register();
+    const child = await until(() => children[0], 'the driver to start');
+    child.ready();
+    await until(async () => (await status()).state === 'running', 'running');
+    expect((await status()).modelError).toBeNull();
+    const error = 'Reconnecting... waiting for network (Connection failed: error sending request)';
+    child.say(`03:04:05 bot model error: ${error} (codex retries; the driver gives up after 180 s)`);
+    await until(async () => (await status()).modelError === error, 'the model error');
+    expect(await status()).toMatchObject({ state: 'running', lastError: null, pid: child.pid });
+    // A turn that fails on it keeps it; a later line about something else does not touch it.
+    child.say(
+      '03:07:05 bot t_vprm42t1jwmsphq3 failed (model_error): 1 delivered [01M8], 0 handled, 1 returned, 180.3s',
+    );
+    child.say('03:07:06 bot t_vprm42t1jwmsphq4 steered: 1 message(s) [01M9]');
+    await settle();
+    expect((await status()).modelError).toBe(error);
+    // A turn that succeeds clears it.
+    child.say('03:09:00 bot t_vprm42t1jwmsphq5 ok: 1 delivered [01M8], 1 handled, 0 returned, 3.1s');
+    await until(async () => (await status()).modelError === null, 'cleared by a good turn');
+    // Shown only while the driver runs: a crash is lastError, and the next start begins clean.
+    child.say(`03:10:00 bot model error: ${error} (the turn fails)`);
+    await until(async () => (await status()).modelError === error, 'the model error again');
+    child.exit(1, 'sluice: unavailable: codex app-server exited (code 1)');
+    await until(async () => (await status()).state === 'crashed', 'crashed');
+    expect(await status()).toMatchObject({
+      modelError: null,
+      lastError: 'sluice: unavailable: codex app-server exited (code 1)',
+    });
+    restartTimers()[0]!.fn();
+    await until(() => children[1], 'the restart');
+    await settle();
+    expect((await status()).modelError).toBeNull();
   });
 
   it('restarts a crashed driver after a growing jittered delay and records the last error line', async () => {

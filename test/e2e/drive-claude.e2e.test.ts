@@ -210,7 +210,9 @@ describe.skipIf(!enabled)('sluice drive claude (real Claude Code)', () => {
     const outbound = readFileSync(stdinLog, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l))
+      // The session opens with the driver's `initialize` control request.
+      .filter((l: { type?: string }) => l.type === 'user');
     const sentImages = (outbound[0].message.content as Block[]).filter((b) => b.type === 'image');
     const fitted = await fitImage(big, 'image/jpeg', CLAUDE_IMAGE_LIMITS);
     expect(fitted.downscaled).toBe(true);

@@ -20,6 +20,11 @@ export interface AgentRun {
   pid: number | null;
   /** The last line the driver wrote to stderr before it exited (a crash), else null. */
   lastError: string | null;
+  /**
+   * While the driver runs: the last model error its client reported (Codex retrying a model it
+   * cannot reach, a Claude turn ended by an API error), until a turn succeeds; else null.
+   */
+  modelError: string | null;
   /** Restarts after crashes since the supervisor took it. */
   restarts: number;
   stateAt: string | null;

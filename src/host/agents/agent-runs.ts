@@ -10,6 +10,7 @@ import {
   type NamedAgentRunRow,
   releaseAgentRuns,
   reportAgentRun,
+  reportAgentRunModelError,
   setAgentRunDesired,
   upsertAgentRun,
 } from '../../store/ops/agent-runs.js';
@@ -65,6 +66,8 @@ export function runView(row: NamedAgentRunRow, now: Date): AgentRunView {
     state,
     pid: held && (state === 'running' || state === 'starting' || state === 'stopping') ? row.pid : null,
     lastError: row.last_error,
+    // A driver that is not running reaches no model: only a running one's error is current.
+    modelError: held && (state === 'running' || state === 'stopping') ? row.model_error : null,
     restarts: row.restarts,
     stateAt: row.state_at,
     machine: row.machine,
@@ -73,8 +76,10 @@ export function runView(row: NamedAgentRunRow, now: Date): AgentRunView {
 }
 
 /** One short label per state, for `sluice agent ls` and the page. */
-export function runStateLabel(view: Pick<AgentRunView, 'state' | 'lastError'>): string {
+export function runStateLabel(view: Pick<AgentRunView, 'state' | 'lastError' | 'modelError'>): string {
   switch (view.state) {
+    case 'running':
+      return view.modelError ? `running; model error: ${view.modelError}` : 'running';
     case 'no-host':
       return 'waiting for sluice serve';
     case 'crashed':
@@ -265,6 +270,16 @@ export async function reportRun(
   report: Omit<AgentRunReport, 'state_at'>,
 ): Promise<void> {
   await reportAgentRun(ctx.store.db, agentId, holder, { ...report, state_at: nowIso(ctx) });
+}
+
+/** Records the model error the running driver reported, or null once a turn succeeded. */
+export async function reportRunModelError(
+  ctx: HostContext,
+  holder: string,
+  agentId: string,
+  modelError: string | null,
+): Promise<void> {
+  await reportAgentRunModelError(ctx.store.db, agentId, holder, modelError);
 }
 
 /** A supervisor stopping: its runs read as stopped, and are free for the next host. */

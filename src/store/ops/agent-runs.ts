@@ -122,6 +122,7 @@ export interface AgentRunReport {
   state: 'starting' | 'running' | 'stopped' | 'crashed';
   pid: number | null;
   last_error?: string | null;
+  model_error?: string | null;
   restarts?: number;
   state_at: string;
 }
@@ -141,11 +142,30 @@ export async function reportAgentRun(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Records the model error the running driver reported (null: a turn succeeded), while `holder`
+ * holds the lease. The state and its time stay: the driver runs on.
+ */
+export async function reportAgentRunModelError(
+  db: Db,
+  agentId: string,
+  holder: string,
+  modelError: string | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('agent_runs')
+    .set({ model_error: modelError })
+    .where('agent_id', '=', agentId)
+    .where('holder', '=', holder)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** A supervisor shutting down: its runs are stopped and free for the next host. */
 export async function releaseAgentRuns(db: Db, holder: string, at: string): Promise<void> {
   await db
     .updateTable('agent_runs')
-    .set({ holder: null, held_until: null, state: 'stopped', pid: null, state_at: at })
+    .set({ holder: null, held_until: null, state: 'stopped', pid: null, model_error: null, state_at: at })
     .where('holder', '=', holder)
     .execute();
 }

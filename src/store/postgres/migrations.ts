@@ -171,6 +171,13 @@ const migrations: Record<string, Migration> = {
       await sql.raw(MESSAGES_BY_REPLY).execute(db);
     },
   },
+  // The model error a running host-run agent's driver reports (docs/agents.md, `modelError`):
+  // kept apart from last_error, which says why a driver exited.
+  '023_agent_run_model_error': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw('alter table agent_runs add column model_error text').execute(db);
+    },
+  },
 };
 
 // Constants the store's other PostgreSQL modules use, declared with the SQL that uses them.

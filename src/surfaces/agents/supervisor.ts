@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { claimRuns, type HeldRun, releaseRuns, reportRun } from '../../host/agents/index.js';
+import {
+  claimRuns,
+  type HeldRun,
+  releaseRuns,
+  reportRun,
+  reportRunModelError,
+} from '../../host/agents/index.js';
 import type { HostContext } from '../../host/identity/index.js';
+import { isReadyLine, isTurnOkLine, modelErrorOfLine } from '../drivers/status-lines.js';
 import { RunLog, runLogPath } from './run-log.js';
 
 // The `sluice serve` side of host-run agents (docs/agents.md): it leases the run specs of its
@@ -97,6 +104,8 @@ interface Slot {
   failures: number;
   restarts: number;
   lastErrorLine?: string | undefined;
+  /** The model error the running child reported last (undefined: none, or a turn succeeded since). */
+  modelError?: string | undefined;
   /** Reports go out in order, one at a time. */
   reports: Promise<void>;
 }
@@ -127,10 +136,20 @@ export function startSupervisor(ctx: HostContext, options: SupervisorOptions): S
       .catch((err) => warn(`could not record ${slot.run.agent}'s state: ${(err as Error).message}`));
   };
 
+  /** The child's model error changed: recorded apart from its state (the driver runs on). */
+  const modelError = (slot: Slot, error: string | undefined) => {
+    if (slot.modelError === error) return;
+    slot.modelError = error;
+    slot.reports = slot.reports
+      .then(() => reportRunModelError(ctx, holder, slot.run.agentId, error ?? null))
+      .catch((err) => warn(`could not record ${slot.run.agent}'s model error: ${(err as Error).message}`));
+  };
+
   const start = (slot: Slot) => {
     const { run } = slot;
     slot.stopping = false;
     slot.lastErrorLine = undefined;
+    slot.modelError = undefined;
     slot.childSeq = run.restartSeq;
     slot.startedAt = Date.now();
     slot.log.note(ctx.now(), `starting sluice drive ${run.driver} --as ${run.agent} --cwd ${run.cwd}`);
@@ -142,8 +161,12 @@ export function startSupervisor(ctx: HostContext, options: SupervisorOptions): S
           if (line.trim() !== '') slot.lastErrorLine = line.trim().slice(0, 500);
         },
         outLine: (line) => {
-          if (slot.child === child && /\bready\b/.test(line))
+          if (slot.child !== child) return;
+          if (isReadyLine(line))
             report(slot, { state: 'running', pid: child.pid ?? null, restarts: slot.restarts });
+          const error = modelErrorOfLine(line);
+          if (error !== undefined) modelError(slot, error.slice(0, 500));
+          else if (isTurnOkLine(line)) modelError(slot, undefined);
         },
       });
     } catch (err) {
@@ -152,7 +175,7 @@ export function startSupervisor(ctx: HostContext, options: SupervisorOptions): S
       return;
     }
     slot.child = child;
-    report(slot, { state: 'starting', pid: child.pid ?? null, restarts: slot.restarts });
+    report(slot, { state: 'starting', pid: child.pid ?? null, restarts: slot.restarts, model_error: null });
     void child.exited.then(({ code, signal }) => exited(slot, child, code, signal));
   };
 

@@ -126,6 +126,16 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
       onTurn: (report) => {
         retrying = false;
         log.info({ event: 'turn', ...report }, 'turn settled');
+        // Claude ends a turn on a model error (Codex reported its own above): the same line, so a
+        // supervisor shows it as the agent's model error (docs/agents.md).
+        if (options.client === 'claude' && report.failureKind === 'model_error')
+          options.status(
+            modelErrorStatusLine(
+              agent.name,
+              { message: report.reason ?? 'the model failed', willRetry: false },
+              0,
+            ),
+          );
         options.status(turnStatusLine(agent.name, report));
       },
       onSteer: ({ turnId, ids, accepted }) => {

@@ -46,3 +46,22 @@ export function modelErrorStatusLine(
     : 'the turn fails';
   return `${at.toISOString().slice(11, 19)} ${agent} model error: ${error.message} (${next})`;
 }
+
+// Reading the lines back: a supervised driver's stdout is how `sluice serve` learns where it
+// stands (src/surfaces/agents/supervisor.ts), so the lines' shapes are parsed here, beside the
+// functions that write them. Agent names hold no spaces.
+
+/** The driver's ready line: its client answered and the loop runs. */
+export function isReadyLine(line: string): boolean {
+  return /^sluice drive (claude|codex): \S+ ready \(/.test(line);
+}
+
+/** The model error a {@link modelErrorStatusLine} reports, else undefined. */
+export function modelErrorOfLine(line: string): string | undefined {
+  return /^\d\d:\d\d:\d\d \S+ model error: (.*) \((codex retries; .*|the turn fails)\)$/.exec(line)?.[1];
+}
+
+/** True for the {@link turnStatusLine} of a turn that succeeded (the model answered). */
+export function isTurnOkLine(line: string): boolean {
+  return /^\d\d:\d\d:\d\d \S+ \S+ ok: \d+ delivered/.test(line);
+}

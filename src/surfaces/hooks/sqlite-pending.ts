@@ -49,6 +49,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '021_inbox_pending',
   // An index on messages (replies) the reader never uses.
   '022_messages_by_reply',
+  // A column on agent_runs, a table the reader never reads.
+  '023_agent_run_model_error',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */
