@@ -86,6 +86,12 @@ export function RunPanel({ client, agent }: { client: RpcClient; agent: string }
             )}
             {run.restarts > 0 && <span class="muted">· restarted {run.restarts}×</span>}
           </p>
+          {run.modelError && (
+            <p class="small error" role="status" data-testid="run-model-error">
+              It cannot reach its model: <code>{run.modelError}</code> (shown until a turn succeeds; see the
+              log)
+            </p>
+          )}
           {run.lastError && (run.state === 'crashed' || run.restarts > 0) && (
             <p class="small" data-testid="run-error">
               Last error: <code>{run.lastError}</code>
