@@ -80,7 +80,10 @@ describe('agent run waits for the driver to be ready or to crash', { timeout: 60
       run: { state: string; lastError: string | null };
     }[];
     expect(ls.find((a) => a.name === 'helper')?.run).toMatchObject({ state: 'crashed', lastError: line });
-    // restart says the same
+    // start (at once, though a restart is pending) and restart say the same
+    const start = await cli('agent', 'start', 'helper');
+    expect(start.code, start.stdout).toBe(1);
+    expect(start.stderr).toMatch(/^sluice: unavailable: helper crashed: /);
     const again = await cli('agent', 'restart', 'helper');
     expect(again.code, again.stdout).toBe(1);
     expect(again.stderr).toMatch(/^sluice: unavailable: helper crashed: /);

@@ -175,7 +175,11 @@ export async function controlAgentRun(
   await ctx.store.transaction(async (trx) => {
     await requireRunControl(trx, caller, agent);
     const desired = act === 'stop' ? 'stopped' : 'running';
-    if (!(await setAgentRunDesired(trx, agent.id, desired, at, act === 'restart'))) throw noSpec(agent.name);
+    // Start skips a crashed driver's restart delay (docs/agents.md): the host sees a new start only
+    // as a new restart_seq, since the run was asked to run all along.
+    const now =
+      act === 'restart' || (act === 'start' && (await findAgentRun(trx, agent.id))?.state === 'crashed');
+    if (!(await setAgentRunDesired(trx, agent.id, desired, at, now))) throw noSpec(agent.name);
     await appendEvent(trx, { kind: 'agent.run', agent_id: agent.id, created_at: at });
   });
   announceCommit(ctx);
