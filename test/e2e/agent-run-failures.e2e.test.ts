@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runCli, SLUICE_BIN, tempHome } from '../support/host.js';
+import { launchChromium, POLL, signIn } from '../web/browser-support.js';
 import { ensureClients } from './support/clients.js';
 import { isMainAgentRequest, startModelServer } from './support/model-server.js';
 import { claudeEnv, makeClaudeHome } from './support/run-claude.js';
@@ -58,7 +59,7 @@ describe.skipIf(!enabled)('host-run agents that cannot work (real clients, sluic
   });
 
   /** A fresh home with `sluice serve` running in it with `env`; stopped after the test. */
-  async function serveIn(env: NodeJS.ProcessEnv): Promise<string> {
+  async function serveIn(env: NodeJS.ProcessEnv): Promise<{ home: string; loginLink: string }> {
     const { home, cleanup } = tempHome('sluice-run-failures-');
     cleanups.push(cleanup);
     expect((await runCli(['init'], { home })).code).toBe(0);
@@ -77,7 +78,7 @@ describe.skipIf(!enabled)('host-run agents that cannot work (real clients, sluic
       banner += d;
     });
     await until(async () => (banner.includes('Stop:') ? true : undefined), 'the banner', 60_000);
-    return home;
+    return { home, loginLink: /Login link: (\S+)/.exec(banner)?.[1] ?? '' };
   }
 
   const runOf = async (home: string, agent: string): Promise<LsRun> => {
@@ -94,7 +95,9 @@ describe.skipIf(!enabled)('host-run agents that cannot work (real clients, sluic
     cleanups.push(() => server.close());
     const claudeHome = makeClaudeHome();
     cleanups.push(() => rmSync(claudeHome.root, { recursive: true, force: true }));
-    const home = await serveIn(claudeEnv(server, claudeHome, { env: { SLUICE_CLAUDE_BIN: bins.claude } }));
+    const { home } = await serveIn(
+      claudeEnv(server, claudeHome, { env: { SLUICE_CLAUDE_BIN: bins.claude } }),
+    );
 
     const broken = await runCli(
       ['agent', 'run', 'broken', '--driver', 'claude', '--cwd', claudeHome.cwd, '--', '--bogus-flag'],
@@ -148,7 +151,7 @@ describe.skipIf(!enabled)('host-run agents that cannot work (real clients, sluic
   test('Codex that cannot reach its model: modelError while the driver keeps running, lastError untouched', async () => {
     const codexHome = makeCodexHome({ server: `http://127.0.0.1:${await deadPort()}/v1` });
     cleanups.push(() => rmSync(codexHome.root, { recursive: true, force: true }));
-    const home = await serveIn(codexEnv(codexHome, { SLUICE_CODEX_BIN: bins.codex }));
+    const { home, loginLink } = await serveIn(codexEnv(codexHome, { SLUICE_CODEX_BIN: bins.codex }));
 
     const run = await runCli(['agent', 'run', 'cx', '--driver', 'codex', '--cwd', codexHome.cwd], { home });
     expect(run.code, run.stderr).toBe(0);
@@ -164,6 +167,21 @@ describe.skipIf(!enabled)('host-run agents that cannot work (real clients, sluic
     expect(shown.modelError).toMatch(/Reconnecting|Connection failed|error sending request/);
     expect((await runCli(['agent', 'ls'], { home })).stdout).toMatch(
       /^cx\s+turn\s+codex: running; model error: /m,
+    );
+
+    // The page's run panel on the agent's queue page says the same.
+    const browser = await launchChromium();
+    cleanups.push(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await signIn(page, loginLink);
+    await page.getByRole('navigation').getByRole('link', { name: 'cx', exact: true }).click();
+    await expect
+      .poll(() => page.getByTestId('run-state').textContent(), { ...POLL, timeout: 30_000 })
+      .toBe('running');
+    const note = page.getByTestId('run-model-error');
+    await note.waitFor({ timeout: 30_000 });
+    expect(await note.textContent()).toMatch(
+      /^It cannot reach its model: .*(Reconnecting|Connection failed)/,
     );
   }, 300_000);
 });
