@@ -216,6 +216,31 @@ describe.each(backendsUnderTest())('the Telegram bridge under faults on %s', (ba
     expect(h.logs.filter((l) => /gave up/.test(l))).toEqual([]);
   });
 
+  describe('an update whose fields are not what Telegram documents', () => {
+    // A Bot API proxy or a changed API may hand out a text that is not a string. Before, the
+    // bridge threw a TypeError, tried the update five times and sent the person the raw error.
+    const malformed: [string, Record<string, unknown>][] = [
+      ['a number as text', { text: 42 }],
+      ['an object as text', { text: { toString: 'x' } }],
+      ['a number as caption', { caption: 7, photo: 'not a list' }],
+    ];
+    it.each(malformed)(
+      '%s: one plain line to the sender, no retries, the next message gets through',
+      async (_, fields) => {
+        await h.start(undefined, { retry: FAST_RETRY });
+        await h.pairPhone();
+        const poison = h.fake.pushMessage(PHONE, fields);
+        await untilConfirmed(poison);
+        await pairedMessageGetsThrough('after the malformed update');
+        const replies = h.textsTo(PHONE).filter((t) => !t.startsWith('Paired'));
+        expect(replies).toEqual(['That message could not be read, so it did not reach your agent.']);
+        expect(h.logs.filter((l) => /not handled yet|gave up/.test(l))).toEqual([]);
+        expect(h.logs.filter((l) => /malformed/.test(l))).toHaveLength(1);
+        expect((await h.messageRows()).map((r) => r.body)).toEqual(['after the malformed update']);
+      },
+    );
+  });
+
   describe('strangers and groups get at most one reply', () => {
     it('a stranger writing three times gets one line; every update is confirmed', async () => {
       await h.start();

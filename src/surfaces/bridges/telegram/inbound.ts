@@ -24,6 +24,7 @@ import {
   tooLarge,
 } from './download.js';
 import { type FaultCounts, faultText, isRefusal, isStoreFault } from './faults.js';
+import { malformedField, UNREADABLE } from './message-shape.js';
 import { callDeadline, echoName, type Replies, TELEGRAM_TEXT_LIMIT } from './replies.js';
 
 export interface InboundOptions {
@@ -218,6 +219,15 @@ export async function handleUpdate(options: InboundOptions, c: Context): Promise
     return;
   }
   const sender = await telegramSender(options.host, String(c.from.id));
+  const malformed = malformedField(message);
+  if (malformed !== undefined) {
+    // Permanent for this update: trying it again reads the same fields.
+    options.log(
+      `update ${c.update.update_id} malformed: ${malformed} is not what Telegram documents; confirmed unhandled`,
+    );
+    if (sender) await answer.reply(UNREADABLE);
+    return;
+  }
   const text = message.text ?? '';
   if (text.startsWith('/') && (await handleCommand(options, c, sender, text, answer))) return;
   if (!sender) {
