@@ -35,6 +35,17 @@ export function faultText(err: unknown): string {
   return oneLine(String(err));
 }
 
+/**
+ * A fault in words for the person whose message it stopped: Telegram's code and description, or
+ * Sluice's coded line; a program error is only named as one (its text is for the log).
+ */
+export function faultForPerson(err: unknown): string {
+  if (err instanceof GrammyError)
+    return oneLine(`Telegram kept failing: ${err.error_code} ${err.description}`);
+  if (err instanceof SluiceError) return oneLine(`${err.code}: ${err.message}`);
+  return 'an error on the host; its log says more';
+}
+
 /** Counts of the faults a bridge absorbed, so each log line can say how many so far. */
 export class FaultCounts {
   refusedReplies = 0;

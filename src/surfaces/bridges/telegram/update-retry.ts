@@ -1,5 +1,5 @@
 import type { Update } from 'grammy/types';
-import { type FaultCounts, faultText, isStoreFault } from './faults.js';
+import { type FaultCounts, faultForPerson, faultText, isStoreFault } from './faults.js';
 
 /** How often one update is tried, and how long the bridge waits between tries. */
 export interface RetryPolicy {
@@ -46,6 +46,7 @@ export async function handleWithRetry(
     policy: RetryPolicy;
     counts: FaultCounts;
     log(line: string): void;
+    /** `cause` is the fault in words for the sender ({@link faultForPerson}); the log has the full one. */
     onAbandon(update: Update, cause: string): Promise<void>;
   },
 ): Promise<boolean> {
@@ -67,7 +68,7 @@ export async function handleWithRetry(
         log(
           `update ${id} gave up after ${failures} tries: ${faultText(cause)}; confirmed unhandled, ${options.counts.abandonedUpdates} given up so far`,
         );
-        await options.onAbandon(update, faultText(cause));
+        await options.onAbandon(update, faultForPerson(cause));
         return true;
       } else {
         log(
