@@ -13,6 +13,7 @@ import { DEFAULT_RPC_LIMITS, type RpcLimits } from '../rpc/methods.js';
 import { packageRoot } from '../sluice-package.js';
 import { authenticatedPrincipal, requireAuth, sessionCookieName } from './auth.js';
 import { channelCreateRateGate } from './channel-create-rate.js';
+import { answerClientError, answerRouterRefusal, codedFastifyRefusal } from './framework-errors.js';
 import { createHostAllowList, registerRequestGuard } from './guard.js';
 import {
   capBodiesPerPrincipal,
@@ -124,6 +125,9 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
     connectionTimeout: httpLimits.socketIdleTimeoutMs,
     bodyLimit: limits.maxFrameBytes,
     forceCloseConnections: true,
+    // Refusals by the router and by Node carry Sluice's error shape too (framework-errors.ts).
+    frameworkErrors: answerRouterRefusal,
+    clientErrorHandler: answerClientError,
   });
   installRequestLimits(app, httpLimits);
   installSocketDeadlines(app.server, httpLimits, options.tls ? 'secureConnection' : 'connection');
@@ -132,12 +136,22 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
   const webSockets = new PrincipalGate(httpLimits.maxWebSocketsPerPrincipal);
   // A host error thrown outside a handler (authentication reading the store while PostgreSQL
   // restarts) answers with its own code and status, as a handler's would, not a bare 500;
-  // Fastify's own errors (a body too large, bad JSON) keep their handling.
+  // Fastify's own refusals (a body too large, bad JSON) keep their status, in Sluice's shape.
   app.setErrorHandler((err, _req, reply) => {
+    const fastifyStatus = (err as { statusCode?: unknown }).statusCode;
+    if (
+      !isSluiceError(err) &&
+      typeof fastifyStatus === 'number' &&
+      fastifyStatus >= 400 &&
+      fastifyStatus < 500
+    ) {
+      return reply.code(fastifyStatus).send(codedFastifyRefusal(fastifyStatus, err as { code?: unknown }));
+    }
     if (!isSluiceError(err)) return reply.send(err);
     const { status, body } = httpError(err);
     return reply.code(status).send(body);
   });
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send(codedFastifyRefusal(404)));
   app.decorateRequest('principal', null);
   const bind = { host: options.host ?? '127.0.0.1', port: options.port ?? 7777 };
   const boundPort = () => {

@@ -23,6 +23,9 @@ const MISSING_BUILD = `<!doctype html><meta charset="utf-8"><title>Sluice</title
 <h1>Sluice is running</h1><p>The web page is not built yet: run <code>npm run build</code> and reload.</p>
 <p>JSON-RPC is at <code>/rpc</code> (WebSocket or POST); see docs/rpc.md.</p>`;
 
+/** Paths that belong to the host's HTTP API, not to the page. */
+const API_PREFIX = /^\/(rpc|mcp|media|healthz)(\/|\?|$)/;
+
 /**
  * Serves the built web page from `root` (normally web/dist): files by path, `index.html` for `/`
  * and for page routes without an extension; a short page saying how to build when it is missing.
@@ -30,6 +33,11 @@ const MISSING_BUILD = `<!doctype html><meta charset="utf-8"><title>Sluice</title
 export function registerStaticPage(app: FastifyInstance, root: string): void {
   const base = resolve(root);
   app.get('/*', async (req, reply) => {
+    // The host's own routes are never page routes: a path under them that no route took (an id
+    // too long for the router, a typo) is a coded 404, not the page with a 200.
+    if (API_PREFIX.test(req.url)) {
+      return reply.code(404).send({ error: { code: 'not_found', message: 'no such route' } });
+    }
     const index = join(base, 'index.html');
     if (!existsSync(index)) return reply.type('text/html; charset=utf-8').send(MISSING_BUILD);
     let path: string;
