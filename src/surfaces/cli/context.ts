@@ -121,6 +121,11 @@ export function action<A extends unknown[]>(
             : undefined;
       actorName = name;
       const opened = host;
+      // A name given explicitly is checked before any command runs, even one that acts as the
+      // home's owner (admin commands): a typo must not pass silently (docs/cli.md).
+      if (source !== undefined && !CREATES_HOME.has(commandPath(command))) {
+        await resolveActor(opened, name, source);
+      }
       await run(
         {
           host: opened,
