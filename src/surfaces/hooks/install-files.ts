@@ -75,7 +75,33 @@ export function parseJsonObject(text: string | null, path: string): JsonObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new SluiceError('invalid_params', `${path} does not hold a JSON object (nothing was changed)`);
   }
+  if (nestingDepth(value) > MAX_CONFIG_DEPTH) {
+    throw new SluiceError(
+      'invalid_params',
+      `${path} is nested more than ${MAX_CONFIG_DEPTH} levels deep; Sluice does not edit it (nothing was changed)`,
+    );
+  }
   return value as JsonObject;
+}
+
+/**
+ * Deeper than any settings file a client writes. Writing a much deeper value back overflows
+ * JSON.stringify's stack (an internal error), so such a file is refused before it is edited.
+ */
+const MAX_CONFIG_DEPTH = 64;
+
+/** How deep arrays and objects nest in a parsed JSON value, walked without recursion. */
+function nestingDepth(root: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[root, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, depth] = next;
+    if (value === null || typeof value !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_CONFIG_DEPTH) return deepest;
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /** The object at `key`, created when missing; refuses a non-object so user data is never lost. */
