@@ -3,7 +3,7 @@
 // on the locked store, runs only the agent's own inbox commands, and reads attachments only from
 // the folders the user chose. Any override that differs from the lock is refused with `denied`.
 import { constants, readlinkSync, realpathSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
@@ -163,36 +163,32 @@ export function attachRootsOf(lock: AgentLock): string[] {
  * Reads an attachment, confined by the lock when there is one: the file's real path (symlinks
  * resolved) must lie inside an attach root, and never in the Sluice home outside its materialised
  * copies (the database and the cursor secret live there, even when the home sits in a root).
+ * Locked or not, only a regular file of at most `maxBytes` is read: a device (/dev/zero) or a FIFO
+ * would otherwise be read without end or hang the command.
  */
-export async function readAttachment(lock: AgentLock | undefined, file: string): Promise<Buffer> {
-  if (lock === undefined) {
-    try {
-      return await readFile(file);
-    } catch {
-      throw new SluiceError('not_found', `cannot read attachment ${file}`);
-    }
-  }
+export async function readAttachment(
+  lock: AgentLock | undefined,
+  file: string,
+  maxBytes: number = Number.MAX_SAFE_INTEGER,
+): Promise<Buffer> {
   let real: string;
   try {
     real = realpathSync(resolve(file));
   } catch {
     throw new SluiceError('not_found', `cannot read attachment ${file}`);
   }
-  const roots = attachRootsOf(lock);
-  const mayAttach = (path: string) =>
-    roots.some((root) => isWithin(root, path)) &&
-    (!isWithin(canonical(lock.home), path) || isWithin(join(canonical(lock.home), 'materialized'), path));
+  const mayAttach = lock ? lockedAttachCheck(lock) : () => true;
   if (!mayAttach(real)) {
     throw new SluiceError(
       'denied',
-      `attachment ${file} is outside the folders agent ${lock.agent} may attach from (${roots.join(', ')})`,
+      `attachment ${file} is outside the folders agent ${lock?.agent} may attach from (${lock ? attachRootsOf(lock).join(', ') : ''})`,
     );
   }
   // Open the checked path without following a final link, then check what the descriptor really
   // is (Linux: /proc/self/fd), so a link swapped in between the two cannot redirect the read.
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    // O_NONBLOCK: a FIFO planted in the folder must not hang the command at open.
+    // O_NONBLOCK: a FIFO must not hang the command at open.
     handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     throw new SluiceError('not_found', `cannot read attachment ${file}`);
@@ -202,12 +198,27 @@ export async function readAttachment(lock: AgentLock | undefined, file: string):
     if (!mayAttach(opened)) {
       throw new SluiceError('denied', `attachment ${file} changed while it was read; refused`);
     }
-    if (!(await handle.stat()).isFile())
-      throw new SluiceError('invalid_params', `attachment ${file} is not a regular file`);
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new SluiceError('invalid_params', `attachment ${file} is not a regular file`);
+    if (stat.size > maxBytes) {
+      throw new SluiceError(
+        'too_large',
+        `attachment ${file} is ${stat.size} bytes; the limit is ${maxBytes}`,
+      );
+    }
     return await handle.readFile();
   } finally {
     await handle.close();
   }
+}
+
+/** Whether a real path lies where a locked agent may attach from. */
+function lockedAttachCheck(lock: AgentLock): (path: string) => boolean {
+  const roots = attachRootsOf(lock);
+  const home = canonical(lock.home);
+  return (path) =>
+    roots.some((root) => isWithin(root, path)) &&
+    (!isWithin(home, path) || isWithin(join(home, 'materialized'), path));
 }
 
 function descriptorPath(fd: number): string | undefined {

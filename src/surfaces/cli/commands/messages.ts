@@ -59,7 +59,7 @@ async function uploadAll(
   const ids: string[] = [];
   for (const file of files) {
     // Under an agent lock only the folders the user chose are readable (DESIGN.md §8 I8).
-    const bytes = await readAttachment(lock, file);
+    const bytes = await readAttachment(lock, file, host.limits.maxUploadBytes);
     ids.push((await putMedia(host, actor, new Uint8Array(bytes), basename(file))).attachment_id);
   }
   return ids;
