@@ -32,6 +32,7 @@ import { sendRateGate } from './send-rate.js';
 import { installSocketDeadlines } from './socket-deadlines.js';
 import { registerStaticPage } from './static.js';
 import { httpError } from './status.js';
+import { storeProbe } from './store-probe.js';
 import { UploadsInFlight } from './uploads-in-flight.js';
 
 /**
@@ -190,8 +191,9 @@ export async function buildHostApp(options: HostServerOptions): Promise<HostApp>
     createHostAllowList({ bindHost: bind.host, port: boundPort, allowedHosts: options.allowedHosts ?? [] }),
   );
 
+  const probeStore = storeProbe(() => pingStore(ctx));
   app.get('/healthz', async (_req, reply) => {
-    await pingStore(ctx);
+    await probeStore();
     return reply.send({
       status: 'ok',
       logLinesDropped: options.logLinesDropped?.() ?? 0,
