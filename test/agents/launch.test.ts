@@ -51,4 +51,26 @@ describe('processLauncher', () => {
     expect(lines.join('\n')).toContain('no-sluice.js');
     expect(exit.code).toBe(1);
   });
+
+  // The host passes its store as databaseLocation gives it; the driver must not run on another one
+  // because of what the host's own environment held (a relative path, another store).
+  it.each([
+    ['the host names its store', 'postgres://db.example/sluice', 'postgres://db.example/sluice'],
+    ["the home's own file: an inherited SLUICE_DB is dropped", undefined, '(unset)'],
+  ])('%s', async (_what, db, seen) => {
+    const cwd = join(dir, 'proj-env');
+    mkdirSync(cwd, { recursive: true });
+    const bin = join(dir, 'print-db.js');
+    writeFileSync(bin, "process.stdout.write((process.env.SLUICE_DB ?? '(unset)') + '\\n');\n");
+    const launch = processLauncher({
+      launcher: { node: process.execPath, bin },
+      home: dir,
+      db,
+      env: { ...process.env, SLUICE_DB: 'relative/other.db' },
+    });
+    const out: string[] = [];
+    const child = launch(runIn(cwd), { log: () => {}, outLine: (l) => out.push(l), errorLine: () => {} });
+    expect((await child.exited).code).toBe(0);
+    expect(out).toEqual([seen]);
+  });
 });

@@ -91,6 +91,8 @@ describe('client configuration', () => {
         '#!/bin/sh',
         `SLUICE_HOME=${shellWord(h.home)}; export SLUICE_HOME`,
         'SLUICE_AS=bot; export SLUICE_AS',
+        // The home's own file by its path: a SLUICE_DB the model's shell inherits never wins.
+        `SLUICE_DB=${shellWord(join(h.home, 'sluice.db'))}; export SLUICE_DB`,
         `SLUICE_AGENT_LOCK='${lock}'; export SLUICE_AGENT_LOCK`,
         `exec ${shellWord(process.execPath)} '/opt/it'\\''s/bin/sluice.js' "$@"`,
         '',
@@ -103,7 +105,7 @@ describe('client configuration', () => {
         sluice: {
           command: process.execPath,
           args: ["/opt/it's/bin/sluice.js", 'mcp', '--as', 'bot'],
-          env: { SLUICE_HOME: h.home, SLUICE_AS: 'bot' },
+          env: { SLUICE_HOME: h.home, SLUICE_AS: 'bot', SLUICE_DB: join(h.home, 'sluice.db') },
         },
       },
     });
@@ -127,7 +129,7 @@ describe('client configuration', () => {
       `mcp_servers.sluice.args=${JSON.stringify(["/opt/it's/bin/sluice.js", 'mcp', '--as', 'bot'])}`,
     );
     expect(codex).toContain(
-      `mcp_servers.sluice.env={ "SLUICE_DB" = "", "SLUICE_HOME" = ${JSON.stringify(h.home)}, "SLUICE_AS" = "bot" }`,
+      `mcp_servers.sluice.env={ "SLUICE_HOME" = ${JSON.stringify(h.home)}, "SLUICE_AS" = "bot", "SLUICE_DB" = ${JSON.stringify(join(h.home, 'sluice.db'))} }`,
     );
     // The model's shell runs under a profile that denies the Sluice home (reads and writes).
     expect(codex).toContain('permissions.sluice_agent.extends=":workspace"');

@@ -72,8 +72,8 @@ function sqliteFile(home: string, url: string | undefined): string {
  * file). Any other URL (`mysql://…`, `sqlite:///…`, a mistyped `postgress://…`) is refused: taken
  * as a path it would make a database in a folder named after the scheme.
  */
-function databaseUrl(explicit: string | undefined): string | undefined {
-  const url = explicit ?? process.env.SLUICE_DB;
+function databaseUrl(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const url = explicit ?? env.SLUICE_DB;
   if (url !== undefined && !isPostgresUrl(url) && /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
     throw new SluiceError(
       'invalid_params',
@@ -81,6 +81,22 @@ function databaseUrl(explicit: string | undefined): string | undefined {
     );
   }
   return url;
+}
+
+/**
+ * The database this process opens (`--db`, else `$SLUICE_DB`), spelled so that a process started
+ * elsewhere opens the same one: a `postgres://` URL as given, a SQLite file's path made absolute (a
+ * driver runs in the agent's folder, where a relative path names another file), or undefined for
+ * the home's own file (nothing named, or an empty value). What the host hands to agents it starts
+ * and to their clients' settings: the flag alone would lose a store named by the environment.
+ */
+export function databaseLocation(
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const url = databaseUrl(explicit, env);
+  if (url === undefined || url === '') return undefined;
+  return isPostgresUrl(url) ? url : resolve(url);
 }
 
 /**

@@ -76,6 +76,10 @@ function notStarted(line: string, output: ChildOutput): RunChild {
 export function processLauncher(options: {
   launcher: SluiceLauncher;
   home: string;
+  /**
+   * The host's database as `databaseLocation` gives it (whether `--db` or `SLUICE_DB` named it),
+   * or undefined for the home's own file.
+   */
   db?: string | undefined;
   env?: NodeJS.ProcessEnv;
 }): LaunchRun {
@@ -84,7 +88,10 @@ export function processLauncher(options: {
     if (folderProblem !== undefined) return notStarted(folderProblem, output);
     const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), [SUPERVISED_ENV]: '1' };
     delete env.SLUICE_AS;
+    // Set to the host's own store, or left out for the home's file (the driver's `--home` names
+    // it): an inherited value, e.g. a relative path, must not send the driver to another store.
     if (options.db !== undefined) env.SLUICE_DB = options.db;
+    else delete env.SLUICE_DB;
     const child = spawn(options.launcher.node, driveCommand(options.launcher, options.home, run), {
       cwd: run.cwd,
       env,

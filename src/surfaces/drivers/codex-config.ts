@@ -30,11 +30,11 @@ function toml(value: string | string[] | Record<string, string>): string {
 /**
  * The sluice MCP server's environment. Codex merges `-c` tables into the user's own (a
  * `[mcp_servers.sluice.env]` that `sluice hooks install codex` wrote for another agent or store
- * would keep its keys), so every variable that picks the store or the actor is set, `SLUICE_DB`
- * empty when the store is the home's own SQLite file.
+ * would keep its keys), so every variable that picks the store or the actor is set: `SLUICE_DB`
+ * too, the home's own SQLite file by its path (prepareDriver).
  */
 export function codexMcpEnv(setup: DriverSetup): Record<string, string> {
-  return { SLUICE_DB: '', ...setup.mcp.env };
+  return { ...setup.mcp.env };
 }
 
 /** The profile's filesystem rules: the Sluice home denied. */

@@ -60,15 +60,30 @@ export interface DriverSetup {
 export async function prepareDriver(
   ctx: HostContext,
   agent: Principal,
-  options: { db?: string | undefined; entry?: string | undefined; cwd?: string | undefined } = {},
+  options: {
+    /**
+     * The store as `databaseLocation` gives it (from `--db` or `SLUICE_DB`: the flag alone would
+     * lose a store the environment named), or undefined for the home's own file.
+     */
+    db?: string | undefined;
+    entry?: string | undefined;
+    cwd?: string | undefined;
+  } = {},
 ): Promise<DriverSetup> {
   const entry = options.entry ?? realpathSync(process.argv[1] ?? '');
   const dir = join(ctx.home, 'drivers', agent.name);
   const bin = join(dir, 'bin');
   await mkdir(bin, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
-  const sluiceEnv: Record<string, string> = { SLUICE_HOME: ctx.home, SLUICE_AS: agent.name };
-  if (options.db !== undefined) sluiceEnv.SLUICE_DB = options.db;
+  // SLUICE_DB is always written, never empty: the client's own settings, the user's shell or a
+  // `[mcp_servers.sluice.env]` from `hooks install` may name another store, and what the driver
+  // writes must win over each of them. For the home's own file it is that file's path (what an
+  // empty value used to mean, but an empty value reads as "unset" to a person checking it).
+  const sluiceEnv: Record<string, string> = {
+    SLUICE_HOME: ctx.home,
+    SLUICE_AS: agent.name,
+    SLUICE_DB: options.db ?? join(ctx.home, 'sluice.db'),
+  };
   // The lock (DESIGN.md §8 I8): whatever the model's shell inherits or prefixes, the shim sets it
   // again, so `sluice …` acts as this agent on this store and attaches only from the session's cwd.
   const lock = encodeAgentLock({
@@ -95,10 +110,10 @@ export async function prepareDriver(
   // hooks install claude --user --as OTHER` writes both): Claude would apply that lock to the
   // sluice MCP server (refused: no tools) and run those hooks in this session, delivering the other
   // agent's inbox to this one. Settings given with --settings rank above the user's: the driver's
-  // lock wins (SLUICE_DB set, empty for the home's own database, so no other store leaks in), and
-  // no hook runs — the driver delivers by itself.
+  // lock wins (SLUICE_DB set to this store, so no other store leaks in), and no hook runs — the
+  // driver delivers by itself.
   const settingsPath = join(dir, 'settings.json');
-  const settings = { env: { SLUICE_DB: '', ...lockedEnv }, disableAllHooks: true };
+  const settings = { env: lockedEnv, disableAllHooks: true };
   await writeFile(settingsPath, JSON.stringify(settings, null, 2), { mode: 0o600 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,

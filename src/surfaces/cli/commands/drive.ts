@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
+import { databaseLocation } from '../../../host/identity/index.js';
 import { requireAgent } from '../../../host/queue/index.js';
 import { DEFAULT_CODEX_APPROVAL_POLICY } from '../../drivers/codex.js';
 import { CODEX_APPROVAL_POLICIES } from '../../drivers/codex-approvals.js';
@@ -97,7 +98,7 @@ export function registerDriveCommands(program: Command): void {
         drive(host, agent, {
           client: 'claude',
           cwd: sessionCwd(flags),
-          db: global.db,
+          db: databaseLocation(global.db),
           limits: limitsFrom(flags),
           extraArgs: claudeArgs,
           status: (line) => process.stdout.write(`${line}\n`),
@@ -135,7 +136,7 @@ export function registerDriveCommands(program: Command): void {
           client: 'codex',
           approvalPolicy,
           cwd: sessionCwd(flags),
-          db: global.db,
+          db: databaseLocation(global.db),
           limits: limitsFrom(flags),
           sandbox,
           status: (line) => process.stdout.write(`${line}\n`),

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { resolveAgent } from '../../../host/identity/index.js';
+import { databaseLocation, resolveAgent } from '../../../host/identity/index.js';
 import { type ClaudeScope, claudeUserPaths, planClaudeInstall } from '../../hooks/install-claude.js';
 import { codexUserDir, planCodexInstall } from '../../hooks/install-codex.js';
 import {
@@ -68,7 +68,7 @@ export function registerHooksCommands(program: Command): void {
         const agentName = global.as ?? (process.env.SLUICE_AS || undefined);
         if (agentName === undefined) throw new SluiceError('invalid_params', 'name the agent: --as AGENT');
         const agent = await resolveAgent(host, agentName);
-        const store = { home: host.home, db: global.db ?? (process.env.SLUICE_DB || undefined) };
+        const store = { home: host.home, db: databaseLocation(global.db) };
         const launcher = currentLauncher();
         const plan: InstallPlan =
           client === 'claude'

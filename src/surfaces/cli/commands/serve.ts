@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import {
   DEFAULT_SESSION_SETTINGS,
+  databaseLocation,
   initHome,
   issueLoginCode,
   OWNER_NAME,
@@ -197,7 +198,7 @@ export function registerServeCommand(program: Command): void {
           opts.agents === false
             ? undefined
             : startSupervisor(ctx, {
-                launch: processLauncher({ launcher, home: ctx.home, db: global.db }),
+                launch: processLauncher({ launcher, home: ctx.home, db: databaseLocation(global.db) }),
                 warn: (line) => server.app.log.warn({ event: 'agents' }, line),
               });
         const { code } = await issueLoginCode(ctx, OWNER_NAME);
