@@ -48,9 +48,10 @@ function killLeftBehind(home: string): void {
   }
 }
 
-export async function openDriveHome(agentName = 'bot'): Promise<DriveHome> {
+/** A fresh home with `agentName` (turn-settled); `db` puts its store elsewhere (a PostgreSQL URL). */
+export async function openDriveHome(agentName = 'bot', options: { db?: string } = {}): Promise<DriveHome> {
   const home = mkdtempSync(join(tmpdir(), 'sluice-drive-'));
-  const ctx = await openHost({ home, durability: 'normal', pollMs: 20 });
+  const ctx = await openHost({ home, db: options.db, durability: 'normal', pollMs: 20 });
   await initHome(ctx);
   const owner = await resolvePrincipal(ctx, 'owner');
   const agent = await addPrincipal(ctx, { name: agentName, kind: 'agent', settlement: 'turn' });
