@@ -14,6 +14,10 @@ export interface PgCluster {
   port: number;
   /** `pg_ctl restart -m immediate` (backends killed, crash recovery on start); resolves once it accepts connections. */
   restartImmediate(): Promise<void>;
+  /** `pg_ctl stop -m immediate`: the server is gone (connections refused) until {@link start}. */
+  stopImmediate(): Promise<void>;
+  /** Starts a stopped server again (crash recovery first); resolves once it accepts connections. */
+  start(): Promise<void>;
   /** The tail of the server's log (for a failed test's diagnosis). */
   logTail(lines?: number): string;
   /** Stops the server (immediate) and removes its folder. */
@@ -116,6 +120,8 @@ export async function startPgCluster(): Promise<PgCluster> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     restartImmediate: () => ctl('restart', '-m', 'immediate', '-w', '-t', '60'),
+    stopImmediate: () => ctl('stop', '-m', 'immediate', '-w', '-t', '60'),
+    start: () => ctl('start', '-w', '-t', '60'),
     logTail(lines = 20) {
       try {
         return readFileSync(log, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
