@@ -173,6 +173,28 @@ export async function endTurn(
   return settled;
 }
 
+/**
+ * The settlement of a turn that an earlier {@link endTurn} already committed with `outcome`, or
+ * undefined if it did not. For a settle retried after the connection dropped during its commit
+ * (the outcome was unknown, docs/postgres.md): `handled` / `returned` are the carried messages
+ * (`messageSeqs`) now in that state.
+ */
+export async function settledEarlier(
+  ctx: HostContext,
+  agent: Principal,
+  turnId: string,
+  outcome: TurnOutcome,
+  messageSeqs: readonly number[],
+): Promise<SettledTurn | undefined> {
+  const state = outcome.ok ? 'succeeded' : 'failed';
+  const turn = await findTurn(ctx.store.db, turnId);
+  if (!turn || turn.agent_id !== agent.id || turn.state !== state) return undefined;
+  const entries = await findInboxEntries(ctx.store.db, agent.id, messageSeqs);
+  const settledAs = outcome.ok ? 'handled' : 'returned';
+  const ids = entries.filter((e) => e.state === settledAs).map((e) => e.message_id);
+  return { turnId, state, handled: outcome.ok ? ids : [], returned: outcome.ok ? [] : ids };
+}
+
 /** Marks a turn abandoned (its owner is gone): nothing is consumed. */
 export async function abandonTurn(ctx: HostContext, agent: Principal, turnId: string): Promise<void> {
   const at = nowIso(ctx);

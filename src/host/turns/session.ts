@@ -1,11 +1,19 @@
 import type { RenderedDelivery } from '../../core/envelope.js';
+import { SluiceError } from '../../core/errors.js';
 import { sha256Hex } from '../../core/fragment.js';
 import type { HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 import { clearDispatch, countDispatch, forgiveDispatch, noteUnsettledDispatch } from './attempts.js';
 import { carriedWhole, type DeliveredMessage } from './carried.js';
 import { recordDeliveredCoverage } from './coverage.js';
-import { abandonTurn, beginTurn, endTurn, type TurnOutcome } from './lifecycle.js';
+import {
+  abandonTurn,
+  beginTurn,
+  endTurn,
+  type SettledTurn,
+  settledEarlier,
+  type TurnOutcome,
+} from './lifecycle.js';
 import { offerToTurn, withdrawOffers } from './receipts.js';
 import { type ClientSaw, TurnSightings } from './sightings.js';
 import { renderDispatch, renderSteer, type SliceLimits } from './slices.js';
@@ -76,6 +84,12 @@ export class TurnSession implements ClientTurn {
   readonly #attemptSeqs: number[];
   readonly #waitingOn = new Set<string>();
   #ended = false;
+  /** The committed settlement, once {@link settle} got that far (a retried settle resumes after it). */
+  #settled: SettledTurn | undefined;
+  /** Whether a settle was tried: a retry may find the turn settled by a commit whose answer was lost. */
+  #settleTried = false;
+  /** Whether the dispatch attempts were noted (or forgiven) for an abandon: a retry must not repeat it. */
+  #attemptsNoted = false;
 
   private constructor(
     ctx: HostContext,
@@ -198,12 +212,15 @@ export class TurnSession implements ClientTurn {
   /**
    * Settles the turn by the client's outcome, once every sighting reported so far is stored: on
    * success what it covered completely is handled, on failure returned. The messages' unsettled
-   * dispatch attempts are forgotten either way (the client coped with them).
+   * dispatch attempts are forgotten either way (the client coped with them). Safe to call again with
+   * the same outcome after it failed (the database went away): it resumes where it stopped, and a
+   * settlement committed by an attempt whose answer was lost is found, not repeated.
    */
   async settle(outcome: TurnOutcome): Promise<TurnReport> {
     await this.#sightings.settled();
     this.#end();
-    const settled = await endTurn(this.#ctx, this.#agent, this.id, outcome);
+    this.#settled ??= await this.#endOnce(outcome);
+    const settled = this.#settled;
     await clearDispatch(this.#ctx, this.#agent, this.#attemptSeqs);
     return {
       ...this.#reportBase(),
@@ -217,15 +234,34 @@ export class TurnSession implements ClientTurn {
 
   /**
    * Abandons the turn: nothing is consumed. A turn that ended `unsettled` (the client refused it or
-   * died) keeps its dispatch attempts with `reason`; one `stopped` on purpose takes them back.
+   * died) keeps its dispatch attempts with `reason`; one `stopped` on purpose takes them back. Safe
+   * to call again after it failed (the database went away): the attempts are taken back (or noted)
+   * once, and abandoning an abandoned turn does nothing.
    */
   async abandon(cause: 'unsettled' | 'stopped', reason: string): Promise<TurnReport> {
     await this.#sightings.settled();
     this.#end();
-    if (cause === 'stopped') await forgiveDispatch(this.#ctx, this.#agent, this.#attemptSeqs);
-    else await noteUnsettledDispatch(this.#ctx, this.#agent, this.#attemptSeqs, reason);
+    if (!this.#attemptsNoted) {
+      if (cause === 'stopped') await forgiveDispatch(this.#ctx, this.#agent, this.#attemptSeqs);
+      else await noteUnsettledDispatch(this.#ctx, this.#agent, this.#attemptSeqs, reason);
+      this.#attemptsNoted = true;
+    }
     await abandonTurn(this.#ctx, this.#agent, this.id);
     return { ...this.#reportBase(), outcome: 'abandoned', reason, handled: [], returned: [] };
+  }
+
+  /** Ends the turn by `outcome`; on a retry, a turn already settled so is the earlier settlement. */
+  async #endOnce(outcome: TurnOutcome): Promise<SettledTurn> {
+    const retry = this.#settleTried;
+    this.#settleTried = true;
+    try {
+      return await endTurn(this.#ctx, this.#agent, this.id, outcome);
+    } catch (err) {
+      if (!retry || !(err instanceof SluiceError) || err.code !== 'conflict') throw err;
+      const earlier = await settledEarlier(this.#ctx, this.#agent, this.id, outcome, this.#attemptSeqs);
+      if (earlier === undefined) throw err;
+      return earlier;
+    }
   }
 
   #end(): void {

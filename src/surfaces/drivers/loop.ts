@@ -8,6 +8,7 @@ import {
   type TurnReport,
   type TurnSession,
 } from '../../host/turns/index.js';
+import { classifyFault, faultLine, type OutageEvent, type OutageWait, throughOutage } from './outage.js';
 
 /** What a client needs to run one turn, or to take one steer into it. */
 export interface TurnRequest {
@@ -71,6 +72,13 @@ export interface DriverLoopOptions {
    * look decides: lets a test know the loop saw a change and let it be, without sleeping.
    */
   onCheck?: ((check: LoopCheck) => void) | undefined;
+  /**
+   * Called while the database is unreachable (each failed attempt, with the wait before the next)
+   * and once it answers again: the loop keeps its client session and retries (docs/drivers.md).
+   */
+  onOutage?: ((event: OutageEvent) => void) | undefined;
+  /** Test seam: the wait before retry `attempt + 1` during an outage (default 0.25 s doubling to 10 s, jittered). */
+  outageBackoffMs?: ((attempt: number) => number) | undefined;
 }
 
 /**
@@ -121,6 +129,8 @@ interface LoopRun {
   options: DriverLoopOptions;
   aborted: Promise<'aborted'>;
   wake: Wakeup;
+  /** How the loop waits out the database being unreachable (outage.ts). */
+  outage: OutageWait;
 }
 
 /**
@@ -135,40 +145,57 @@ export async function runDriverLoop(
   client: DriverClient,
   options: DriverLoopOptions = {},
 ): Promise<void> {
-  const { dispatcher, abandoned } = await TurnDispatcher.open(ctx, agent, {
-    sessionKey: client.sessionKey,
-    limits: options.limits,
-    maxAttempts: options.maxAttempts,
-    retryDelayMs: options.retryDelayMs,
-  });
+  const aborted = abortPromise(options.signal);
+  const outage: OutageWait = { aborted, onOutage: options.onOutage, backoffMs: options.outageBackoffMs };
+  // Every read and write of the loop waits out the database's weather: a restart or failover must
+  // not end the driver and its client session (the field bug: it exited when PostgreSQL restarted).
+  const opened = await throughOutage(
+    () =>
+      TurnDispatcher.open(ctx, agent, {
+        sessionKey: client.sessionKey,
+        limits: options.limits,
+        maxAttempts: options.maxAttempts,
+        retryDelayMs: options.retryDelayMs,
+      }),
+    outage,
+  );
+  if (opened === 'aborted') return;
+  const { dispatcher, abandoned } = opened;
   options.onStart?.({ abandoned });
 
   const wake = new Wakeup();
   const stopWatching = ctx.store.watchChanges(wake.notify);
   ctx.localCommitListeners.add(wake.notify);
-  const aborted = abortPromise(options.signal);
   const gone = client.gone.then((why) => ({ gone: why }));
-  const run: LoopRun = { client, options, aborted, wake };
+  const run: LoopRun = { client, options, aborted, wake, outage };
   try {
     for (;;) {
       if (options.signal?.aborted) return;
       wake.clear();
-      const check = dispatcher.ready().then(({ ready, returned }) => {
-        if (returned.length > 0) options.onReturned?.(returned);
-        return ready;
+      const check = throughOutage(() => dispatcher.ready(), outage).then((answer) => {
+        if (answer === 'aborted') return answer;
+        if (answer.returned.length > 0) options.onReturned?.(answer.returned);
+        return answer.ready;
       });
-      options.onCheck?.({ loop: 'dispatch', decided: check.then((ready) => (ready ? 'turn' : 'wait')) });
-      if (!(await check)) {
+      options.onCheck?.({
+        loop: 'dispatch',
+        decided: check.then((ready) => (ready === true ? 'turn' : 'wait')),
+      });
+      const ready = await check;
+      if (ready === 'aborted') return;
+      if (!ready) {
         const woke = await Promise.race([wake.wait().then(() => 'wake' as const), aborted, gone]);
         if (woke === 'aborted') return;
         if (typeof woke === 'object') throw new ClientGoneError(woke.gone);
         continue;
       }
-      const session = await dispatcher.begin();
+      // A begin that failed part way is begun again: beginTurn supersedes the turn it left open.
+      const session = await throughOutage(() => dispatcher.begin(), outage);
+      if (session === 'aborted') return;
       const report = session ? await runOneTurn(run, session) : undefined;
       if (report === 'aborted') return;
       if ((await pause(dispatcher.retryDelayAfter(report), aborted)) === 'aborted') return;
-      await dispatcher.ended(report);
+      if ((await throughOutage(() => dispatcher.ended(report), outage)) === 'aborted') return;
     }
   } finally {
     stopWatching();
@@ -192,7 +219,7 @@ async function pause(ms: number, aborted: Promise<'aborted'>): Promise<'aborted'
 
 /** Runs the session's turn on the client, steering meanwhile, and has the session settle or abandon it. */
 async function runOneTurn(run: LoopRun, session: TurnSession): Promise<TurnReport | 'aborted'> {
-  const { client, options, aborted } = run;
+  const { client, options, aborted, outage } = run;
   const running = client.runTurn({ turn: session, ...session.first });
   const steering = steerWhileRunning(run, session, running);
   let outcome: TurnOutcome | 'aborted';
@@ -200,8 +227,12 @@ async function runOneTurn(run: LoopRun, session: TurnSession): Promise<TurnRepor
     outcome = await Promise.race([running, aborted]);
   } catch (err) {
     await steering;
-    const report = await session.abandon('unsettled', err instanceof Error ? err.message : String(err));
-    options.onTurn?.(report);
+    // The database failing under the client's turn (its attachments could not be read) is not the
+    // messages' fault: the attempt is taken back, as for a stop, so an outage returns nothing.
+    const cause = classifyFault(err) === 'transient' ? 'stopped' : 'unsettled';
+    const report = await throughOutage(() => session.abandon(cause, faultLine(err)), outage);
+    // Stopped while the database was away: the next start abandons the turn left open.
+    if (report !== 'aborted') options.onTurn?.(report);
     // Without its client the driver cannot go on; any other refusal is counted and retried.
     if (err instanceof ClientGoneError) throw err;
     return report;
@@ -210,10 +241,15 @@ async function runOneTurn(run: LoopRun, session: TurnSession): Promise<TurnRepor
   if (outcome === 'aborted') {
     // The client goes first: abandoned while it still ran, the turn could still be acted on.
     await client.endTurn?.();
-    options.onTurn?.(await session.abandon('stopped', 'driver stopped'));
+    // One try (the stop is not held up by an outage): a turn left open is abandoned at the next start.
+    const report = await throughOutage(() => session.abandon('stopped', 'driver stopped'), outage);
+    if (report !== 'aborted') options.onTurn?.(report);
     return 'aborted';
   }
-  const report = await session.settle(outcome);
+  // The client ended the turn: it settles once the database answers, however long that takes, so
+  // what the model did is consumed once and not delivered again.
+  const report = await throughOutage(() => session.settle(outcome), outage);
+  if (report === 'aborted') return 'aborted';
   options.onTurn?.(report);
   return report;
 }

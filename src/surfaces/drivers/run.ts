@@ -12,8 +12,16 @@ import { startCodexClient } from './codex.js';
 import type { CodexApprovalPolicy } from './codex-approvals.js';
 import { type CodexModelError, codexRetryLimitMs } from './codex-model-errors.js';
 import { ClientGoneError, type DriverClient, runDriverLoop } from './loop.js';
+import type { OutageEvent } from './outage.js';
 import { findClientBinary, prepareDriver } from './setup.js';
-import { modelErrorStatusLine, returnedStatusLine, steerStatusLine, turnStatusLine } from './status-lines.js';
+import {
+  databaseBackStatusLine,
+  databaseUnavailableStatusLine,
+  modelErrorStatusLine,
+  returnedStatusLine,
+  steerStatusLine,
+  turnStatusLine,
+} from './status-lines.js';
 
 /** The client dying is an outcome to report in one line (its own stderr line), not a bug with a stack. */
 function asClientFailure(err: unknown): unknown {
@@ -107,6 +115,25 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
     );
     throw asClientFailure(err);
   }
+  // The database going away is waited out (loop.ts): every failed attempt to the log, one terminal
+  // line when it begins and one when it ends, never a stack.
+  const onOutage = (event: OutageEvent) => {
+    if (event.phase === 'back') {
+      log.info({ event: 'database_back', downMs: event.downMs }, 'database answers again');
+      options.status(databaseBackStatusLine(agent.name, event.downMs));
+      return;
+    }
+    log.warn(
+      {
+        event: 'database_unavailable',
+        error: event.error,
+        attempt: event.attempt,
+        retryInMs: event.retryInMs,
+      },
+      'database unavailable, retrying',
+    );
+    if (event.attempt === 1) options.status(databaseUnavailableStatusLine(agent.name, event.error));
+  };
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
@@ -116,6 +143,7 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
     await runDriverLoop(ctx, agent, client, {
       limits: options.limits,
       signal: stop.signal,
+      onOutage,
       onStart: ({ abandoned }) => {
         if (abandoned)
           log.info({ event: 'abandoned', turn: abandoned }, 'abandoned a turn left open by a dead driver');

@@ -65,3 +65,16 @@ export function modelErrorOfLine(line: string): string | undefined {
 export function isTurnOkLine(line: string): boolean {
   return /^\d\d:\d\d:\d\d \S+ \S+ ok: \d+ delivered/.test(line);
 }
+
+/**
+ * The terminal line when the database stops answering the driver: once per outage (each retry
+ * goes to the log only). The driver keeps its client session and retries.
+ */
+export function databaseUnavailableStatusLine(agent: string, error: string, at: Date = new Date()): string {
+  return `${at.toISOString().slice(11, 19)} ${agent} database unavailable, retrying: ${error}`;
+}
+
+/** The terminal line when the database answers the driver again after an outage. */
+export function databaseBackStatusLine(agent: string, downMs: number, at: Date = new Date()): string {
+  return `${at.toISOString().slice(11, 19)} ${agent} database back after ${(downMs / 1000).toFixed(1)}s`;
+}
