@@ -227,8 +227,10 @@ describe.skipIf(!enabled || skipReason !== undefined)(title, () => {
     const third = await duringOutage;
     await until(() => handledAndAnswered([second, third]), 'the messages of the outage handled');
     expect(driver.stderr()).toBe('');
-    // One line per outage, no stack.
+    // One line per outage, and one when it ends; no stack.
     expect(unavailableLines).toHaveLength(1);
+    expect(unavailableLines[0]).toMatch(/^\d\d:\d\d:\d\d bot database unavailable, retrying: .*PostgreSQL/);
+    expect(driver.stdout()).toMatch(/\n\d\d:\d\d:\d\d bot database back after \d+\.\ds\n/);
     expect(driver.stdout()).not.toMatch(/\n\s+at /);
 
     // 2. A restart (backends killed) while messages arrive and turns run.
