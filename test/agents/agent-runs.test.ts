@@ -14,7 +14,7 @@ import {
   thisMachine,
 } from '../../src/host/agents/agent-runs.js';
 import { resolvePrincipal } from '../../src/host/identity/principals.js';
-import { claimAgentRuns } from '../../src/store/ops/agent-runs.js';
+import { claimAgentRuns, findAgentRun, upsertAgentRun } from '../../src/store/ops/agent-runs.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
 import { runCliHere } from '../support/cli-in-process.js';
 import { openTestHost, type TestHost } from '../support/host.js';
@@ -81,6 +81,61 @@ describe.each(backendsUnderTest())('run specs (%s)', (backend) => {
     expect(elsewhere).toEqual([]);
     await releaseRuns(other, 'host-b');
     expect((await agentRunStatus(h.ctx, h.owner, 'leased'))?.state).toBe('no-host');
+  });
+
+  it('a run moved to another home or machine leaves its old host: the holder is cleared and no claim returns it', async () => {
+    await registerAgentRun(h.ctx, h.owner, { name: 'mover', driver: 'claude', cwd: '/w', args: [] });
+    const held = (await claimRuns(h.ctx, 'host-old', 60_000)).find((r) => r.agent === 'mover')!;
+    await reportRun(h.ctx, 'host-old', held.agentId, { state: 'running', pid: 4242 });
+    // Registered again for the same place: the host keeps it (and restarts it with the new spec).
+    await registerAgentRun(h.ctx, h.owner, { name: 'mover', driver: 'claude', cwd: '/w2', args: [] });
+    expect((await claimRuns(h.ctx, 'host-old', 60_000)).map((r) => r.agent)).toContain('mover');
+    // `agent run` from a second home on the same store moves it: the old host no longer holds it,
+    // even before its lease would have lapsed, and the new place's host may take it at once.
+    const at = new Date().toISOString();
+    await h.ctx.store.transaction((trx) =>
+      upsertAgentRun(trx, {
+        agent_id: held.agentId,
+        driver: 'claude',
+        cwd: '/w',
+        args: '[]',
+        machine: thisMachine(),
+        home: '/another/home',
+        created_by: h.owner.id,
+        at,
+      }),
+    );
+    const row = await findAgentRun(h.ctx.store.db, held.agentId);
+    expect(row).toMatchObject({ holder: null, held_until: null, pid: null, state: 'stopped' });
+    expect((await claimRuns(h.ctx, 'host-old', 60_000)).map((r) => r.agent)).not.toContain('mover');
+    const other = await h.sibling();
+    const taken = await other.store.transaction((trx) =>
+      claimAgentRuns(trx, {
+        holder: 'host-new',
+        machine: thisMachine(),
+        home: '/another/home',
+        now: at,
+        until: at,
+      }),
+    );
+    expect(taken.map((r) => r.name)).toEqual(['mover']);
+  });
+
+  it('a claim returns only the runs of its own machine and home, whatever holder a row names', async () => {
+    await registerAgentRun(h.ctx, h.owner, { name: 'stray', driver: 'claude', cwd: '/w', args: [] });
+    const stray = await resolvePrincipal(h.ctx, 'stray');
+    // A row held under this holder's name for another place (as a move used to leave it).
+    await h.ctx.store.db
+      .updateTable('agent_runs')
+      .set({
+        holder: 'host-mine',
+        held_until: new Date(Date.now() + 60_000).toISOString(),
+        home: '/not/mine',
+      })
+      .where('agent_id', '=', stray.id)
+      .execute();
+    expect((await claimRuns(h.ctx, 'host-mine', 60_000)).map((r) => r.agent)).not.toContain('stray');
+    await h.ctx.store.db.deleteFrom('agent_runs').where('agent_id', '=', stray.id).execute();
   });
 
   it('stop, start and restart set what the supervisor reads; an agent without a spec is not_found', async () => {

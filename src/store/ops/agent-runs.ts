@@ -22,9 +22,18 @@ export interface AgentRunSpec {
 /**
  * Inserts the spec (desired `running`), or replaces driver, folder, args and place of an existing
  * one, asks for it to run, and bumps `restart_seq` so a running driver restarts with the new spec.
+ * A spec that moves to another machine or home leaves its old host: the lease and what that host
+ * reported are cleared, so the old host stops its driver on its next look and the new place's host
+ * may take the spec at once. Run it in a transaction (the two writes go together).
  */
 export async function upsertAgentRun(db: Db, spec: AgentRunSpec): Promise<void> {
   const { at, ...fields } = spec;
+  await db
+    .updateTable('agent_runs')
+    .set({ holder: null, held_until: null, state: 'stopped', pid: null, model_error: null, state_at: at })
+    .where('agent_id', '=', spec.agent_id)
+    .where((eb) => eb.or([eb('machine', '<>', spec.machine), eb('home', '<>', spec.home)]))
+    .execute();
   await db
     .insertInto('agent_runs')
     .values({ ...fields, desired: 'running', created_at: at, updated_at: at })
@@ -107,14 +116,20 @@ export async function claimAgentRuns(
       ]),
     )
     .execute();
-  return db
-    .selectFrom('agent_runs')
-    .innerJoin('principals', 'principals.id', 'agent_runs.agent_id')
-    .selectAll('agent_runs')
-    .select('principals.name as name')
-    .where('holder', '=', claim.holder)
-    .orderBy('principals.name')
-    .execute();
+  return (
+    db
+      .selectFrom('agent_runs')
+      .innerJoin('principals', 'principals.id', 'agent_runs.agent_id')
+      .selectAll('agent_runs')
+      .select('principals.name as name')
+      .where('holder', '=', claim.holder)
+      // Only this machine's and home's: a row that names this holder for another place is not its to
+      // run (a spec moved elsewhere; upsertAgentRun clears the holder, this keeps a host honest anyway).
+      .where('machine', '=', claim.machine)
+      .where('home', '=', claim.home)
+      .orderBy('principals.name')
+      .execute()
+  );
 }
 
 /** What a supervisor reports of one run; written only while `holder` holds its lease. */
