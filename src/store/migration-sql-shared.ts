@@ -18,3 +18,13 @@ export const INBOX_PENDING = [
  * replies have an entry. Without it the lookup walked every later message of the channel.
  */
 export const MESSAGES_BY_REPLY = `create index messages_by_reply on messages (reply_to, seq) where reply_to is not null`;
+
+/**
+ * Migration 024: who drives each agent now (docs/drivers.md, "One agent, one driver"). One row per
+ * agent at most: the driver process that holds it (`holder`, a random id), where it runs (pid,
+ * machine, home), whether `sluice serve` runs it, and until when its lease holds (renewed while it
+ * runs; a driver that dies stops renewing).
+ */
+export const AGENT_DRIVERS = `create table agent_drivers (agent_id text primary key references principals(id),
+  holder text not null, client text not null, pid integer not null, machine text not null, home text not null,
+  supervised integer not null, started_at text not null, held_until text not null)`;

@@ -142,6 +142,24 @@ export interface AgentRunsTable {
   updated_at: string;
 }
 
+/**
+ * The driver process that drives an agent now (migration 024; docs/drivers.md, "One agent, one
+ * driver"): at most one per agent, holding its row until `held_until` and renewing it while it runs.
+ */
+export interface AgentDriversTable {
+  agent_id: string;
+  /** A random id of the driver process (a pid alone is not unique across machines). */
+  holder: string;
+  client: 'claude' | 'codex';
+  pid: number;
+  machine: string;
+  home: string;
+  /** 1 when `sluice serve` runs it (docs/agents.md), 0 for a `sluice drive` started by hand. */
+  supervised: number;
+  started_at: string;
+  held_until: string;
+}
+
 export interface MessagesTable {
   seq: Generated<number>;
   id: string;
@@ -320,6 +338,7 @@ export interface Database {
   invitation_blocks: InvitationBlocksTable;
   agent_managers: AgentManagersTable;
   agent_runs: AgentRunsTable;
+  agent_drivers: AgentDriversTable;
   messages: MessagesTable;
   message_revisions: MessageRevisionsTable;
   message_media: MessageMediaTable;

@@ -9,7 +9,7 @@ import {
   sql,
   type TableMetadata,
 } from 'kysely';
-import { INBOX_PENDING, MESSAGES_BY_REPLY } from '../migration-sql-shared.js';
+import { AGENT_DRIVERS, INBOX_PENDING, MESSAGES_BY_REPLY } from '../migration-sql-shared.js';
 import { INITIAL } from './initial-schema.js';
 import { messageOrigin } from './message-origin.js';
 import {
@@ -176,6 +176,12 @@ const migrations: Record<string, Migration> = {
   '023_agent_run_model_error': {
     async up(db: Kysely<unknown>) {
       await sql.raw('alter table agent_runs add column model_error text').execute(db);
+    },
+  },
+  // Who drives each agent now: one driver per agent (docs/drivers.md, "One agent, one driver").
+  '024_agent_drivers': {
+    async up(db: Kysely<unknown>) {
+      await sql.raw(AGENT_DRIVERS).execute(db);
     },
   },
 };

@@ -51,6 +51,8 @@ export const KNOWN_MIGRATIONS: readonly string[] = [
   '022_messages_by_reply',
   // A column on agent_runs, a table the reader never reads.
   '023_agent_run_model_error',
+  // A new table (who drives each agent) the reader never queries.
+  '024_agent_drivers',
 ];
 
 /** An agent's pending messages, oldest first, as the delivery renderer takes them. */

@@ -1,8 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { databaseLocation } from '../../../host/identity/index.js';
+import { holdDriver } from '../../../host/agents/index.js';
+import { databaseLocation, type HostContext, type Principal } from '../../../host/identity/index.js';
 import { requireAgent } from '../../../host/queue/index.js';
+import { requireTurnSettlement } from '../../../host/turns/index.js';
 import { DEFAULT_CODEX_APPROVAL_POLICY } from '../../drivers/codex.js';
 import { CODEX_APPROVAL_POLICIES } from '../../drivers/codex-approvals.js';
 import { drive } from '../../drivers/run.js';
@@ -62,6 +64,38 @@ async function guarded(run: () => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * Runs the drive as the agent's only driver (docs/drivers.md, "One agent, one driver"): another
+ * driver of the agent, anywhere on the store, refuses this one before anything is written or
+ * started. A driver that loses the agent (its hold lapsed while the store was unreachable and
+ * another took over) stops as on SIGTERM and exits with the refusal naming the new one.
+ */
+async function asOnlyDriver(
+  ctx: HostContext,
+  agent: Principal,
+  client: 'claude' | 'codex',
+  run: () => Promise<void>,
+): Promise<void> {
+  requireTurnSettlement(agent);
+  const held = await holdDriver(
+    ctx,
+    agent,
+    { client, pid: process.pid, supervised: process.env.SLUICE_SUPERVISED === '1' },
+    { onLost: () => process.kill(process.pid, 'SIGTERM') },
+  );
+  try {
+    await run();
+  } finally {
+    try {
+      await held.release();
+    } catch {
+      // The store is unreachable (I10): the hold lapses by itself, and at once for a driver on
+      // this machine, since this pid is about to be gone.
+    }
+  }
+  if (held.lost) throw held.lost;
+}
+
 function limitsFrom(flags: DriveFlags) {
   return {
     maxMessages: parseLimit(flags.maxMessages, '--max-messages', 1000, 16),
@@ -94,15 +128,19 @@ export function registerDriveCommands(program: Command): void {
     action(async ({ host, actor, global }, claudeArgs: string[], flags: DriveFlags) => {
       const agent = await actor();
       requireAgent(agent);
+      const cwd = sessionCwd(flags);
+      const limits = limitsFrom(flags);
       await guarded(() =>
-        drive(host, agent, {
-          client: 'claude',
-          cwd: sessionCwd(flags),
-          db: databaseLocation(global.db),
-          limits: limitsFrom(flags),
-          extraArgs: claudeArgs,
-          status: (line) => process.stdout.write(`${line}\n`),
-        }),
+        asOnlyDriver(host, agent, 'claude', () =>
+          drive(host, agent, {
+            client: 'claude',
+            cwd,
+            db: databaseLocation(global.db),
+            limits,
+            extraArgs: claudeArgs,
+            status: (line) => process.stdout.write(`${line}\n`),
+          }),
+        ),
       );
     }),
   );
@@ -131,16 +169,20 @@ export function registerDriveCommands(program: Command): void {
         throw new SluiceError('invalid_params', '--approval-policy must be on-request, untrusted or never');
       const agent = await actor();
       requireAgent(agent);
+      const cwd = sessionCwd(flags);
+      const limits = limitsFrom(flags);
       await guarded(() =>
-        drive(host, agent, {
-          client: 'codex',
-          approvalPolicy,
-          cwd: sessionCwd(flags),
-          db: databaseLocation(global.db),
-          limits: limitsFrom(flags),
-          sandbox,
-          status: (line) => process.stdout.write(`${line}\n`),
-        }),
+        asOnlyDriver(host, agent, 'codex', () =>
+          drive(host, agent, {
+            client: 'codex',
+            approvalPolicy,
+            cwd,
+            db: databaseLocation(global.db),
+            limits,
+            sandbox,
+            status: (line) => process.stdout.write(`${line}\n`),
+          }),
+        ),
       );
     }),
   );

@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import { SluiceError } from '../../core/errors.js';
+import {
+  type AgentDriverRow,
+  deleteAgentDriver,
+  findAgentDriver,
+  insertAgentDriver,
+  renewAgentDriver,
+  replaceAgentDriver,
+} from '../../store/ops/agent-drivers.js';
+import { appendEvent } from '../../store/ops/events.js';
+import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
+import type { Principal } from '../identity/principals.js';
+import { thisMachine } from './agent-runs.js';
+
+// One agent, one driver (docs/drivers.md). Two drivers of one agent would each take the inbox's
+// turns: a message goes to both sessions, and each new driver abandons the other's open turn, so
+// the survivor's turn never settles. Every `sluice drive` (by hand or under `sluice serve`, on any
+// home or machine sharing the store) first takes the agent's row in agent_drivers, keeps it while
+// it runs, and gives it back when it stops. The row is a lease: a driver that dies stops renewing
+// it, and one on this machine whose pid is gone is taken over at once.
+
+/** How long a driver's hold lasts without renewal. */
+export const DRIVER_LEASE_MS = 30_000;
+/** How often a running driver renews its hold (three tries before it lapses). */
+export const DRIVER_RENEW_MS = 10_000;
+
+/** The driver asking for an agent: what the refusal of another driver will name. */
+export interface DriverIdentity {
+  client: 'claude' | 'codex';
+  pid: number;
+  /** Run by `sluice serve` (SLUICE_SUPERVISED): such a driver waits for a driver that is stopping. */
+  supervised: boolean;
+}
+
+/** Whether a process of this machine still runs (`kill 0`: EPERM means it runs as someone else). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Options of {@link claimDriver}; the defaults are the real clock and process table. */
+export interface ClaimOptions {
+  now?: Date | undefined;
+  isAlive?: ((pid: number) => boolean) | undefined;
+}
+
+/** A holder that can no longer drive: its lease lapsed, or it ran on this machine and its pid is gone. */
+function isGone(row: AgentDriverRow, now: Date, isAlive: (pid: number) => boolean): boolean {
+  if (row.held_until <= now.toISOString()) return true;
+  return row.machine === thisMachine() && !isAlive(row.pid);
+}
+
+/** The one-line refusal naming who drives `agent` and how to take it over. */
+export function alreadyDriven(agent: string, row: AgentDriverRow): SluiceError {
+  const where = `pid ${row.pid} on ${row.machine}, home ${row.home}`;
+  const message =
+    row.supervised === 1
+      ? `agent ${agent} is already driven by sluice serve (sluice drive ${row.client}, ${where}); use sluice agent restart ${agent} or sluice agent stop ${agent}`
+      : `agent ${agent} is already driven by sluice drive ${row.client} (${where}); stop that driver first`;
+  return new SluiceError('conflict', message, { holderPid: row.pid, machine: row.machine, home: row.home });
+}
+
+/**
+ * Takes `agent` for a new driver and returns its holder id, or refuses with `conflict` naming the
+ * driver that holds it. A holder that is gone ({@link isGone}) is replaced; of two drivers racing
+ * for the same row, exactly one wins (the writes are conditional on what was read).
+ */
+export async function claimDriver(
+  ctx: HostContext,
+  agent: Principal,
+  me: DriverIdentity,
+  options: ClaimOptions = {},
+): Promise<string> {
+  const now = options.now ?? ctx.now();
+  const isAlive = options.isAlive ?? processAlive;
+  const row: AgentDriverRow = {
+    agent_id: agent.id,
+    holder: `drv_${randomBytes(8).toString('hex')}`,
+    client: me.client,
+    pid: me.pid,
+    machine: thisMachine(),
+    home: ctx.home,
+    supervised: me.supervised ? 1 : 0,
+    started_at: now.toISOString(),
+    held_until: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString(),
+  };
+  // A write that loses a race reads again: the winner is then the holder the refusal names.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const held = await findAgentDriver(ctx.store.db, agent.id);
+    if (held === undefined) {
+      if (await insertAgentDriver(ctx.store.db, row)) return row.holder;
+      continue;
+    }
+    if (!isGone(held, now, isAlive)) throw alreadyDriven(agent.name, held);
+    if (await replaceAgentDriver(ctx.store.db, row, held.holder)) return row.holder;
+  }
+  const held = await findAgentDriver(ctx.store.db, agent.id);
+  if (held !== undefined) throw alreadyDriven(agent.name, held);
+  throw new SluiceError('unavailable', `could not take agent ${agent.name} for this driver; try again`);
+}
+
+/** Gives the agent back (and says so, so a driver waiting for it wakes); false when not held. */
+export async function releaseDriver(ctx: HostContext, agent: Principal, holder: string): Promise<boolean> {
+  const at = nowIso(ctx);
+  const released = await ctx.store.transaction(async (trx) => {
+    if (!(await deleteAgentDriver(trx, agent.id, holder))) return false;
+    await appendEvent(trx, { kind: 'agent.run', agent_id: agent.id, created_at: at });
+    return true;
+  });
+  if (released) announceCommit(ctx);
+  return released;
+}
+
+/**
+ * Renews the hold: `held` while it is this driver's, `lost` (with the refusal naming the new
+ * holder) once another driver has taken it.
+ */
+export async function renewDriver(
+  ctx: HostContext,
+  agent: Principal,
+  holder: string,
+  now: Date = ctx.now(),
+): Promise<{ held: true } | { held: false; lost: SluiceError }> {
+  const until = new Date(now.getTime() + DRIVER_LEASE_MS).toISOString();
+  if (await renewAgentDriver(ctx.store.db, agent.id, holder, until)) return { held: true };
+  const row = await findAgentDriver(ctx.store.db, agent.id);
+  // No row: another driver took the agent over and has already let it go. Either way this one
+  // was not the only driver meanwhile, so it stops too rather than guess what happened.
+  if (row === undefined)
+    return {
+      held: false,
+      lost: new SluiceError(
+        'conflict',
+        `agent ${agent.name} was taken over by another driver while this one could not renew its hold`,
+      ),
+    };
+  return { held: false, lost: alreadyDriven(agent.name, row) };
+}
+
+/** A driver's hold on its agent while it runs. */
+export interface HeldDriver {
+  readonly holder: string;
+  /** The refusal naming the driver that took the agent over, once this one lost it. */
+  readonly lost: SluiceError | undefined;
+  /** Stops renewing and gives the agent back. */
+  release(): Promise<void>;
+}
+
+export interface HoldOptions {
+  /** Called once if another driver takes the agent (this one's lease lapsed): the driver must stop. */
+  onLost: (error: SluiceError) => void;
+  /** How long a supervised driver waits for the holder to stop before it is refused (default 40 s). */
+  waitMs?: number | undefined;
+}
+
+/**
+ * Takes `agent` for this driver process and renews the hold every {@link DRIVER_RENEW_MS} until
+ * released. A driver by hand is refused at once when another holds the agent. A supervised one
+ * waits up to `waitMs` (past a lease) for the holder to go: a spec moved to another home or
+ * machine starts there while the old host's driver is still stopping (up to its 10 s grace).
+ */
+export async function holdDriver(
+  ctx: HostContext,
+  agent: Principal,
+  me: DriverIdentity,
+  options: HoldOptions,
+): Promise<HeldDriver> {
+  const holder = me.supervised
+    ? await claimWhenFree(ctx, agent, me, options.waitMs ?? DRIVER_LEASE_MS + DRIVER_RENEW_MS)
+    : await claimDriver(ctx, agent, me);
+  let lost: SluiceError | undefined;
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (lost !== undefined) return;
+      try {
+        const renewed = await renewDriver(ctx, agent, holder);
+        if (!renewed.held) {
+          lost = renewed.lost;
+          options.onLost(renewed.lost);
+        }
+      } catch {
+        // The store is unreachable (I10): the driver runs on; the next renewal tries again.
+      }
+    });
+  }, DRIVER_RENEW_MS);
+  timer.unref();
+  return {
+    holder,
+    get lost() {
+      return lost;
+    },
+    async release() {
+      clearInterval(timer);
+      await renewing;
+      if (lost === undefined) await releaseDriver(ctx, agent, holder);
+    },
+  };
+}
+
+/** Claims the agent, waiting (on store changes, and for the holder's lease) up to `waitMs`. */
+async function claimWhenFree(
+  ctx: HostContext,
+  agent: Principal,
+  me: DriverIdentity,
+  waitMs: number,
+): Promise<string> {
+  const deadline = Date.now() + waitMs;
+  let changed: (() => void) | undefined;
+  const notify = () => changed?.();
+  const unwatch = ctx.store.watchChanges(notify);
+  try {
+    for (;;) {
+      const next = new Promise<void>((resolve) => {
+        changed = resolve;
+      });
+      try {
+        return await claimDriver(ctx, agent, me);
+      } catch (err) {
+        if (!(err instanceof SluiceError) || err.code !== 'conflict') throw err;
+        const left = deadline - Date.now();
+        if (left <= 0) throw err;
+        // A stopping holder releases (a commit wakes this); a dead one's lease lapses: look again
+        // each second at most, so a holder elsewhere that died is seen without a commit.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          next,
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, Math.min(left, 1_000));
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+    }
+  } finally {
+    unwatch();
+  }
+}
