@@ -11,7 +11,6 @@ import {
   type DriveHome,
   type DriverProcess,
   deliveredTurns,
-  eventually,
   openDriveHome,
   startDriver,
 } from '../drivers/drive-harness.js';

@@ -1,0 +1,163 @@
+// One agent, one driver (src/host/agents/driver-lock.ts, migration 024) on SQLite and PostgreSQL:
+// a second driver is refused in one coded line naming the first and changes nothing; a lapsed
+// lease or a dead pid on this machine is taken over, a live holder elsewhere never is; of drivers
+// racing for one agent exactly one wins (property); a driver taken over learns it on renewal and
+// its release leaves the new holder alone; a supervised driver waits for a stopping one.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SluiceError } from '../../src/core/errors.js';
+import { thisMachine } from '../../src/host/agents/agent-runs.js';
+import {
+  claimDriver,
+  DRIVER_LEASE_MS,
+  holdDriver,
+  releaseDriver,
+  renewDriver,
+} from '../../src/host/agents/driver-lock.js';
+import { findAgentDriver } from '../../src/store/ops/agent-drivers.js';
+import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { snapshotStore } from '../support/store-snapshot.js';
+
+const byHand = (pid: number) => ({ client: 'claude' as const, pid, supervised: false });
+const alive = () => true;
+
+describe.each(backendsUnderTest())('one driver per agent (%s)', (backend) => {
+  let h: ConformanceHost;
+  beforeAll(async () => {
+    h = await openConformanceHost(backend, 'drivers');
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  it('a second driver is refused in one line naming the first, and the store is unchanged', async () => {
+    const bot = await h.agent('bot1', 'turn');
+    const holder = await claimDriver(h.ctx, bot, byHand(4101), { isAlive: alive });
+    const before = await snapshotStore(h.ctx);
+    const other = await h.sibling();
+    const refusal = await claimDriver(other, bot, byHand(4102), { isAlive: alive }).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(SluiceError);
+    expect((refusal as SluiceError).code).toBe('conflict');
+    expect((refusal as SluiceError).message).toBe(
+      `agent bot1 is already driven by sluice drive claude (pid 4101 on ${thisMachine()}, home ${h.ctx.home}); stop that driver first`,
+    );
+    expect(await snapshotStore(h.ctx)).toEqual(before);
+    expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(holder);
+    expect(await releaseDriver(h.ctx, bot, holder)).toBe(true);
+    expect(await findAgentDriver(h.ctx.store.db, bot.id)).toBeUndefined();
+  });
+
+  it('a supervised holder is named as sluice serve, with the commands that restart or stop it', async () => {
+    const bot = await h.agent('bot2', 'turn');
+    const holder = await claimDriver(
+      h.ctx,
+      bot,
+      { client: 'codex', pid: 4201, supervised: true },
+      { isAlive: alive },
+    );
+    await expect(claimDriver(h.ctx, bot, byHand(4202), { isAlive: alive })).rejects.toThrow(
+      `agent bot2 is already driven by sluice serve (sluice drive codex, pid 4201 on ${thisMachine()}, home ${h.ctx.home}); use sluice agent restart bot2 or sluice agent stop bot2`,
+    );
+    await releaseDriver(h.ctx, bot, holder);
+  });
+
+  it('a lapsed lease or a dead pid on this machine is taken over; a live holder elsewhere is not', async () => {
+    const bot = await h.agent('bot3', 'turn');
+    const first = await claimDriver(h.ctx, bot, byHand(4301), { isAlive: alive });
+    // Its pid is gone (killed, crashed): taken over at once.
+    const second = await claimDriver(h.ctx, bot, byHand(4302), { isAlive: (pid) => pid !== 4301 });
+    expect(second).not.toBe(first);
+    // Its lease lapsed (a driver elsewhere that died, or cut off from the store): taken over.
+    const later = new Date(Date.now() + DRIVER_LEASE_MS + 1_000);
+    const third = await claimDriver(h.ctx, bot, byHand(4303), { now: later, isAlive: alive });
+    expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(third);
+    // A holder on another machine: its pid means nothing here, only its lease counts.
+    await h.ctx.store.db
+      .updateTable('agent_drivers')
+      .set({ machine: 'other-box' })
+      .where('agent_id', '=', bot.id)
+      .execute();
+    await expect(claimDriver(h.ctx, bot, byHand(4304), { now: later, isAlive: () => false })).rejects.toThrow(
+      /already driven by sluice drive claude \(pid 4303 on other-box,/,
+    );
+    await releaseDriver(h.ctx, bot, third);
+  });
+
+  it('a driver taken over learns it on renewal, and its release leaves the new holder alone', async () => {
+    const bot = await h.agent('bot4', 'turn');
+    const old = await claimDriver(h.ctx, bot, byHand(4401), { isAlive: alive });
+    expect(await renewDriver(h.ctx, bot, old)).toEqual({ held: true });
+    const later = new Date(Date.now() + DRIVER_LEASE_MS + 1_000);
+    const taker = await claimDriver(h.ctx, bot, byHand(4402), { now: later, isAlive: alive });
+    const renewed = await renewDriver(h.ctx, bot, old);
+    expect(renewed.held).toBe(false);
+    expect(!renewed.held && renewed.lost.message).toMatch(
+      /already driven by sluice drive claude \(pid 4402 /,
+    );
+    expect(await releaseDriver(h.ctx, bot, old)).toBe(false);
+    expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(taker);
+    // Once the taker let go too, the old one still stops: it was not the only driver meanwhile.
+    await releaseDriver(h.ctx, bot, taker);
+    const gone = await renewDriver(h.ctx, bot, old);
+    expect(!gone.held && gone.lost.message).toMatch(/was taken over by another driver/);
+  });
+
+  it('property: of drivers racing for one agent, exactly one wins and the others name it', async () => {
+    const contexts = [h.ctx, await h.sibling(), await h.sibling()];
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 6 }),
+        fc.constantFrom('none', 'lapsed', 'dead'),
+        async (racers, before) => {
+          const bot = await h.agent(`race${round++}`, 'turn');
+          const later = new Date(Date.now() + DRIVER_LEASE_MS + 1_000);
+          // What the racers find: nobody, a holder whose lease lapsed, or one whose pid is gone.
+          if (before !== 'none') await claimDriver(h.ctx, bot, byHand(4500), { isAlive: alive });
+          const isAlive = (pid: number) => !(before === 'dead' && pid === 4500);
+          const now = before === 'lapsed' ? later : undefined;
+          const results = await Promise.allSettled(
+            Array.from({ length: racers }, (_, i) =>
+              claimDriver(contexts[i % contexts.length]!, bot, byHand(4600 + i), { now, isAlive }),
+            ),
+          );
+          const won = results.filter((r) => r.status === 'fulfilled');
+          expect(won).toHaveLength(1);
+          const row = await findAgentDriver(h.ctx.store.db, bot.id);
+          expect(row?.holder).toBe((won[0] as PromiseFulfilledResult<string>).value);
+          for (const r of results) {
+            if (r.status === 'rejected') {
+              expect((r.reason as SluiceError).code).toBe('conflict');
+              expect((r.reason as SluiceError).message).toContain(`(pid ${row?.pid} on `);
+            }
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
+  }, 60_000);
+
+  it('a supervised driver waits for the holder to let go; by hand, or past its wait, it is refused', async () => {
+    const bot = await h.agent('bot6', 'turn');
+    const lost = () => {
+      throw new Error('not expected to lose the agent');
+    };
+    const first = await holdDriver(h.ctx, bot, byHand(process.pid), { onLost: lost });
+    await expect(holdDriver(h.ctx, bot, byHand(process.pid), { onLost: lost })).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    await expect(
+      holdDriver(h.ctx, bot, { ...byHand(process.pid), supervised: true }, { onLost: lost, waitMs: 0 }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    const other = await h.sibling();
+    const waiting = holdDriver(
+      other,
+      bot,
+      { ...byHand(process.pid), supervised: true },
+      { onLost: lost, waitMs: 30_000 },
+    );
+    await first.release();
+    const second = await waiting;
+    expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(second.holder);
+    await second.release();
+    expect(await findAgentDriver(h.ctx.store.db, bot.id)).toBeUndefined();
+  });
+});
