@@ -2,10 +2,16 @@
 // The refusals run in this process through the CLI's main (runCliHere): they are decided before any
 // client starts. The first two run the built CLI in a child process (npm run build first), for the
 // exit code and stderr a shell sees.
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { claimDriver } from '../../src/host/agents/driver-lock.js';
+import { openHost } from '../../src/host/identity/home.js';
+import { resolvePrincipal } from '../../src/host/identity/principals.js';
 import { runCliHere } from '../support/cli-in-process.js';
 import { runCli, tempHome } from '../support/host.js';
+import { snapshotStore } from '../support/store-snapshot.js';
 
 describe('sluice drive (refusals)', () => {
   let home: string;
@@ -46,6 +52,30 @@ describe('sluice drive (refusals)', () => {
     );
     const named = await runCliHere(['drive', 'claude', '--as', 'bot', '--cwd', process.cwd()], { home, env });
     expect(named.stderr).toMatch(/claude is not on PATH/);
+  });
+
+  test('an agent another driver holds is refused in one conflict line naming it, and nothing changes', async () => {
+    await runCliHere(['agent', 'settle', 'bot', 'turn'], { home });
+    const ctx = await openHost({ home });
+    try {
+      const bot = await resolvePrincipal(ctx, 'bot');
+      // This test process holds the agent, as a running `sluice drive` would.
+      await claimDriver(ctx, bot, { client: 'codex', pid: process.pid, supervised: false });
+      const before = await snapshotStore(ctx);
+      const refused = await runCli(['drive', 'claude', '--as', 'bot', '--cwd', home], {
+        home,
+        env: { SLUICE_CLAUDE_BIN: '/bin/true' },
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(
+        `sluice: conflict: agent bot is already driven by sluice drive codex (pid ${process.pid} on ${hostname()}, home ${home}); stop that driver first\n`,
+      );
+      expect(refused.stdout).toBe('');
+      expect(await snapshotStore(ctx)).toEqual(before);
+      expect(existsSync(join(home, 'drivers', 'bot'))).toBe(false);
+    } finally {
+      await ctx.store.close();
+    }
   });
 
   test('bad options and principals get one line each', async () => {

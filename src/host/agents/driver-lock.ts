@@ -8,8 +8,7 @@ import {
   renewAgentDriver,
   replaceAgentDriver,
 } from '../../store/ops/agent-drivers.js';
-import { appendEvent } from '../../store/ops/events.js';
-import { announceCommit, type HostContext, nowIso } from '../identity/context.js';
+import { announceCommit, type HostContext } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 import { thisMachine } from './agent-runs.js';
 
@@ -104,14 +103,13 @@ export async function claimDriver(
   throw new SluiceError('unavailable', `could not take agent ${agent.name} for this driver; try again`);
 }
 
-/** Gives the agent back (and says so, so a driver waiting for it wakes); false when not held. */
+/**
+ * Gives the agent back; false when this holder did not hold it. Only the row goes (no event): a
+ * driver that failed to start leaves the store as it found it, and one waiting for the agent
+ * looks again on any commit it sees and at least every second.
+ */
 export async function releaseDriver(ctx: HostContext, agent: Principal, holder: string): Promise<boolean> {
-  const at = nowIso(ctx);
-  const released = await ctx.store.transaction(async (trx) => {
-    if (!(await deleteAgentDriver(trx, agent.id, holder))) return false;
-    await appendEvent(trx, { kind: 'agent.run', agent_id: agent.id, created_at: at });
-    return true;
-  });
+  const released = await deleteAgentDriver(ctx.store.db, agent.id, holder);
   if (released) announceCommit(ctx);
   return released;
 }

@@ -8,6 +8,7 @@ import { requireTurnSettlement } from '../../../host/turns/index.js';
 import { DEFAULT_CODEX_APPROVAL_POLICY } from '../../drivers/codex.js';
 import { CODEX_APPROVAL_POLICIES } from '../../drivers/codex-approvals.js';
 import { drive } from '../../drivers/run.js';
+import { findClientBinary } from '../../drivers/setup.js';
 import { isBroadFolder } from '../agent-lock.js';
 import { action } from '../context.js';
 import { parseLimit } from '../io.js';
@@ -76,7 +77,9 @@ async function asOnlyDriver(
   client: 'claude' | 'codex',
   run: () => Promise<void>,
 ): Promise<void> {
+  // What a driver would refuse anyway is refused before the agent is taken: nothing is written.
   requireTurnSettlement(agent);
+  findClientBinary(client);
   const held = await holdDriver(
     ctx,
     agent,
