@@ -148,12 +148,18 @@ describe.each(backendsUnderTest())('one driver per agent (%s)', (backend) => {
       holdDriver(h.ctx, bot, { ...byHand(process.pid), supervised: true }, { onLost: lost, waitMs: 0 }),
     ).rejects.toMatchObject({ code: 'conflict' });
     const other = await h.sibling();
+    let told: (holder: SluiceError) => void = () => {};
+    const waits = new Promise<SluiceError>((resolve) => {
+      told = resolve;
+    });
     const waiting = holdDriver(
       other,
       bot,
       { ...byHand(process.pid), supervised: true },
-      { onLost: lost, waitMs: 30_000 },
+      { onLost: lost, waitMs: 30_000, onWait: (holder) => told(holder) },
     );
+    // It says whom it waits for, then takes the agent once that driver let go.
+    expect((await waits).message).toMatch(/^agent bot6 is already driven by sluice drive claude \(pid /);
     await first.release();
     const second = await waiting;
     expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(second.holder);

@@ -154,6 +154,8 @@ export interface HoldOptions {
   onLost: (error: SluiceError) => void;
   /** How long a supervised driver waits for the holder to stop before it is refused (default 40 s). */
   waitMs?: number | undefined;
+  /** Called once when a supervised driver starts waiting, with the refusal naming the holder. */
+  onWait?: ((holder: SluiceError) => void) | undefined;
 }
 
 /**
@@ -169,7 +171,7 @@ export async function holdDriver(
   options: HoldOptions,
 ): Promise<HeldDriver> {
   const holder = me.supervised
-    ? await claimWhenFree(ctx, agent, me, options.waitMs ?? DRIVER_LEASE_MS + DRIVER_RENEW_MS)
+    ? await claimWhenFree(ctx, agent, me, options.waitMs ?? DRIVER_LEASE_MS + DRIVER_RENEW_MS, options.onWait)
     : await claimDriver(ctx, agent, me);
   let lost: SluiceError | undefined;
   let renewing: Promise<void> = Promise.resolve();
@@ -207,8 +209,10 @@ async function claimWhenFree(
   agent: Principal,
   me: DriverIdentity,
   waitMs: number,
+  onWait: ((holder: SluiceError) => void) | undefined,
 ): Promise<string> {
   const deadline = Date.now() + waitMs;
+  let told = false;
   let changed: (() => void) | undefined;
   const notify = () => changed?.();
   const unwatch = ctx.store.watchChanges(notify);
@@ -223,6 +227,8 @@ async function claimWhenFree(
         if (!(err instanceof SluiceError) || err.code !== 'conflict') throw err;
         const left = deadline - Date.now();
         if (left <= 0) throw err;
+        if (!told) onWait?.(err);
+        told = true;
         // A stopping holder releases (a commit wakes this); a dead one's lease lapses: look again
         // each second at most, so a holder elsewhere that died is seen without a commit.
         let timer: NodeJS.Timeout | undefined;

@@ -84,7 +84,14 @@ async function asOnlyDriver(
     ctx,
     agent,
     { client, pid: process.pid, supervised: process.env.SLUICE_SUPERVISED === '1' },
-    { onLost: () => process.kill(process.pid, 'SIGTERM') },
+    {
+      onLost: () => process.kill(process.pid, 'SIGTERM'),
+      // Under sluice serve: one line in the agent's log while the other driver stops.
+      onWait: (holder) =>
+        process.stdout.write(
+          `sluice drive ${client}: ${agent.name} waits for its other driver to stop: ${holder.message}\n`,
+        ),
+    },
   );
   try {
     await run();
