@@ -65,23 +65,5 @@ export function decodeUtf8Exactly(bytes: Uint8Array): string | undefined {
   }
 }
 
-// Controls (C0, C1), invisible format characters (bidi overrides such as U+202E, zero-width
-// marks, BOM) and line/paragraph separators.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-const INVISIBLE_BUT_NEWLINE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-
-/**
- * The text with every character that acts instead of showing written as a visible escape
- * (`\u202e`, `\u001b`): what a person is asked to allow reads as what it holds. A terminal would
- * otherwise run an escape sequence, and a bidi override reorders `… # ‮hs | x/moc.live//:sptth`
- * into a command it does not run. `keepNewlines` keeps `\n` for text shown on several lines. The
- * escapes are JSON's (a character beyond U+FFFF as its two UTF-16 units), so applied to JSON text
- * the result is the same JSON.
- */
-export function revealInvisible(text: string, options: { keepNewlines?: boolean } = {}): string {
-  return text.replace(options.keepNewlines ? INVISIBLE_BUT_NEWLINE : INVISIBLE, (c) =>
-    Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(
-      '',
-    ),
-  );
-}
+// The rule lives in a module of its own, which the web page bundles too.
+export { type RevealOptions, revealInvisible } from './reveal-invisible.js';

@@ -4,6 +4,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { renderMarkdown } from '../markdown.js';
 import { formatBytes } from '../media.js';
+import { shownText } from '../shown-text.js';
 
 /** Bodies with more display lines than this start collapsed. */
 export const COLLAPSE_LINES = 40;
@@ -18,7 +19,9 @@ export function displayLines(body: string): number {
 }
 
 export function MessageBody({ body, bytes }: { body: string; bytes: number }) {
-  const html = useMemo(() => renderMarkdown(body), [body]);
+  // Invisible characters revealed before Markdown sees them (shown-text.ts): a bidi override in a
+  // body cannot reorder the rendered text.
+  const html = useMemo(() => renderMarkdown(shownText(body)), [body]);
   const lines = useMemo(() => displayLines(body), [body]);
   const collapsible = lines > COLLAPSE_LINES;
   const [expanded, setExpanded] = useState(false);

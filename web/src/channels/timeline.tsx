@@ -3,6 +3,7 @@ import { useOnReconnect } from '../hooks.js';
 import { formatBytes, isImage, mediaUrl } from '../media.js';
 import { MembersButton } from '../members/members-dialog.js';
 import { describeError, type RpcClient } from '../rpc.js';
+import { shownText } from '../shown-text.js';
 import { RelativeTime } from '../time.js';
 import type {
   ChannelSummary,
@@ -375,8 +376,8 @@ export function Timeline({ client, channel, me, title, onLeft }: TimelineProps) 
         replyTo={
           replyingTo && {
             messageId: replyingTo.messageId,
-            author: replyingTo.author.name,
-            excerpt: plainExcerpt(firstLine(replyingTo.body)),
+            author: shownText(replyingTo.author.name),
+            excerpt: shownText(plainExcerpt(firstLine(replyingTo.body))),
           }
         }
         onCancelReply={() => setReplyingTo(null)}
@@ -399,7 +400,7 @@ function firstLine(body: string): string {
 function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () => void }) {
   if (reply === null)
     return <p class="reply-quote reply-gone muted small">Replying to a message that is gone</p>;
-  const excerpt = reply.deleted ? 'a deleted message' : plainExcerpt(reply.excerpt);
+  const excerpt = reply.deleted ? 'a deleted message' : shownText(plainExcerpt(reply.excerpt));
   // The name starts with what the quote shows ("A: line"), so speech and sight agree (axe).
   return (
     <button
@@ -407,9 +408,9 @@ function ReplyQuote({ reply, onJump }: { reply: ReplyExcerpt | null; onJump: () 
       class="reply-quote"
       onClick={onJump}
       title="Show the message this replies to"
-      aria-label={`Replying to ${reply.author.name}: ${excerpt}`}
+      aria-label={`Replying to ${shownText(reply.author.name)}: ${excerpt}`}
     >
-      <span class={`reply-author kind-${reply.author.kind}`}>{reply.author.name}:</span>
+      <span class={`reply-author kind-${reply.author.kind}`}>{shownText(reply.author.name)}:</span>
       <span class="reply-excerpt">{excerpt}</span>
     </button>
   );
@@ -436,14 +437,14 @@ function MessageItem({
   return (
     <article class={`message${mine ? ' mine' : ''}`} data-message-id={message.messageId} tabIndex={-1}>
       <header>
-        <span class={`author kind-${message.author.kind}`}>{message.author.name}</span>
+        <span class={`author kind-${message.author.kind}`}>{shownText(message.author.name)}</span>
         <RelativeTime iso={message.createdAt} />
         {message.editedAt && <span class="muted small">(edited)</span>}
         <button
           type="button"
           class="button ghost reply-button"
           onClick={onReply}
-          aria-label={`Reply to ${message.author.name}`}
+          aria-label={`Reply to ${shownText(message.author.name)}`}
         >
           Reply
         </button>
@@ -454,7 +455,7 @@ function MessageItem({
           onJump={() => message.replyTo && onJump(message.replyTo)}
         />
       )}
-      {message.subject && <p class="subject">{message.subject}</p>}
+      {message.subject && <p class="subject">{shownText(message.subject)}</p>}
       {body && <MessageBody body={body} bytes={message.bodyBytes} />}
       {message.truncated && whole === null && (
         <button type="button" class="button ghost" onClick={expand} disabled={expanding}>

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { formatBytes } from '../media.js';
 import { describeError, type RpcClient, RpcError } from '../rpc.js';
+import { shownExactly } from '../shown-text.js';
 import { RelativeTime } from '../time.js';
 import type { Approval } from '../wire.js';
 import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
@@ -66,21 +67,10 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
   );
 }
 
-// Controls and invisible format characters but the line break (the host's core/text.ts
-// revealInvisible does the same for the CLI, the driver and Telegram).
-const INVISIBLE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-
-/**
- * The text with every character that acts instead of showing written as `\u202e`: a bidi override
- * in a command would otherwise reorder what a person reads before allowing it.
- */
-function shown(text: string): string {
-  return text.replace(INVISIBLE, (c) =>
-    Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(
-      '',
-    ),
-  );
-}
+// Every character that acts instead of showing is written as `\u202e` (shown-text.ts, the host's
+// own rule): a bidi override in a command would otherwise reorder what a person reads before
+// allowing it.
+const shown = shownExactly;
 
 /**
  * What the client asked, exactly: the tool and its input JSON, the command and cwd, the diff, the

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../media.js';
 import { describeError, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
+import { shownText } from '../shown-text.js';
 import { RelativeTime } from '../time.js';
 import type { MessageSource, QueuePageReply, QueueRow } from '../wire.js';
 import {
@@ -260,7 +261,7 @@ export function CardList({
 
 function Card({ row, onOpen, channel }: { row: QueueRow; onOpen: (row: QueueRow) => void; channel: string }) {
   const senders =
-    row.senderLabels.join(', ') +
+    shownText(row.senderLabels.join(', ')) +
     (row.senderCount > row.senderLabels.length ? ` +${row.senderCount - row.senderLabels.length}` : '');
   return (
     <button
@@ -285,10 +286,10 @@ function Card({ row, onOpen, channel }: { row: QueueRow; onOpen: (row: QueueRow)
             {row.attachmentCount} {row.attachmentCount === 1 ? 'file' : 'files'}
           </span>
         )}
-        {row.preview}
+        {shownText(row.preview)}
         {row.truncated && '…'}
       </span>
-      {row.returnedReason && <span class="card-reason small">Returned: {row.returnedReason}</span>}
+      {row.returnedReason && <span class="card-reason small">Returned: {shownText(row.returnedReason)}</span>}
     </button>
   );
 }

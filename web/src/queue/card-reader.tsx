@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../media.js';
 import { readWholeCard, type WholeText } from '../read-parts.js';
 import { describeError, type RpcClient } from '../rpc.js';
+import { shownText } from '../shown-text.js';
 import type { QueuePageReply, QueueRow } from '../wire.js';
 
 interface CardReaderProps {
@@ -144,7 +145,7 @@ export function CardReader({
           </p>
           {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long scrollable text must be reachable by keyboard to scroll */}
           <pre class="reader-body" data-testid="reader-body" tabIndex={0}>
-            {card.text}
+            {shownText(card.text)}
           </pre>
         </>
       )}

@@ -3,6 +3,7 @@ import { ConnectPanel } from '../agents/connect-panel.js';
 import { RunPanel } from '../agents/run-panel.js';
 import { useOnReconnect } from '../hooks.js';
 import { describeError, errorCode, isTransient, RETRY_AFTER_MS, type RpcClient } from '../rpc.js';
+import { shownText } from '../shown-text.js';
 import type { AgentPresence, MessageSource, QueueSummary } from '../wire.js';
 import { ApprovalCards } from './approval-cards.js';
 import { CardList } from './card-list.js';
@@ -315,7 +316,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
           onOpen={(row) =>
             setOpenCard({
               messageId: row.messageId,
-              title: `From ${row.senderLabels.join(', ') || 'unknown sender'}`,
+              title: `From ${shownText(row.senderLabels.join(', ')) || 'unknown sender'}`,
               returned: row.state === 'returned',
             })
           }
