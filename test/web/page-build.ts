@@ -45,6 +45,8 @@ function isFresh(): boolean {
     newestMtime(join(WEB, 'index.html')),
     newestMtime(join(WEB, 'public')),
     newestMtime(join(WEB, 'vite.config.ts')),
+    // The one host module the page bundles (its other imports of src are types only).
+    newestMtime(join(REPO_ROOT, 'src/core/reveal-invisible.ts')),
   );
   return existsSync(built) && statSync(built).mtimeMs >= sources;
 }
