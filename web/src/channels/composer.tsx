@@ -1,7 +1,8 @@
 import { type MutableRef, useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes, isImage, uploadMedia } from '../media.js';
-import { describeError, type RpcClient } from '../rpc.js';
+import { describeError, type RpcClient, RpcError } from '../rpc.js';
 import type { AttachmentRef, SentReply } from '../wire.js';
+import { DraftKeys, type SendRequest } from './send-key.js';
 
 interface ComposerProps {
   client: RpcClient;
@@ -52,6 +53,9 @@ export function Composer({
   const [files, setFiles] = useState<PendingFile[]>([]);
   const [sending, setSending] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // Set when the host's answer to a send was lost: it may be stored, so the page offers Retry.
+  const [unconfirmed, setUnconfirmed] = useState(false);
+  const draftKeys = useRef(new DraftKeys()).current;
   const fileInput = useRef<HTMLInputElement>(null);
   const textArea = useRef<HTMLTextAreaElement>(null);
   const filesRef = useRef(files);
@@ -111,14 +115,17 @@ export function Composer({
     if (!canSend) return;
     setSending(true);
     setError(null);
+    setUnconfirmed(false);
     try {
-      const params: { to: string; body: string; attachments?: string[]; reply_to?: string } = {
-        to: channelId,
-        body: text,
-      };
-      if (ready.length > 0) params.attachments = ready.map((f) => f.ref!.attachment_id);
-      if (replyTo) params.reply_to = replyTo.messageId;
-      const reply = await client.call<SentReply>('message.send', params);
+      const request: SendRequest = { to: channelId, body: text };
+      if (ready.length > 0) request.attachments = ready.map((f) => f.ref!.attachment_id);
+      if (replyTo) request.reply_to = replyTo.messageId;
+      // The same draft sent again (Retry) carries the same key: the host stores it once.
+      const reply = await client.call<SentReply>('message.send', {
+        ...request,
+        idempotency_key: draftKeys.keyFor(request),
+      });
+      draftKeys.sent();
       for (const f of files) if (f.previewUrl) URL.revokeObjectURL(f.previewUrl);
       setText('');
       setFiles([]);
@@ -126,7 +133,15 @@ export function Composer({
       onSent(reply);
       textArea.current?.focus();
     } catch (err) {
-      setError(`not sent: ${describeError(err)}`);
+      // The host answered with a refusal: nothing was stored. Any other failure (no answer in
+      // time, the connection dropped) leaves it unknown whether the host stored it.
+      const refused = err instanceof RpcError && typeof err.code === 'number';
+      setUnconfirmed(!refused);
+      setError(
+        refused
+          ? `not sent: ${describeError(err)}`
+          : `Not confirmed: the host’s answer was lost (${describeError(err)}). It may be stored already; Retry sends it again without storing it twice.`,
+      );
     } finally {
       setSending(false);
     }
@@ -153,6 +168,14 @@ export function Composer({
       {error && (
         <p class="error" role="alert">
           {error}
+          {unconfirmed && (
+            <>
+              {' '}
+              <button type="button" class="button" disabled={!canSend} onClick={() => void send()}>
+                Retry
+              </button>
+            </>
+          )}
         </p>
       )}
       {files.length > 0 && (
