@@ -215,6 +215,7 @@ export function App({ client, hello }: AppProps) {
             key={route.agent}
             client={client}
             agent={route.agent}
+            me={me.name}
             onMessage={startMessage}
             channelLabels={channelLabels}
           />

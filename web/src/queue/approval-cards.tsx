@@ -1,30 +1,32 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import { formatBytes } from '../media.js';
 import { describeError, type RpcClient, RpcError } from '../rpc.js';
-import { shownExactly } from '../shown-text.js';
+import { shownExactly, shownText } from '../shown-text.js';
 import { RelativeTime } from '../time.js';
 import type { Approval } from '../wire.js';
 import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
+import { applyApprovalChange, asExpired, mergeListedApprovals, settledLabel } from './approval-settling.js';
 
 /**
  * The agent's pending approval requests, for its owner and managers (docs/approvals.md): each one
  * shows exactly what the client asked, with Allow, Deny and Deny with a note. Read with
  * `approval.list` and kept live by `approval.changed` on the queue subscription the panel holds;
- * anyone the host refuses (not a manager) sees nothing here.
+ * anyone the host refuses (not a manager) sees nothing here. A request decided by someone else or
+ * by the timeout stays as a decided card until `me` dismisses it (approval-settling.ts).
  */
-export function ApprovalCards({ client, agent }: { client: RpcClient; agent: string }) {
-  const [pending, setPending] = useState<Approval[]>([]);
+export function ApprovalCards({ client, agent, me }: { client: RpcClient; agent: string; me: string }) {
+  const [cards, setCards] = useState<Approval[]>([]);
   const [failed, setFailed] = useState<string | null>(null);
   const load = useCallback(() => {
     client
       .call<{ approvals: Approval[] }>('approval.list', { agent, status: 'pending' })
       .then((r) => {
         setFailed(null);
-        setPending(r.approvals.filter((a) => a.status === 'pending'));
+        setCards((current) => mergeListedApprovals(current, r.approvals));
       })
       .catch((err) => {
-        setPending([]);
+        setCards([]);
         // Anyone the host refuses (not a manager) sees nothing, and a dropped connection reads
         // again on reconnect; any other failure is said rather than shown as "nothing pending".
         const refused =
@@ -39,10 +41,7 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
   useEffect(() => {
     const off = client.on('approval.changed', (event) => {
       if (event.agent !== agent) return;
-      setPending((current) => {
-        const others = current.filter((a) => a.id !== event.approval.id);
-        return event.approval.status === 'pending' ? [...others, event.approval] : others;
-      });
+      setCards((current) => applyApprovalChange(current, event.approval, me));
     });
     // Pushes overflowed while the socket was backed up: read the list again.
     const offResync = client.on('approval.resync', load);
@@ -50,18 +49,19 @@ export function ApprovalCards({ client, agent }: { client: RpcClient; agent: str
       off();
       offResync();
     };
-  }, [client, agent, load]);
+  }, [client, agent, me, load]);
   if (failed !== null)
     return (
       <p class="error" role="alert">
         Could not read {agent}’s approval requests: {failed}
       </p>
     );
-  if (pending.length === 0) return null;
+  if (cards.length === 0) return null;
+  const dismiss = (id: string) => setCards((current) => current.filter((a) => a.id !== id));
   return (
     <section class="approvals" aria-label={`${agent} asks for permission`}>
-      {pending.map((a) => (
-        <ApprovalCard key={a.id} client={client} approval={a} />
+      {cards.map((a) => (
+        <ApprovalCard key={a.id} client={client} approval={a} onDismiss={() => dismiss(a.id)} />
       ))}
     </section>
   );
@@ -105,13 +105,48 @@ function Request({ approval, onPick }: { approval: Approval; onPick: (label: str
   );
 }
 
-function ApprovalCard({ client, approval }: { client: RpcClient; approval: Approval }) {
+/** True from the moment `expiresAt` (ms since the epoch) has passed: re-renders then, once. */
+function useExpired(expiresAt: number): boolean {
+  const [expired, setExpired] = useState(() => Date.now() >= expiresAt);
+  useEffect(() => {
+    if (expired) return;
+    // setTimeout holds at most 2^31-1 ms; a longer wait re-arms when the card renders again.
+    const timer = setTimeout(
+      () => setExpired(Date.now() >= expiresAt),
+      Math.min(expiresAt - Date.now(), 2 ** 31 - 1),
+    );
+    return () => clearTimeout(timer);
+  }, [expiresAt, expired]);
+  return expired;
+}
+
+function ApprovalCard({
+  client,
+  approval: shown,
+  onDismiss,
+}: {
+  client: RpcClient;
+  approval: Approval;
+  onDismiss: () => void;
+}) {
   const [noting, setNoting] = useState(false);
   const [note, setNote] = useState('');
   const [answer, setAnswer] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // Its time ran out and no driver denied it (the driver is gone): nothing left to decide.
+  const timedOut = useExpired(shown.expiresAt);
+  const approval = shown.status === 'pending' && timedOut ? asExpired(shown) : shown;
+  const settled = approval.status !== 'pending';
+  // The person pressed a decision here: once the card is decided, focus goes to Dismiss (the
+  // button they pressed is gone).
+  const acted = useRef(false);
+  const dismissButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (settled && acted.current) dismissButton.current?.focus();
+  }, [settled]);
   const decide = (decision: 'allow' | 'deny', withNote?: string) => {
+    acted.current = true;
     setBusy(true);
     setError(null);
     client
@@ -133,14 +168,35 @@ function ApprovalCard({ client, approval }: { client: RpcClient; approval: Appro
     <article class="approval-card" data-approval-id={approval.id} aria-label={heading}>
       <header>
         <strong>{heading}</strong> <RelativeTime iso={new Date(approval.createdAt).toISOString()} />
-        <span class="muted small">
-          {' '}
-          · denied by itself <RelativeTime iso={new Date(approval.expiresAt).toISOString()} due /> if nobody
-          answers
-        </span>
+        {settled ? (
+          <p class="approval-settled">
+            <strong>{settledLabel(approval)}</strong>{' '}
+            {approval.decidedAt !== null && <RelativeTime iso={new Date(approval.decidedAt).toISOString()} />}
+          </p>
+        ) : (
+          <span class="muted small">
+            {' '}
+            · denied by itself <RelativeTime iso={new Date(approval.expiresAt).toISOString()} due /> if nobody
+            answers
+          </span>
+        )}
       </header>
       <Request approval={approval} onPick={setAnswer} />
-      {noting ? (
+      {settled ? (
+        <>
+          {approval.note !== null && approval.status !== 'expired' && (
+            <p class="muted">
+              {approval.kind === 'user_input' && approval.status === 'allowed' ? 'Answer' : 'Note'}:{' '}
+              {shownText(approval.note)}
+            </p>
+          )}
+          <div class="banner-actions">
+            <button type="button" class="button" ref={dismissButton} onClick={onDismiss}>
+              Dismiss
+            </button>
+          </div>
+        </>
+      ) : noting ? (
         <form
           class="approval-note"
           onSubmit={(e) => {

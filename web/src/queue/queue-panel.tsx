@@ -14,6 +14,8 @@ import { PresenceLine } from './presence.js';
 interface QueuePanelProps {
   client: RpcClient;
   agent: string;
+  /** The signed-in person's name: approval cards they decided themselves go at once. */
+  me: string;
   /** Opens "New message" addressed to this agent (the next step when its queue is not yours to see). */
   onMessage: (agent: string) => void;
   /** Labels of the person's channels by id, for the cards' "in #team". */
@@ -26,7 +28,7 @@ const MAX_RESUME_ALL = 500;
 type Unavailable = { kind: 'denied' | 'not_found' | 'failed'; detail: string };
 
 /** One agent's queue: the live summary, the blocking-card banner, paged cards and the card reader. */
-export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePanelProps) {
+export function QueuePanel({ client, agent, me, onMessage, channelLabels }: QueuePanelProps) {
   const [summary, setSummary] = useState<QueueSummary | null>(null);
   // From queue.summary replies only (pushes do not carry it): whether the reader may pause/resume.
   const [canPause, setCanPause] = useState(false);
@@ -269,7 +271,7 @@ export function QueuePanel({ client, agent, onMessage, channelLabels }: QueuePan
         <RunPanel client={client} agent={agent} />
         {showConnect && <ConnectPanel client={client} agent={agent} />}
       </section>
-      <ApprovalCards client={client} agent={agent} />
+      <ApprovalCards client={client} agent={agent} me={me} />
       {blocking && (
         <div class="banner" role="alert" data-testid="blocking-banner">
           <p>

@@ -1,0 +1,47 @@
+// Which approval cards the queue page shows (docs/approvals.md, "On the web page"): the pending
+// requests, and those decided by someone else or by the timeout while shown, kept until their
+// person dismisses them, so a decision made elsewhere never makes a card vanish under a click.
+// No DOM types: the Node tests import it.
+
+import type { Approval } from '../wire.js';
+
+/**
+ * The cards after an `approval.changed` push: a pending request is added or updated; one decided
+ * by this person (here, in another tab, from the CLI) goes; one decided by anyone else, or by the
+ * timeout, stays, shown as decided, until dismissed.
+ */
+export function applyApprovalChange(cards: readonly Approval[], approval: Approval, me: string): Approval[] {
+  const at = cards.findIndex((a) => a.id === approval.id);
+  if (approval.status !== 'pending' && approval.decidedBy === me)
+    return at < 0 ? [...cards] : cards.filter((a) => a.id !== approval.id);
+  // A push for a request this page never showed pending (decided before the card loaded) adds nothing.
+  if (approval.status !== 'pending' && at < 0) return [...cards];
+  if (at < 0) return [...cards, approval];
+  // In place: the card keeps its position and its state (the person's own attempt's error).
+  return cards.map((a, i) => (i === at ? approval : a));
+}
+
+/**
+ * The cards after `approval.list {status: "pending"}` answered (at open, after a reconnect or a
+ * resync): what it lists, plus the decided cards still waiting to be dismissed.
+ */
+export function mergeListedApprovals(cards: readonly Approval[], listed: readonly Approval[]): Approval[] {
+  const pending = listed.filter((a) => a.status === 'pending');
+  const ids = new Set(pending.map((a) => a.id));
+  const settled = cards.filter((a) => a.status !== 'pending' && !ids.has(a.id));
+  return [...pending, ...settled];
+}
+
+/** How a decided request reads on its card: who decided and what. */
+export function settledLabel(approval: Approval): string {
+  const by = approval.decidedBy ?? 'another person';
+  if (approval.status === 'allowed')
+    return approval.kind === 'user_input' ? `Answered by ${by}` : `Allowed by ${by}`;
+  if (approval.status === 'denied') return `Denied by ${by}`;
+  return 'Expired: nobody answered in time, so it was denied';
+}
+
+/** A pending request whose time ran out reads as expired, even before the host swept it. */
+export function asExpired(approval: Approval): Approval {
+  return { ...approval, status: 'expired', decidedBy: null, decidedAt: approval.expiresAt };
+}
