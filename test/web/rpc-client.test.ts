@@ -47,6 +47,8 @@ function clientFor(url: string, options: Partial<ConstructorParameters<typeof Rp
     initialDelayMs: 20,
     maxDelayMs: 100,
     random: () => 0.5,
+    // Off unless a test is about it: a probe would add frames to what other tests count.
+    heartbeatMs: 0,
     ...options,
   });
   clients.push(client);
@@ -257,5 +259,45 @@ describe('reconnect backoff', () => {
   it('doubles until the cap', () => {
     const delays = [0, 1, 2, 3, 4, 5].map((a) => backoffDelay(a, 100, 1_000, () => 0.999999));
     expect(delays).toEqual([100, 200, 400, 800, 1000, 1000]);
+  });
+});
+
+describe('the heartbeat', () => {
+  it('asks a quiet host something cheap, stays open while it answers, reads stalled while it does not', async () => {
+    let answering = true;
+    const server = await scriptedServer((frame, socket) => {
+      if (answering) reply(socket, frame.id, {});
+    });
+    servers.push(server);
+    const statuses: string[] = [];
+    const client = clientFor(server.url, { heartbeatMs: 40, stallAfterMs: 120, dropAfterMs: 60_000 });
+    client.onStatus((status) => statuses.push(status));
+    await eventually(() => server.frames.filter((f) => f.method === 'host.hello').length >= 3, 'probes');
+    expect(client.status).toBe('open');
+    answering = false;
+    await eventually(() => client.status === 'stalled', 'stalled');
+    answering = true;
+    await eventually(() => client.status === 'open', 'open again');
+    // The same socket all along: a slow host is not a dropped one.
+    expect(server.sockets.length).toBe(1);
+    expect(statuses).toEqual(['open', 'stalled', 'open']);
+  });
+
+  it('gives up a socket that stays silent, fails what it carried and opens another', async () => {
+    let answering = false;
+    const server = await scriptedServer((frame, socket) => {
+      if (answering) reply(socket, frame.id, { ok: true });
+    });
+    servers.push(server);
+    const client = clientFor(server.url, { heartbeatMs: 30, stallAfterMs: 60, dropAfterMs: 200 });
+    await eventually(() => client.status === 'open', 'open');
+    const lost = client.call('queue.summary', { agent: 'helper' }).catch((err: unknown) => err);
+    await eventually(() => server.sockets.length === 2, 'a second socket');
+    const err = await lost;
+    expect(err).toBeInstanceOf(RpcError);
+    expect((err as RpcError).code).toBe('disconnected');
+    answering = true;
+    await eventually(() => client.status === 'open', 'open on the new socket');
+    expect(await client.call('queue.summary', { agent: 'helper' })).toEqual({ ok: true });
   });
 });

@@ -7,7 +7,7 @@ import { useSidebarChannels } from './channels/use-sidebar-channels.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
 import { usePendingApprovalCounts } from './queue/pending-approvals.js';
 import { QueuePanel } from './queue/queue-panel.js';
-import type { RpcClient } from './rpc.js';
+import type { ConnectionStatus, RpcClient } from './rpc.js';
 import { logOut } from './session.js';
 import { NewChannelDialog, NewMessageDialog } from './start/start-dialogs.js';
 import type { ChannelSummary, Hello, PrincipalRef } from './wire.js';
@@ -27,6 +27,17 @@ export function channelLabel(channel: ChannelSummary, me: PrincipalRef): string 
 /** "3", or "99+" from 100 on (the host counts up to 100). */
 export function unreadLabel(unread: number): string {
   return unread > 99 ? '99+' : String(unread);
+}
+
+/**
+ * The top bar's word for the connection: "live" only while the host answers; a host that stopped
+ * answering over an open socket reads as "reconnecting…" like a dropped one.
+ */
+export function statusLabel(status: ConnectionStatus): string {
+  if (status === 'open') return 'live';
+  if (status === 'closed') return 'offline';
+  if (status === 'stalled') return 'reconnecting…';
+  return `${status}…`;
 }
 
 function agentsOf(channels: readonly ChannelSummary[], me: PrincipalRef): string[] {
@@ -111,8 +122,13 @@ export function App({ client, hello }: AppProps) {
           </a>
         )}
         <h1 class="brand">Sluice</h1>
-        <span class={`status status-${status}`} role="status" aria-live="polite">
-          {status === 'open' ? 'live' : status === 'closed' ? 'offline' : `${status}…`}
+        <span
+          class={`status status-${status}`}
+          role="status"
+          aria-live="polite"
+          title={status === 'stalled' ? 'The host has not answered for a few seconds' : undefined}
+        >
+          {statusLabel(status)}
         </span>
         <span class="me" title={`signed in as ${me.name}`}>
           {me.name}

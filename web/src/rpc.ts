@@ -27,7 +27,11 @@ export class RpcError extends Error {
   }
 }
 
-export type ConnectionStatus = 'connecting' | 'open' | 'reconnecting' | 'closed';
+/**
+ * `stalled`: the socket is open but the host has not answered the heartbeat in time (a frozen or
+ * overloaded host, a connection silently gone); it turns `open` again at the host's next frame.
+ */
+export type ConnectionStatus = 'connecting' | 'open' | 'stalled' | 'reconnecting' | 'closed';
 
 export interface RpcClientOptions {
   url: string;
@@ -39,6 +43,15 @@ export interface RpcClientOptions {
   requestTimeoutMs?: number;
   /** Returns [0, 1); the tests pass a fixed one. */
   random?: () => number;
+  /**
+   * The heartbeat: after this long without a frame from the host the client asks it something
+   * cheap (`host.hello`); 0 turns it off. The browser's WebSocket cannot send protocol pings.
+   */
+  heartbeatMs?: number;
+  /** Quiet this long (a heartbeat unanswered) reads as `stalled`. */
+  stallAfterMs?: number;
+  /** Quiet this long: the socket is given up and a new one opened (a half-open TCP never closes). */
+  dropAfterMs?: number;
 }
 
 interface Pending {
@@ -82,6 +95,11 @@ export class RpcClient {
   private readonly subscriptions = new Map<string, number>();
   private currentStatus: ConnectionStatus = 'connecting';
   private readonly options: Required<RpcClientOptions>;
+  /** When the open socket last brought a frame (or opened). */
+  private lastHeardAt = 0;
+  /** When the last heartbeat question went out: one per `heartbeatMs` at most. */
+  private lastProbeAt = 0;
+  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(options: RpcClientOptions) {
     this.options = {
@@ -89,6 +107,9 @@ export class RpcClient {
       maxDelayMs: 15_000,
       requestTimeoutMs: 30_000,
       random: Math.random,
+      heartbeatMs: 2_500,
+      stallAfterMs: 5_000,
+      dropAfterMs: 30_000,
       ...options,
     };
   }
@@ -106,6 +127,7 @@ export class RpcClient {
   /** Stops reconnecting, closes the socket and rejects whatever is waiting. */
   close(): void {
     this.stopped = true;
+    this.stopHeartbeat();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     this.socket?.close(1000, 'client closed');
@@ -176,7 +198,7 @@ export class RpcClient {
     const key = JSON.stringify(params);
     const count = this.subscriptions.get(key) ?? 0;
     this.subscriptions.set(key, count + 1);
-    if (count === 0 && this.currentStatus === 'open') this.call('subscribe', params).catch(() => {});
+    if (count === 0 && this.isOpen()) this.call('subscribe', params).catch(() => {});
     let disposed = false;
     return () => {
       if (disposed) return;
@@ -187,7 +209,7 @@ export class RpcClient {
         return;
       }
       this.subscriptions.delete(key);
-      if (this.currentStatus === 'open') this.call('unsubscribe', params).catch(() => {});
+      if (this.isOpen()) this.call('unsubscribe', params).catch(() => {});
     };
   }
 
@@ -208,25 +230,81 @@ export class RpcClient {
       this.everOpened = true;
       this.attempt = 0;
       this.setStatus('open');
+      this.startHeartbeat(socket);
       for (const key of this.subscriptions.keys()) this.call('subscribe', JSON.parse(key)).catch(() => {});
       for (const queued of this.outbox.splice(0)) this.transmit(queued.frame, queued.pending);
       for (const listener of this.openListeners) listener(reconnected);
     };
     socket.onmessage = (event) => {
-      if (this.socket === socket) this.receive(event.data);
+      if (this.socket !== socket) return;
+      this.heard();
+      this.receive(event.data);
     };
     socket.onerror = () => {
       // The close event follows and drives the reconnect.
     };
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
-      this.socket = null;
       // The host took the socket only to refuse it (too many open for this principal): that open
       // was no success, so the backoff keeps growing instead of hammering the host at its first delay.
       if (event.code === WS_REFUSED_AT_CAP) this.attempt = attemptsBefore;
-      this.failInFlight();
-      if (!this.stopped) this.scheduleReconnect();
+      this.lose(socket);
     };
+  }
+
+  /** The socket is gone (closed, or given up on): fail what it carried and open another. */
+  private lose(socket: SocketLike): void {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    this.stopHeartbeat();
+    this.failInFlight();
+    if (!this.stopped) this.scheduleReconnect();
+  }
+
+  /** Open, whether or not the host answers right now. */
+  private isOpen(): boolean {
+    return this.currentStatus === 'open' || this.currentStatus === 'stalled';
+  }
+
+  private heard(): void {
+    this.lastHeardAt = Date.now();
+    if (this.currentStatus === 'stalled') this.setStatus('open');
+  }
+
+  /**
+   * While the socket is open: whenever it has been quiet for `heartbeatMs`, ask the host something
+   * cheap; quiet for `stallAfterMs` reads `stalled` (the top bar stops saying "live"), quiet for
+   * `dropAfterMs` gives the socket up and reconnects.
+   */
+  private startHeartbeat(socket: SocketLike): void {
+    this.stopHeartbeat();
+    this.lastHeardAt = Date.now();
+    const { heartbeatMs, stallAfterMs, dropAfterMs } = this.options;
+    if (heartbeatMs <= 0) return;
+    this.heartbeatTimer = setInterval(
+      () => {
+        if (this.socket !== socket) return;
+        const quiet = Date.now() - this.lastHeardAt;
+        if (quiet >= dropAfterMs) {
+          socket.close(4000, 'the host stopped answering');
+          this.lose(socket);
+          return;
+        }
+        if (quiet >= stallAfterMs) this.setStatus('stalled');
+        // Asked again each heartbeat while quiet: a host may drop one question, not every one.
+        if (quiet >= heartbeatMs && Date.now() - this.lastProbeAt >= heartbeatMs) {
+          this.lastProbeAt = Date.now();
+          this.call('host.hello', {}).catch(() => {});
+        }
+      },
+      // Often enough that a stall shows within about a heartbeat of `stallAfterMs`.
+      Math.max(100, Math.min(heartbeatMs, stallAfterMs) / 2),
+    );
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeatTimer !== null) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
   }
 
   private scheduleReconnect(): void {
