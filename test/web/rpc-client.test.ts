@@ -270,7 +270,7 @@ describe('the heartbeat', () => {
     });
     servers.push(server);
     const statuses: string[] = [];
-    const client = clientFor(server.url, { heartbeatMs: 40, stallAfterMs: 120, dropAfterMs: 60_000 });
+    const client = clientFor(server.url, { heartbeatMs: 50, stallAfterMs: 400, dropAfterMs: 60_000 });
     client.onStatus((status) => statuses.push(status));
     await eventually(() => server.frames.filter((f) => f.method === 'host.hello').length >= 3, 'probes');
     expect(client.status).toBe('open');
@@ -280,7 +280,10 @@ describe('the heartbeat', () => {
     await eventually(() => client.status === 'open', 'open again');
     // The same socket all along: a slow host is not a dropped one.
     expect(server.sockets.length).toBe(1);
-    expect(statuses).toEqual(['open', 'stalled', 'open']);
+    // (A loaded machine may also be slow to answer before: stalled can come more than once.)
+    expect(statuses[0]).toBe('open');
+    expect(statuses).toContain('stalled');
+    expect(statuses.at(-1)).toBe('open');
   });
 
   it('gives up a socket that stays silent, fails what it carried and opens another', async () => {
@@ -289,10 +292,10 @@ describe('the heartbeat', () => {
       if (answering) reply(socket, frame.id, { ok: true });
     });
     servers.push(server);
-    const client = clientFor(server.url, { heartbeatMs: 30, stallAfterMs: 60, dropAfterMs: 200 });
+    const client = clientFor(server.url, { heartbeatMs: 100, stallAfterMs: 300, dropAfterMs: 1_000 });
     await eventually(() => client.status === 'open', 'open');
     const lost = client.call('queue.summary', { agent: 'helper' }).catch((err: unknown) => err);
-    await eventually(() => server.sockets.length === 2, 'a second socket');
+    await eventually(() => server.sockets.length >= 2, 'a second socket');
     const err = await lost;
     expect(err).toBeInstanceOf(RpcError);
     expect((err as RpcError).code).toBe('disconnected');
