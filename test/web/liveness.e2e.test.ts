@@ -16,7 +16,7 @@ import {
 
 const stage = useStage('sluice-web-liveness-', async () => {});
 
-/** The heartbeat notices in about 5 s (docs/web.md); a loaded machine gets room on top. */
+/** The heartbeat notices in about 6 s (docs/web.md); a loaded machine gets room on top. */
 const NOTICE = { timeout: 20_000 };
 
 describe('the connection status while the host is frozen', () => {

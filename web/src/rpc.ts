@@ -48,9 +48,9 @@ export interface RpcClientOptions {
    * cheap (`host.hello`); 0 turns it off. The browser's WebSocket cannot send protocol pings.
    */
   heartbeatMs?: number;
-  /** Quiet this long (a heartbeat unanswered) reads as `stalled`. */
+  /** A heartbeat question unanswered this long reads as `stalled`. */
   stallAfterMs?: number;
-  /** Quiet this long: the socket is given up and a new one opened (a half-open TCP never closes). */
+  /** Unanswered this long: the socket is given up and a new one opened (a half-open TCP never closes). */
   dropAfterMs?: number;
 }
 
@@ -99,6 +99,8 @@ export class RpcClient {
   private lastHeardAt = 0;
   /** When the last heartbeat question went out: one per `heartbeatMs` at most. */
   private lastProbeAt = 0;
+  /** When the first heartbeat question still without any frame since went out; null: none waits. */
+  private unansweredSince: number | null = null;
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(options: RpcClientOptions) {
@@ -108,7 +110,7 @@ export class RpcClient {
       requestTimeoutMs: 30_000,
       random: Math.random,
       heartbeatMs: 2_500,
-      stallAfterMs: 5_000,
+      stallAfterMs: 2_500,
       dropAfterMs: 30_000,
       ...options,
     };
@@ -268,37 +270,48 @@ export class RpcClient {
 
   private heard(): void {
     this.lastHeardAt = Date.now();
+    this.unansweredSince = null;
     if (this.currentStatus === 'stalled') this.setStatus('open');
   }
 
   /**
    * While the socket is open: whenever it has been quiet for `heartbeatMs`, ask the host something
-   * cheap; quiet for `stallAfterMs` reads `stalled` (the top bar stops saying "live"), quiet for
-   * `dropAfterMs` gives the socket up and reconnects.
+   * cheap; a question unanswered (no frame at all since) for `stallAfterMs` reads `stalled` (the
+   * top bar stops saying "live"), for `dropAfterMs` gives the socket up and reconnects. Only an
+   * unanswered question counts, never plain quiet: a background tab's timers may fire a minute
+   * apart, and a quiet host that answers at once is live.
    */
   private startHeartbeat(socket: SocketLike): void {
     this.stopHeartbeat();
     this.lastHeardAt = Date.now();
+    this.unansweredSince = null;
     const { heartbeatMs, stallAfterMs, dropAfterMs } = this.options;
     if (heartbeatMs <= 0) return;
+    const ask = () => {
+      this.lastProbeAt = Date.now();
+      this.unansweredSince ??= this.lastProbeAt;
+      this.call('host.hello', {}).catch(() => {});
+    };
     this.heartbeatTimer = setInterval(
       () => {
         if (this.socket !== socket) return;
-        const quiet = Date.now() - this.lastHeardAt;
-        if (quiet >= dropAfterMs) {
+        const now = Date.now();
+        if (this.unansweredSince === null) {
+          if (now - this.lastHeardAt >= heartbeatMs) ask();
+          return;
+        }
+        const waited = now - this.unansweredSince;
+        if (waited >= dropAfterMs) {
           socket.close(4000, 'the host stopped answering');
           this.lose(socket);
           return;
         }
-        if (quiet >= stallAfterMs) this.setStatus('stalled');
-        // Asked again each heartbeat while quiet: a host may drop one question, not every one.
-        if (quiet >= heartbeatMs && Date.now() - this.lastProbeAt >= heartbeatMs) {
-          this.lastProbeAt = Date.now();
-          this.call('host.hello', {}).catch(() => {});
-        }
+        if (waited >= stallAfterMs) this.setStatus('stalled');
+        // Asked again each heartbeat while unanswered: a host may drop one question, not every one.
+        if (now - this.lastProbeAt >= heartbeatMs) ask();
       },
-      // Often enough that a stall shows within about a heartbeat of `stallAfterMs`.
-      Math.max(100, Math.min(heartbeatMs, stallAfterMs) / 2),
+      // Often enough that a stall shows within about half a heartbeat of `stallAfterMs`.
+      Math.max(50, Math.min(heartbeatMs, stallAfterMs) / 2),
     );
   }
 
