@@ -109,6 +109,10 @@ describe('an approval card decided elsewhere while its person acts on it', () =>
     await expired.getByText('Expired').waitFor({ timeout: POLL.timeout });
     expect(await expired.getByRole('button', { name: 'Allow', exact: true }).count()).toBe(0);
     expect(await expired.getByRole('button', { name: 'Deny', exact: true }).count()).toBe(0);
+    // Nor does the sidebar count it as waiting for a decision.
+    await page
+      .locator('a.nav-item[data-agent="asker"] .approval-badge')
+      .waitFor({ state: 'detached', timeout: POLL.timeout });
     await expired.getByRole('button', { name: 'Dismiss' }).click();
     await expired.waitFor({ state: 'detached' });
   });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   applyApprovalChange,
   asExpired,
+  countByAgent,
   mergeListedApprovals,
   settledLabel,
 } from '../../web/src/queue/approval-settling.js';
@@ -57,5 +58,28 @@ describe('approval cards as decisions arrive', () => {
     expect(expired.status).toBe('expired');
     expect(settledLabel(expired)).toBe('Expired: nobody answered in time, so it was denied');
     expect(settledLabel({ ...decided('q', 'allowed', 'bob'), kind: 'user_input' })).toBe('Answered by bob');
+  });
+});
+
+describe('the sidebar’s count of requests waiting', () => {
+  it('counts per agent only those whose time has not run out', () => {
+    const pending = new Map([
+      ['a', { agent: 'helper', expiresAt: 2_000 }],
+      ['b', { agent: 'helper', expiresAt: 1_000 }],
+      ['c', { agent: 'coder', expiresAt: 5_000 }],
+    ]);
+    expect(countByAgent(pending, 500)).toEqual(
+      new Map([
+        ['helper', 2],
+        ['coder', 1],
+      ]),
+    );
+    expect(countByAgent(pending, 1_000)).toEqual(
+      new Map([
+        ['helper', 1],
+        ['coder', 1],
+      ]),
+    );
+    expect(countByAgent(pending, 5_000)).toEqual(new Map());
   });
 });

@@ -1,6 +1,7 @@
 // Which approval cards the queue page shows (docs/approvals.md, "On the web page"): the pending
 // requests, and those decided by someone else or by the timeout while shown, kept until their
 // person dismisses them, so a decision made elsewhere never makes a card vanish under a click.
+// And what the sidebar counts as waiting: pending requests whose time has not run out.
 // No DOM types: the Node tests import it.
 
 import type { Approval } from '../wire.js';
@@ -44,4 +45,31 @@ export function settledLabel(approval: Approval): string {
 /** A pending request whose time ran out reads as expired, even before the host swept it. */
 export function asExpired(approval: Approval): Approval {
   return { ...approval, status: 'expired', decidedBy: null, decidedAt: approval.expiresAt };
+}
+
+/** A pending request as the sidebar counts it. */
+export interface Waiting {
+  agent: string;
+  /** When the host's timeout denies it (ms since the epoch). */
+  expiresAt: number;
+}
+
+/**
+ * Pending requests by id → how many each agent waits on at `now`. One whose time ran out is not
+ * counted even while the host still lists it pending (no driver left to deny it): nobody can
+ * decide it any more.
+ */
+export function countByAgent(pending: ReadonlyMap<string, Waiting>, now: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { agent, expiresAt } of pending.values())
+    if (expiresAt > now) counts.set(agent, (counts.get(agent) ?? 0) + 1);
+  return counts;
+}
+
+/** The soonest time a counted request runs out, after `now`; null when none will. */
+export function nextExpiry(pending: ReadonlyMap<string, Waiting>, now: number): number | null {
+  let soonest: number | null = null;
+  for (const { expiresAt } of pending.values())
+    if (expiresAt > now && (soonest === null || expiresAt < soonest)) soonest = expiresAt;
+  return soonest;
 }

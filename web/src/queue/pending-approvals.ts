@@ -2,13 +2,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { useOnReconnect } from '../hooks.js';
 import type { RpcClient } from '../rpc.js';
 import type { Approval } from '../wire.js';
-
-/** Pending request ids by agent name → how many each agent waits on. */
-export function countByAgent(pending: ReadonlyMap<string, string>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const agent of pending.values()) counts.set(agent, (counts.get(agent) ?? 0) + 1);
-  return counts;
-}
+import { countByAgent, nextExpiry, type Waiting } from './approval-settling.js';
 
 /**
  * How many approval requests wait for a decision, per agent, among the agents this person may
@@ -17,13 +11,21 @@ export function countByAgent(pending: ReadonlyMap<string, string>): Map<string, 
  * `approval.resync`. Anyone the host refuses (an agent's session) gets no counts.
  */
 export function usePendingApprovalCounts(client: RpcClient): Map<string, number> {
-  // Request id → agent name, for the pending ones.
-  const [pending, setPending] = useState<ReadonlyMap<string, string>>(new Map());
+  // Request id → its agent and timeout, for the pending ones.
+  const [pending, setPending] = useState<ReadonlyMap<string, Waiting>>(new Map());
+  // Bumped when a counted request runs out, so the count is taken again.
+  const [now, setNow] = useState(() => Date.now());
   const load = useCallback(() => {
     client
       .call<{ approvals: Approval[] }>('approval.list', { status: 'pending' })
       .then((r) =>
-        setPending(new Map(r.approvals.filter((a) => a.status === 'pending').map((a) => [a.id, a.agent]))),
+        setPending(
+          new Map(
+            r.approvals
+              .filter((a) => a.status === 'pending')
+              .map((a) => [a.id, { agent: a.agent, expiresAt: a.expiresAt }]),
+          ),
+        ),
       )
       .catch(() => setPending(new Map()));
   }, [client]);
@@ -33,7 +35,8 @@ export function usePendingApprovalCounts(client: RpcClient): Map<string, number>
     const off = client.on('approval.changed', ({ approval }) => {
       setPending((current) => {
         const next = new Map(current);
-        if (approval.status === 'pending') next.set(approval.id, approval.agent);
+        if (approval.status === 'pending')
+          next.set(approval.id, { agent: approval.agent, expiresAt: approval.expiresAt });
         else next.delete(approval.id);
         return next;
       });
@@ -47,5 +50,12 @@ export function usePendingApprovalCounts(client: RpcClient): Map<string, number>
     };
   }, [client, load]);
   useOnReconnect(client, load);
-  return countByAgent(pending);
+  useEffect(() => {
+    const at = nextExpiry(pending, now);
+    if (at === null) return;
+    // setTimeout holds at most 2^31-1 ms; a longer wait re-arms then.
+    const timer = setTimeout(() => setNow(Date.now()), Math.min(at - Date.now() + 1, 2 ** 31 - 1));
+    return () => clearTimeout(timer);
+  }, [pending, now]);
+  return countByAgent(pending, Math.max(now, Date.now()));
 }
