@@ -73,9 +73,17 @@ describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP r
     ],
     [Object.assign(new Error('relation "messages" does not exist'), { code: '42P01' }), /schema is gone/],
     [Object.assign(new Error('terminating connection'), { code: '57P01' }), /shutting down or restarting/],
+    // With the session's lock_timeout noted by the store (lock-timeout.ts), the line states it.
+    [
+      Object.assign(new Error('canceling statement due to lock timeout'), {
+        code: '55P03',
+        lockTimeoutMs: 10_000,
+      }),
+      /^the database is busy: another session held a lock for 10 s; nothing was changed, try again$/,
+    ],
     [
       Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }),
-      /^the database is busy: another session held a lock for 10 s; nothing was changed, try again$/,
+      /^the database is busy: another session held a lock past its lock_timeout; nothing was changed, try again$/,
     ],
     [new Error('Connection terminated unexpectedly'), /connection was lost/],
   ])('renders the store fault %s as unavailable everywhere', (err, line) => {

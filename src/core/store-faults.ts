@@ -52,11 +52,34 @@ export function diskFullAsUnavailable(err: unknown, what: string): unknown {
   return diskFullError(what, codeOf(err) ?? 'ENOSPC');
 }
 
+/**
+ * How a lock wait reads: `10 s`, `1.5 s`, `250 ms`. Milliseconds as PostgreSQL's `lock_timeout`
+ * counts them.
+ */
+export function formatLockWait(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * The lock timeout the session that failed with 55P03 ran under, when the store noted it on the
+ * error (src/store/postgres/lock-timeout.ts): the URL may set its own, so no constant is right.
+ */
+function lockTimeoutOf(err: unknown): number | undefined {
+  const ms = (err as { lockTimeoutMs?: unknown } | null)?.lockTimeoutMs;
+  return typeof ms === 'number' && ms > 0 ? ms : undefined;
+}
+
+/** The busy line for a PostgreSQL statement that waited out `lock_timeout` (55P03). */
+function postgresBusyLine(lockTimeoutMs: number | undefined): string {
+  const held = lockTimeoutMs === undefined ? 'past its lock_timeout' : `for ${formatLockWait(lockTimeoutMs)}`;
+  return `the database is busy: another session held a lock ${held}; nothing was changed, try again`;
+}
+
 /** PostgreSQL SQLSTATE classes and codes that are the server's or the network's state, not ours. */
-function postgresFault(code: string, message: string): string | undefined {
+function postgresFault(code: string, message: string, err: unknown): string | undefined {
   // lock_timeout (src/store/postgres/connect.ts): the statement, and its transaction, were undone.
-  if (code === '55P03')
-    return 'the database is busy: another session held a lock for 10 s; nothing was changed, try again';
+  if (code === '55P03') return postgresBusyLine(lockTimeoutOf(err));
   if (code.startsWith('08')) return `the database connection failed (${code}): ${message}`;
   if (code.startsWith('57P')) return `the database server is shutting down or restarting (${code})`;
   if (code.startsWith('53')) return `the database server is out of resources (${code}): ${message}`;
@@ -120,7 +143,7 @@ export function storeFaultOf(err: unknown): SluiceError | undefined {
       reason: 'connection',
     });
   if (/^[0-9A-Z]{5}$/.test(code)) {
-    const line = postgresFault(code, message);
+    const line = postgresFault(code, message, err);
     if (line !== undefined) return new SluiceError('unavailable', line, { reason: 'database' });
   }
   return undefined;

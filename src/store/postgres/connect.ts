@@ -6,6 +6,7 @@ import type { Db, Store } from '../store.js';
 import { createDatabaseBlobStore } from './blobs.js';
 import { eventsHeldBack } from './commit-order.js';
 import { PostgresStoreAdapter } from './dialect.js';
+import { readLockTimeoutMs } from './lock-timeout.js';
 import { postgresMigrations, SchemaTablesIntrospector, WRITE_LOCK_CLASS } from './migrations.js';
 import { retryTransient } from './retry.js';
 import { postgresSearchIndex } from './search.js';
@@ -99,7 +100,8 @@ const NUMERIC_TYPES: pg.CustomTypesConfig = {
  * How long a statement waits for a lock another session holds (a long `LOCK TABLE`, a migration
  * elsewhere) before PostgreSQL fails it with 55P03: the request fails `unavailable` with the
  * busy line (store-faults.ts) instead of waiting as long as the lock is held. SQLite's busy wait
- * is as long.
+ * is as long. A URL's own `?lock_timeout=` overrides it (pg sends the URL's); the busy line states
+ * the one in effect (lock-timeout.ts).
  */
 export const POSTGRES_LOCK_TIMEOUT_MS = 10_000;
 
@@ -164,16 +166,19 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 30_000,
   });
+  // Read once migrated: every pooled session starts with the same settings.
+  let lockTimeoutMs: number | undefined;
   // No client, idle or checked out, can end the process when the server goes; a lost connection
   // fails its request with `unavailable` (weather.ts).
   const db = new Kysely<Database>({
     dialect: new SchemaScopedPostgresDialect({
-      pool: textSafePool(weatherProofPool(pool, settings.display)),
+      pool: textSafePool(weatherProofPool(pool, settings.display, () => lockTimeoutMs)),
     }),
   });
   let schema: string;
   try {
     schema = await migrate(db, config, settings.schema);
+    lockTimeoutMs = await readLockTimeoutMs(db);
   } catch (err) {
     await db.destroy().catch(() => undefined);
     throw err instanceof SluiceError ? err : unreachable(settings, err);
@@ -183,7 +188,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     schema,
     heldBack: () => eventsHeldBack(db).catch(() => false),
   });
-  const sendDb = batchingSends(db);
+  const sendDb = batchingSends(db, { lockTimeoutMs });
   let closed = false;
   return {
     dialect: 'postgres',

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 import type { Database } from '../schema.js';
 import type { Db } from '../store.js';
+import { noteLockTimeout } from './lock-timeout.js';
 import { retryTransient } from './retry.js';
 import { encodeText } from './text.js';
 
@@ -31,8 +32,9 @@ interface Outcome {
 }
 
 /** The error a send failing alone would have raised: its message and SQLSTATE (`code`). */
-function sendError(outcome: Outcome): Error {
-  return Object.assign(new Error(outcome.error_message ?? 'send failed'), { code: outcome.error_code });
+function sendError(outcome: Outcome, lockTimeoutMs: number | undefined): unknown {
+  const err = Object.assign(new Error(outcome.error_message ?? 'send failed'), { code: outcome.error_code });
+  return noteLockTimeout(err, lockTimeoutMs);
 }
 
 /**
@@ -48,7 +50,11 @@ function sendError(outcome: Outcome): Error {
  * Returns a Db that is `db` except that it sends that one statement through the batch; every other
  * query runs on `db` as before.
  */
-export function batchingSends(db: Kysely<Database>, maxBatch = MAX_BATCH): Db {
+export function batchingSends(
+  db: Kysely<Database>,
+  options: { maxBatch?: number; lockTimeoutMs?: number } = {},
+): Db {
+  const { maxBatch = MAX_BATCH, lockTimeoutMs } = options;
   const queue: Waiting[] = [];
   let busy = false;
 
@@ -80,7 +86,7 @@ export function batchingSends(db: Kysely<Database>, maxBatch = MAX_BATCH): Db {
     }
     batch.forEach((w, i) => {
       const outcome = outcomes[i] as Outcome;
-      if (outcome.error_code !== null) w.reject(sendError(outcome));
+      if (outcome.error_code !== null) w.reject(sendError(outcome, lockTimeoutMs));
       else w.resolve({ rows: [{ seq: outcome.seq }] });
     });
   };

@@ -1,6 +1,7 @@
 import type { PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 import { SluiceError } from '../../core/errors.js';
+import { noteLockTimeout } from './lock-timeout.js';
 import { backoffMs, type RetryPolicy } from './retry.js';
 
 /**
@@ -166,6 +167,8 @@ const ROLLBACK = /^\s*rollback(?!\s+to\b)\b/i;
 export function weatherProofPool(
   pool: pg.Pool,
   display: string,
+  /** The sessions' effective lock_timeout once known, noted on a 55P03 (lock-timeout.ts). */
+  lockTimeoutMs: () => number | undefined = () => undefined,
 ): { connect(): Promise<RawClient>; end(): Promise<void> } {
   // An idle client losing its connection: the pool drops it and connects anew when asked.
   pool.on('error', () => undefined);
@@ -205,7 +208,7 @@ export function weatherProofPool(
             else if (END.test(sqlText)) inTransaction = false;
             return result;
           } catch (err) {
-            if (!isConnectionLoss(err)) throw err;
+            if (!isConnectionLoss(err)) throw noteLockTimeout(err, lockTimeoutMs());
             lost ??= err;
             throw databaseUnavailable(display, err, applied(sqlText));
           }
