@@ -89,9 +89,37 @@ describe('the CLI for a newcomer', { timeout: 180_000 }, () => {
     await ok('channel', 'create', 'ops');
     const r = await cli(['channel', 'history', '#ops'], { SLUICE_AS: 'carol' });
     expect(r.code).toBe(2);
+    // Quoted: pasted into a shell, a bare #ops would start a comment and drop the rest.
     expect(r.stderr).toBe(
-      'sluice: not_member: you are not a member of that channel; ask a member to run `sluice channel add #ops carol`\n',
+      "sluice: not_member: you are not a member of that channel; ask a member to run `sluice channel add '#ops' carol`\n",
     );
+  });
+
+  it('`not_member` names the channel as it was typed (an id stays an id), and none when no channel was typed', async () => {
+    await h.person('dora');
+    await ok('channel', 'create', 'infra');
+    const id = (JSON.parse(await ok('channel', 'ls', '--json')) as { id: string; name: string }[]).find(
+      (c) => c.name === '#infra',
+    )?.id as string;
+    const messageId = (await ok('message', 'send', '#infra', '-m', 'deploy at 5')).trim();
+    const asDora = (...args: string[]) => cli(args, { SLUICE_AS: 'dora' });
+    const byId = await asDora('channel', 'history', id);
+    expect(byId.stderr).toBe(
+      `sluice: not_member: you are not a member of that channel; ask a member to run \`sluice channel add ${id} dora\`\n`,
+    );
+    const send = await asDora('message', 'send', id, '-m', '#infra');
+    expect(send.stderr).toBe(
+      `sluice: not_member: you are not a member of that channel; ask a member to run \`sluice channel add ${id} dora\`\n`,
+    );
+    // A message id names no channel the reader may know: no made-up #CHANNEL to paste.
+    for (const args of [
+      ['message', 'read', messageId],
+      ['message', 'reply', messageId, '-m', '#infra'],
+    ]) {
+      const r = await asDora(...args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe('sluice: not_member: you are not a member of that channel\n');
+    }
   });
 
   it('an unknown --as or SLUICE_AS says which of them named it', async () => {

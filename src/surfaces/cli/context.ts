@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../core/errors.js';
+import { shellWord } from '../../core/shell-word.js';
 import type { HostContext } from '../../host/identity/index.js';
 import {
   assertHomeExists,
@@ -71,16 +72,34 @@ async function resolveActor(host: HostContext, name: string, source: string | un
   }
 }
 
+/** The argument names under which a command takes a channel: `<channel>`, or a send's `<target>`. */
+const CHANNEL_ARGUMENTS = new Set(['channel', 'target']);
+
+/** `#name` or a channel id: what `channel add` takes (a principal's name is a DM, which no one joins). */
+const CHANNEL_REF = /^(#|c_)\S+$/;
+
 /**
- * `not_member` with the next step: a member adds the caller (an agent joins when that member
- * manages it, a person is invited and then runs `sluice channel accept`). The channel is the `#NAME` the command was given, if any.
+ * The channel the command line named, as typed: the value of the command's `<channel>` or
+ * `<target>` argument when it is a channel reference; undefined when the command names none (a
+ * message id names a channel the caller may not know, so it is never guessed).
  */
-function withNextStep(err: unknown, actorName: string | undefined, args: readonly unknown[]): unknown {
-  if (!(err instanceof SluiceError) || err.code !== 'not_member' || actorName === undefined) return err;
-  const channel = args.find((a): a is string => typeof a === 'string' && /^#[^\s]+$/.test(a)) ?? '#CHANNEL';
+function typedChannel(command: Command, args: readonly unknown[]): string | undefined {
+  const index = command.registeredArguments.findIndex((a) => CHANNEL_ARGUMENTS.has(a.name()));
+  const value = index < 0 ? undefined : args[index];
+  return typeof value === 'string' && CHANNEL_REF.test(value) ? value : undefined;
+}
+
+/**
+ * `not_member` with the next step when the command named the channel: a member adds the caller
+ * (an agent joins when that member manages it, a person is invited and then runs `sluice channel
+ * accept`). The channel is quoted for a shell (a bare `#ops` would start a comment).
+ */
+function withNextStep(err: unknown, actorName: string | undefined, channel: string | undefined): unknown {
+  if (!(err instanceof SluiceError) || err.code !== 'not_member') return err;
+  if (actorName === undefined || channel === undefined) return err;
   return new SluiceError(
     'not_member',
-    `${err.message}; ask a member to run \`sluice channel add ${channel} ${actorName}\``,
+    `${err.message}; ask a member to run \`sluice channel add ${shellWord(channel)} ${shellWord(actorName)}\``,
     err.data,
   );
 }
@@ -138,7 +157,10 @@ export function action<A extends unknown[]>(
         ...args,
       );
     } catch (err) {
-      process.exitCode = reportError(withNextStep(err, actorName, args), host?.home ?? global.home);
+      process.exitCode = reportError(
+        withNextStep(err, actorName, typedChannel(command, args)),
+        host?.home ?? global.home,
+      );
     } finally {
       await host?.store.close();
     }
