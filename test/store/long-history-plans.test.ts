@@ -180,9 +180,13 @@ describe('reads of an agent with a long history', () => {
       const walks = seen.filter((text) => /from inbox i/.test(text));
       expect(walks.length).toBeGreaterThan(0);
       for (const text of walks) {
-        const plan = (
-          prepare(`explain query plan ${text}`).all(helper.id, helper.id, 5) as { detail: string }[]
-        ).map((p) => p.detail.replace(/^(SEARCH|SCAN) i\b/, '$1 inbox'));
+        const plan =
+          // Every parameter is the agent's id but a limit (EXPLAIN only plans, it runs nothing).
+          (
+            prepare(`explain query plan ${text}`).all(
+              ...Array.from({ length: text.split('?').length - 1 }, () => helper.id),
+            ) as { detail: string }[]
+          ).map((p) => p.detail.replace(/^(SEARCH|SCAN) i\b/, '$1 inbox'));
         expectPendingOnly(plan);
       }
     } finally {

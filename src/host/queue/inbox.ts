@@ -1,7 +1,13 @@
 import { SluiceError } from '../../core/errors.js';
 import { findChannelById, isActiveMember, listActiveChannelIds } from '../../store/ops/channels.js';
 import { appendEvents } from '../../store/ops/events.js';
-import { findInboxEntry, type InboxRow, listInboxEntries, updateInboxStates } from '../../store/ops/inbox.js';
+import {
+  findInboxEntry,
+  type InboxRow,
+  listInboxEntries,
+  readablePendingCounts,
+  updateInboxStates,
+} from '../../store/ops/inbox.js';
 import { findMessageById, findMessagesBySeqs } from '../../store/ops/messages.js';
 import { applyQueueDeltas, type CounterDelta, findQueue } from '../../store/ops/queues.js';
 import { findReceipt, insertReceipt } from '../../store/ops/receipts.js';
@@ -256,8 +262,13 @@ export function requireAgent(principal: Principal): void {
   }
 }
 
-/** Pending count from the maintained counters (no row scan). */
+/**
+ * How many pending messages the agent may read now: entries of channels it left are not counted
+ * (store/ops/inbox.ts {@link readablePendingCounts}); no row scan for an agent that left none.
+ */
 export async function pendingCount(db: Db, agentId: string): Promise<number> {
   const q = await findQueue(db, agentId);
-  return q ? q.waiting + q.returned : 0;
+  if (!q) return 0;
+  const counts = await readablePendingCounts(db, q);
+  return counts.waiting + counts.returned;
 }

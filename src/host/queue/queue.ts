@@ -3,7 +3,12 @@ import { isPendingState } from '../../core/pending.js';
 import { requireWellFormed, sliceWhole } from '../../core/text.js';
 import type { QueueSummary } from '../../core/wire/index.js';
 import { appendEvent } from '../../store/ops/events.js';
-import { findInboxEntry, firstPositionInState, newestPendingPersonEntry } from '../../store/ops/inbox.js';
+import {
+  findInboxEntry,
+  firstReadableInState,
+  newestPendingPersonEntry,
+  readablePendingCounts,
+} from '../../store/ops/inbox.js';
 import { findMessageById } from '../../store/ops/messages.js';
 import { findQueue, type QueueRow, setPaused } from '../../store/ops/queues.js';
 import type { Db } from '../../store/store.js';
@@ -39,16 +44,19 @@ export interface QueueSummaryFacts {
  */
 export async function loadQueueSummary(db: Db, agent: Principal): Promise<QueueSummaryFacts> {
   const queue = await requireQueue(db, agent);
+  // What the agent may read now: entries of channels it left stay pending but are neither counted
+  // nor blocking (store/ops/inbox.ts readablePendingCounts).
+  const counts = await readablePendingCounts(db, queue);
   const newestPerson = await newestPendingPersonEntry(db, agent.id);
-  const blocking = await firstPositionInState(db, agent.id, 'returned');
+  const blocking = counts.returned === 0 ? undefined : await firstReadableInState(db, agent.id, 'returned');
   return {
     summary: {
       agent: agent.name,
       generation: queue.generation,
       revision: queue.revision,
-      total: queue.waiting + queue.returned,
+      total: counts.waiting + counts.returned,
       totalQueued: queue.next_position - 1,
-      counts: { person: queue.pending_person, agent: queue.pending_agent, unknown: queue.pending_unknown },
+      counts: { person: counts.person, agent: counts.agent, unknown: counts.unknown },
       newestPersonMessageId: newestPerson?.message_id ?? null,
       blockingReturnedMessageId: blocking?.message_id ?? null,
       resumeAvailable: blocking !== undefined,
@@ -148,10 +156,14 @@ async function requireQueue(db: Db, agent: Principal): Promise<QueueRow> {
   return queue;
 }
 
-/** Whether a driver may dispatch now: not paused and no blocking returned card. */
+/**
+ * Whether a driver may dispatch now: not paused and no blocking returned card. A returned card of a
+ * channel the agent left blocks nothing (it cannot be read or resumed) until the agent rejoins.
+ */
 export async function isDeliverable(db: Db, agent: Principal): Promise<boolean> {
   const queue = await requireQueue(db, agent);
-  return queue.paused === 0 && queue.returned === 0;
+  if (queue.paused !== 0) return false;
+  return queue.returned === 0 || (await firstReadableInState(db, agent.id, 'returned')) === undefined;
 }
 
 export async function pauseQueue(

@@ -1,6 +1,7 @@
 import { boundedJson } from '../../core/bounded.js';
 import type { MessageOrigin, SenderRelation } from '../../core/provenance.js';
 import { listActiveChannelIds } from '../../store/ops/channels.js';
+import { readablePendingCounts } from '../../store/ops/inbox.js';
 import { findQueue } from '../../store/ops/queues.js';
 import { pendingMessagesAfter } from '../../store/ops/reads.js';
 import type { HostContext } from '../identity/context.js';
@@ -32,14 +33,16 @@ export interface InboxStatus {
 }
 
 /**
- * A tiny summary for a model: constant work (counters plus one index probe). `pending` counts every
- * pending entry, including ones from channels the agent left (they stay pending, unreadable, I6);
- * `oldest` is the oldest one it can read now.
+ * A tiny summary for a model: the counters plus one index probe (and, for an agent that left a
+ * channel, a walk of its pending entries). `pending` and `returned` count what it may read now:
+ * entries of channels it left stay pending but hidden until it rejoins (I6), so they are not
+ * counted (store/ops/inbox.ts readablePendingCounts); `oldest` is the oldest one it can read.
  */
 export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<ReadOutcome<InboxStatus>> {
   requireAgent(agent);
   const db = ctx.store.db;
   const queue = await findQueue(db, agent.id);
+  const counts = queue ? await readablePendingCounts(db, queue) : { waiting: 0, returned: 0 };
   const channelIds = await listActiveChannelIds(db, agent.id);
   const [head] = await pendingMessagesAfter(db, agent.id, channelIds, 0, 1);
   let oldest: InboxStatus['oldest'] = null;
@@ -58,8 +61,8 @@ export async function inboxStatus(ctx: HostContext, agent: Principal): Promise<R
   const value: InboxStatus = {
     agent: agent.name,
     settlement: agent.settlement,
-    pending: (queue?.waiting ?? 0) + (queue?.returned ?? 0),
-    returned: queue?.returned ?? 0,
+    pending: counts.waiting + counts.returned,
+    returned: counts.returned,
     oldest,
     openTurn: (await openTurnOf(db, agent.id)) !== undefined,
   };

@@ -1,8 +1,10 @@
-import type { Selectable } from 'kysely';
+import { type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import { readableEntrySql } from '../../core/pending.js';
 import { precompile } from '../precompiled.js';
 import type { InboxState, InboxTable, MessageSource } from '../schema.js';
 import { type Db, dialectOf } from '../store.js';
 import { isPendingList, pendingState } from './pending.js';
+import type { QueueRow } from './queues.js';
 
 export type InboxRow = Selectable<InboxTable>;
 
@@ -155,8 +157,72 @@ const UPDATE_STATES = precompile(
       .where('position', 'in', positions),
 );
 
-/** The position of the oldest entry in `state`, if any (index: agent_id, state, position). */
-export async function firstPositionInState(
+/**
+ * An entry the agent may read now: its channel is one the agent is a current member of
+ * (core/pending.ts {@link readableEntrySql}, the rule the hook's reader applies too).
+ */
+export function readableEntry(): RawBuilder<SqlBool> {
+  return sql<SqlBool>`${sql.raw(readableEntrySql('inbox'))}`;
+}
+
+/** Pending entries by state and by who sent them. */
+export interface PendingCounts {
+  waiting: number;
+  returned: number;
+  person: number;
+  agent: number;
+  unknown: number;
+}
+
+/**
+ * The agent's pending entries it may read now, counted: the queue's counters (kept by every send
+ * and state change) less the entries of channels it left, which stay pending but hidden until it
+ * rejoins (I3, I6). Every surface that says how much is pending counts with this. Constant work
+ * for an agent that never left a channel; otherwise one walk of its pending entries.
+ */
+export async function readablePendingCounts(db: Db, queue: QueueRow): Promise<PendingCounts> {
+  const counts: PendingCounts = {
+    waiting: queue.waiting,
+    returned: queue.returned,
+    person: queue.pending_person,
+    agent: queue.pending_agent,
+    unknown: queue.pending_unknown,
+  };
+  if (queue.waiting + queue.returned === 0 || !(await hasLeftAChannel(db, queue.agent_id))) return counts;
+  const hidden = await db
+    .selectFrom('inbox')
+    .select(['state', 'source', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('agent_id', '=', queue.agent_id)
+    .where(pendingState('state'))
+    .where(sql<SqlBool>`not ${readableEntry()}`)
+    .groupBy(['state', 'source'])
+    .execute();
+  for (const row of hidden) {
+    const n = Number(row.n);
+    if (row.state === 'waiting') counts.waiting -= n;
+    if (row.state === 'returned') counts.returned -= n;
+    counts[row.source] -= n;
+  }
+  return counts;
+}
+
+/** Whether the principal has left (or was removed from) any channel (index: memberships_by_principal). */
+async function hasLeftAChannel(db: Db, principalId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('memberships')
+    .select('channel_id')
+    .where('principal_id', '=', principalId)
+    .where('left_at', 'is not', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * The oldest entry in `state` the agent may read now, if any (index: agent_id, state, position):
+ * a returned entry of a channel it left does not block its queue.
+ */
+export async function firstReadableInState(
   db: Db,
   agentId: string,
   state: InboxState,
@@ -166,12 +232,16 @@ export async function firstPositionInState(
     .selectAll()
     .where('agent_id', '=', agentId)
     .where('state', '=', state)
+    .where(readableEntry())
     .orderBy('position', 'asc')
     .limit(1)
     .executeTakeFirst();
 }
 
-/** The newest pending entry a person sent (index: agent_id, source, state, position). */
+/**
+ * The newest pending entry a person sent that the agent may read now (index: agent_id, source,
+ * state, position).
+ */
 export async function newestPendingPersonEntry(
   db: Db,
   agentId: string,
@@ -182,6 +252,7 @@ export async function newestPendingPersonEntry(
     .where('agent_id', '=', agentId)
     .where('source', '=', 'person')
     .where(pendingState('state'))
+    .where(readableEntry())
     .orderBy('position', 'desc')
     .limit(1)
     .executeTakeFirst();

@@ -5,7 +5,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.js';
 import { SluiceError } from '../../core/errors.js';
-import { PENDING_SQL_LIST } from '../../core/pending.js';
+import { PENDING_SQL_LIST, readableEntrySql } from '../../core/pending.js';
 import { originOf, senderRelation } from '../../core/provenance.js';
 
 /** The migrations whose schema this reader knows; any other store goes through the host. */
@@ -145,12 +145,11 @@ export class PendingReader {
              join messages m on m.seq = i.message_seq
              left join channels c on c.id = i.channel_id
              left join principals p on p.id = m.author_id
-            where i.agent_id = ? and i.state in (${PENDING_SQL_LIST})
-              and i.channel_id in (select channel_id from memberships where principal_id = ? and left_at is null)
+            where i.agent_id = ? and i.state in (${PENDING_SQL_LIST}) and ${readableEntrySql('i')}
             order by i.position asc
             limit ?`,
         )
-        .all(agent.id, agent.id, limit) as InboxMessageRow[];
+        .all(agent.id, limit) as InboxMessageRow[];
       const queue = db.prepare('select waiting, returned from queues where agent_id = ?').get(agent.id) as
         | { waiting: number; returned: number }
         | undefined;
@@ -163,7 +162,23 @@ export class PendingReader {
         ).map((r) => r.person_id),
       );
       const candidates = rows.map((row) => toCandidate(row, agent.id, managers));
-      const counted = queue ? queue.waiting + queue.returned : 0;
+      // The counters less the entries of channels the agent left, as store/ops/inbox.ts
+      // readablePendingCounts counts them: only an agent that left a channel walks its entries.
+      const hasLeft =
+        db
+          .prepare('select 1 from memberships where principal_id = ? and left_at is not null limit 1')
+          .get(agent.id) !== undefined;
+      const hidden = hasLeft
+        ? (
+            db
+              .prepare(
+                `select count(*) as n from inbox i
+                  where i.agent_id = ? and i.state in (${PENDING_SQL_LIST}) and not ${readableEntrySql('i')}`,
+              )
+              .get(agent.id) as { n: number }
+          ).n
+        : 0;
+      const counted = queue ? queue.waiting + queue.returned - hidden : 0;
       return { agentName: agent.name, totalPending: Math.max(counted, candidates.length), candidates };
     });
     return read();
