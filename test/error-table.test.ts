@@ -86,6 +86,31 @@ describe('one error table: code → JSON-RPC code, HTTP status, exit code, MCP r
       /^the database is busy: another session held a lock past its lock_timeout; nothing was changed, try again$/,
     ],
     [new Error('Connection terminated unexpectedly'), /connection was lost/],
+    // A file the system refused (Node's fs errors carry the path and the call).
+    [
+      Object.assign(new Error("EACCES: permission denied, open '/h/blobs/x'"), {
+        code: 'EACCES',
+        syscall: 'open',
+        path: '/h/blobs/x',
+      }),
+      /^cannot open \/h\/blobs\/x \(permission denied\)$/,
+    ],
+    [
+      Object.assign(new Error("EROFS: read-only file system, mkdir '/h/tmp'"), {
+        code: 'EROFS',
+        syscall: 'mkdir',
+        path: '/h/tmp',
+      }),
+      /^cannot create \/h\/tmp \(read-only file system\)$/,
+    ],
+    [
+      Object.assign(new Error("EPERM: operation not permitted, rename '/h/a'"), {
+        code: 'EPERM',
+        syscall: 'rename',
+        path: '/h/a',
+      }),
+      /^cannot write \/h\/a \(permission denied\)$/,
+    ],
   ])('renders the store fault %s as unavailable everywhere', (err, line) => {
     const r = ERROR_TABLE.unavailable;
     const rpc = toRpcError(err);

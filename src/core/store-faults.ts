@@ -3,7 +3,7 @@ import { SluiceError } from './errors.js';
 /**
  * Faults outside the process that reach us as a driver's or the file system's error: a full disk,
  * an I/O error, a database file or schema that went away, a database server that dropped the
- * connection. Each is weather, not a bug: the request fails with `unavailable` and one line naming
+ * connection, a file or folder the file system will not let this user write. Each is weather, not a bug: the request fails with `unavailable` and one line naming
  * the cause (the caller may retry once the fault clears), never `internal`.
  */
 
@@ -50,6 +50,55 @@ export function diskFullError(what: string, code: string): SluiceError {
 export function diskFullAsUnavailable(err: unknown, what: string): unknown {
   if (err instanceof SluiceError || !isDiskFull(err)) return err;
   return diskFullError(what, codeOf(err) ?? 'ENOSPC');
+}
+
+/** File system codes that refuse the user: permissions (EACCES, EPERM) or a read-only mount (EROFS). */
+const PERMISSION_CODES = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/** True when `code` is the file system refusing this user (see PERMISSION_CODES). */
+export function isPermissionCode(code: string | undefined): code is string {
+  return code !== undefined && PERMISSION_CODES.has(code);
+}
+
+/** A path as one line names it: control characters shown as `?`, at most 300 characters. */
+function pathForLine(path: string): string {
+  const flat = path.replace(/[\u0000-\u001f\u007f]/g, '?');
+  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
+}
+
+/**
+ * The one line for a file system that refuses: `cannot <action> <path> (permission denied)`, or
+ * `(read-only file system)` for EROFS. Nothing was changed; the user fixes the owner or mode (or
+ * runs as the home's owner), then tries again.
+ */
+export function permissionError(action: string, path: string, code: string): SluiceError {
+  const why = code === 'EROFS' ? 'read-only file system' : 'permission denied';
+  return new SluiceError('unavailable', `cannot ${action} ${pathForLine(path)} (${why})`, {
+    reason: 'permission',
+  });
+}
+
+/** What a refused system call was doing, for the line: `create`, `open`, `read`, else `write`. */
+function actionOf(syscall: unknown): string {
+  switch (syscall) {
+    case 'mkdir':
+    case 'mkdtemp':
+      return 'create';
+    case 'open':
+      return 'open';
+    case 'chmod':
+    case 'fchmod':
+      return 'change the mode of';
+    case 'scandir':
+    case 'readdir':
+    case 'stat':
+    case 'lstat':
+    case 'access':
+    case 'read':
+      return 'read';
+    default:
+      return 'write';
+  }
 }
 
 /**
@@ -114,6 +163,10 @@ export function storeFaultOf(err: unknown): SluiceError | undefined {
       });
     return undefined;
   }
+  // A file the system refused (Node's fs errors carry the path and the call).
+  const path = (err as { path?: unknown }).path;
+  if (isPermissionCode(code) && typeof path === 'string')
+    return permissionError(actionOf((err as { syscall?: unknown }).syscall), path, code);
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO')
     return new SluiceError(
       'unavailable',

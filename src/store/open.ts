@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../core/errors.js';
+import { isPermissionCode, permissionError } from '../core/store-faults.js';
 import { openSqliteStore } from './sqlite/connect.js';
 import type { Durability, Store } from './store.js';
 
@@ -24,7 +25,8 @@ const NOT_A_FOLDER_PATH = new Set(['EEXIST', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP',
 
 /**
  * Makes `folder` (and its parents) private to the user. A path that cannot be a folder is
- * `invalid_params`; a file system that refuses (permissions, read-only, full) is `unavailable`.
+ * `invalid_params`; a file system that refuses (permissions, read-only, full) is `unavailable`
+ * (`cannot create the home /x (permission denied)` for the first two).
  * Either way one line naming the folder and the cause, never an internal error.
  */
 export function makePrivateFolder(folder: string, what: string): void {
@@ -33,6 +35,7 @@ export function makePrivateFolder(folder: string, what: string): void {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === undefined) throw err;
+    if (isPermissionCode(code)) throw permissionError(`create ${what}`, folder, code);
     const path = JSON.stringify(folder.length > 200 ? `${folder.slice(0, 200)}…` : folder);
     if (NOT_A_FOLDER_PATH.has(code))
       throw new SluiceError(

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import { HOST_OWNER_NAME } from '../../core/provenance.js';
+import { isPermissionCode, permissionError } from '../../core/store-faults.js';
 import { isPostgresUrl, makePrivateFolder, openStore } from '../../store/open.js';
 import { pingDatabase } from '../../store/ops/health.js';
 import type { Durability, Store } from '../../store/store.js';
@@ -33,7 +34,8 @@ const toStderr: NoticeSink = (line) => process.stderr.write(`sluice: ${line}\n`)
  * The home holds every message, token hash and the cursor secret: only its owner may enter it.
  * A home another local user can read or enter (group/other bits, e.g. 0755 from an older
  * version or a default umask) is tightened to 0700 with a one-line notice; a home that is not a
- * folder, or is a symlink, is left to the caller (openStore refuses a non-folder).
+ * folder, or is a symlink, is left to the caller (openStore refuses a non-folder). One this user
+ * may not chmod (another user's) is `unavailable: cannot chmod 0700 the home … (permission denied)`.
  */
 export function securePrivateHome(home: string, notice: NoticeSink = toStderr): void {
   let mode: number;
@@ -45,7 +47,14 @@ export function securePrivateHome(home: string, notice: NoticeSink = toStderr): 
     return;
   }
   if ((mode & 0o077) === 0) return;
-  chmodSync(home, 0o700);
+  try {
+    chmodSync(home, 0o700);
+  } catch (err) {
+    // Another user's home (only its owner may chmod it), or a read-only mount.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (isPermissionCode(code)) throw permissionError('chmod 0700 the home', home, code);
+    throw err;
+  }
   notice(
     `${home} was open to other local users (mode ${mode.toString(8).padStart(4, '0')}); tightened to 0700`,
   );

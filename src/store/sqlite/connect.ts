@@ -7,6 +7,7 @@ import type { Durability, Store } from '../store.js';
 import { createFileBlobStore } from './blobs.js';
 import { type Checkpointer, lazyCheckpointer, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 import { LockWaitingSqliteDialect } from './driver.js';
+import { sqliteAccessFault } from './file-access.js';
 import { sqliteMigrations } from './migrations.js';
 import { DEFAULT_LOCK_WAIT, isWriteLockTimeout, SYNCHRONOUS_BUSY_TIMEOUT_MS } from './retry.js';
 import { sqliteSearchIndex } from './search.js';
@@ -26,6 +27,15 @@ export interface SqliteStoreOptions {
 
 /** Opens (creating and migrating as needed) the embedded SQLite store. */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  try {
+    return await openSqliteFile(options);
+  } catch (err) {
+    // A folder or file the user may not use: one line naming it (file-access.ts).
+    throw sqliteAccessFault(err, options.path) ?? err;
+  }
+}
+
+async function openSqliteFile(options: SqliteStoreOptions): Promise<Store> {
   const raw = new BetterSqlite3(options.path);
   raw.pragma('busy_timeout = 10000');
   raw.pragma('journal_mode = WAL');

@@ -9,6 +9,7 @@ import {
 } from 'kysely';
 import { asStoreFault } from '../../core/store-faults.js';
 import { SqliteStoreAdapter } from './dialect.js';
+import { sqliteAccessFault } from './file-access.js';
 import { DEFAULT_LOCK_WAIT, isBusy, type LockWaitPolicy, retryWhileBusy } from './retry.js';
 
 /** The part of a better-sqlite3 statement the driver uses. */
@@ -22,6 +23,8 @@ interface SqliteStatement {
 /** The part of a better-sqlite3 database the driver uses. */
 export interface SqliteDatabase {
   readonly inTransaction: boolean;
+  /** The database file's path (`:memory:` for none): a refused file is named by it. */
+  readonly name: string;
   prepare(sqlText: string): SqliteStatement;
   close(): void;
 }
@@ -87,14 +90,19 @@ class LockWaitingConnection implements DatabaseConnection {
     try {
       return Promise.resolve(this.#run<R>(query));
     } catch (err) {
-      if (!isBusy(err) || this.#db.inTransaction) return Promise.reject(asStoreFault(err));
+      if (!isBusy(err) || this.#db.inTransaction) return Promise.reject(this.#fault(err));
       return retryWhileBusy(
         () => this.#run<R>(query),
         () => !this.#db.inTransaction,
         (ms) => this.#mutex.lend(ms, this.#policy.sleep ?? defaultSleep),
         this.#policy,
-      ).catch((e: unknown) => Promise.reject(asStoreFault(e)));
+      ).catch((e: unknown) => Promise.reject(this.#fault(e)));
     }
+  }
+
+  /** A store fault as one line; a file the user may not write names its path (file-access.ts). */
+  #fault(err: unknown): unknown {
+    return sqliteAccessFault(err, this.#db.name) ?? asStoreFault(err);
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
