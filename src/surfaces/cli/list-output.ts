@@ -1,3 +1,4 @@
+import { revealInvisible } from '../../core/text.js';
 import { writeOut } from './io.js';
 
 /** One column of a listing: its header and how to show a row's cell. */
@@ -6,7 +7,8 @@ export interface Column<T> {
   cell(row: T): string;
 }
 
-// A cell is one line: a tab, newline or other control character would break the columns.
+// A cell is one line: a tab, newline or other control character would break the columns, and a
+// bidi override would reorder them; the first become spaces, the rest show as escapes.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g;
 
 /**
@@ -16,7 +18,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g;
 export function renderTable<T>(columns: readonly Column<T>[], rows: readonly T[]): string {
   const cells = [
     columns.map((c) => c.header),
-    ...rows.map((row) => columns.map((c) => c.cell(row).replace(CONTROL, ' '))),
+    ...rows.map((row) => columns.map((c) => revealInvisible(c.cell(row).replace(CONTROL, ' ')))),
   ];
   const widths = columns.map((_, i) => Math.max(...cells.map((r) => (r[i] as string).length)));
   return cells

@@ -1,6 +1,10 @@
 // The text forms of `sluice message ls`, `read` and `channel history` (the JSON forms are the lossless ones). A model
 // can run them too, so what Sluice writes and what a sender wrote never look alike: Sluice's lines
 // start at the margin, every line of a body starts with BODY_MARGIN, and a preview is one line.
+// Nothing a sender wrote reaches a terminal as a control: ESC, other controls and bidi overrides
+// show as their escapes (`\u001b`, `\u202e`), so a subject cannot forge a line or recolour the screen.
+
+import { revealInvisible } from '../../core/text.js';
 
 /** Starts every line of a body in text listings, so no body line can pass for a header or `next:`. */
 export const BODY_MARGIN = '> ';
@@ -11,9 +15,12 @@ const LINE_BREAKS = /\r\n|[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/;
 /** Anything a terminal or a model could take for a line break or a control, in a one-line preview. */
 const BREAKS_AND_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
-/** The first line of `text`, cut to `max` characters, with no control or line-break character left. */
+/**
+ * The first line of `text`, cut to `max` characters, with no control or line-break character left
+ * (those become spaces; bidi overrides and other invisible marks show as escapes).
+ */
 export function firstLine(text: string, max = 80): string {
-  const line = (text.split('\n', 1)[0] ?? '').replace(BREAKS_AND_CONTROLS, ' ');
+  const line = revealInvisible((text.split('\n', 1)[0] ?? '').replace(BREAKS_AND_CONTROLS, ' '));
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
@@ -22,10 +29,23 @@ export function oneLine(text: string): boolean {
   return !LINE_BREAKS.test(text);
 }
 
-/** A body for a text listing: each of its lines (any line-break convention) behind {@link BODY_MARGIN}. */
+/**
+ * A body for a text listing: each of its lines (any line-break convention) behind {@link BODY_MARGIN},
+ * invisible characters but tabs shown as escapes.
+ */
 export function quotedBody(body: string): string {
   return body
     .split(LINE_BREAKS)
-    .map((line) => `${BODY_MARGIN}${line}`)
+    .map((line) => `${BODY_MARGIN}${revealInvisible(line, { keepTabs: true })}`)
     .join('\n');
+}
+
+/** One line of text a sender chose (a subject, a file name), as a terminal may show it: see {@link revealInvisible}. */
+export function terminalLine(text: string): string {
+  return revealInvisible(text);
+}
+
+/** A whole body as a terminal may show it: its newlines and tabs kept, every other invisible character as an escape. */
+export function terminalBody(text: string): string {
+  return revealInvisible(text, { keepNewlines: true, keepTabs: true });
 }

@@ -23,7 +23,7 @@ import { displayChannel } from '../../../host/queue/index.js';
 import { action } from '../context.js';
 import { parseLimit, writeOut } from '../io.js';
 import { writeList } from '../list-output.js';
-import { oneLine, quotedBody } from '../message-text.js';
+import { oneLine, quotedBody, terminalLine } from '../message-text.js';
 
 /**
  * The channel a read names: `#NAME`, a channel id, a DM as `channel ls` prints it (`dm:a,b`), or
@@ -163,7 +163,7 @@ export function registerChannelCommands(program: Command): void {
         }
         const lines = projections.map((p) => {
           const head = `${p.created_at} ${senderLabelOf(p, relationOf)} [${p.message_id}]:`;
-          return oneLine(p.body) ? `${head} ${p.body}` : `${head}\n${quotedBody(p.body)}`;
+          return oneLine(p.body) ? `${head} ${terminalLine(p.body)}` : `${head}\n${quotedBody(p.body)}`;
         });
         await writeOut(lines.length ? `${lines.join('\n')}\n` : 'no messages\n');
       }),

@@ -34,7 +34,7 @@ import {
   resumePoint,
 } from '../message-listing.js';
 import { boundedMessagePage } from '../message-page.js';
-import { firstLine, quotedBody } from '../message-text.js';
+import { firstLine, quotedBody, terminalBody, terminalLine } from '../message-text.js';
 import { registerMessageStatus } from './message-status.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -240,6 +240,7 @@ export function registerMessageCommands(program: Command): void {
             await writeOut(boundedMessagePart(row, offset, budget, continueCommands(opts, typed)));
             return;
           }
+          // Every header is one line whatever the sender wrote (a subject cannot forge `From:`).
           const headers = [
             `From: ${senderLabel(p.author.name, provenance.sender, provenance.via)}`,
             `Channel: ${channelName}`,
@@ -250,8 +251,8 @@ export function registerMessageCommands(program: Command): void {
             ...p.attachments.map(
               (a) => `Attachment: ${a.name} (${a.mime}, ${a.size} bytes, ${a.attachment_id})`,
             ),
-          ];
-          await writeOut(`${headers.join('\n')}\n\n${p.body}\n`);
+          ].map(terminalLine);
+          await writeOut(`${headers.join('\n')}\n\n${terminalBody(p.body)}\n`);
         },
       ),
     );
