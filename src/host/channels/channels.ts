@@ -254,14 +254,16 @@ export async function listAllChannels(ctx: HostContext, actor: Principal): Promi
 
 /**
  * Adds a principal to a group the caller belongs to: an agent the caller manages (or the caller)
- * joins now, another person is invited. Adding someone already in is a no-op. `channelRef` is an id or `#name`.
+ * joins now, another person is invited. Adding someone already in is a no-op. `channelRef` is an id or `#name`;
+ * the channel it named comes back with the change, so a caller never looks it up again by a reference
+ * that may not be an id (the change is committed by then).
  */
 export async function addMember(
   ctx: HostContext,
   actor: Principal,
   channelRef: string,
   memberName: string,
-): Promise<MembershipChange> {
+): Promise<MembershipChange & { channel: Channel }> {
   const member = await resolvePrincipal(ctx, memberName);
   const at = nowIso(ctx);
   const change = await ctx.store.transaction(async (trx) => {
@@ -272,7 +274,7 @@ export async function addMember(
     const done: MembershipChange = { joined: [], invited: [] };
     await admitOrInvite(trx, ctx.limits, channel, actor, member, at, done);
     await appendEvent(trx, { kind: 'channel.members', channel_id: channel.id, created_at: at });
-    return done;
+    return { ...done, channel };
   });
   announceCommit(ctx);
   return change;

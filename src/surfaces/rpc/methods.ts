@@ -241,9 +241,9 @@ export const HANDLERS: { [M in MethodName]: Handler<M> } = {
     });
   },
   'channel.addMember': async (s, p) => {
-    const change = await addMember(s.ctx, s.principal, p.channelId, p.member);
-    const c = await getChannel(s.ctx, s.principal, p.channelId);
-    return value<ChannelCreated>({ id: c.id, name: c.name, kind: c.kind, ...change });
+    // The channel comes from the committed change: `channelId` may be `#name`, which getChannel does not take.
+    const { channel: c, joined, invited } = await addMember(s.ctx, s.principal, p.channelId, p.member);
+    return value<ChannelCreated>({ id: c.id, name: c.name, kind: c.kind, joined, invited });
   },
   'channel.removeMember': async (s, p) => {
     await removeMember(s.ctx, s.principal, p.channelId, p.member);
