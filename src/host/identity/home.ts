@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
@@ -13,9 +13,20 @@ import { ensurePrincipal } from './principals.js';
 /** The person `init` makes; provenance names their messages `owner` (core/provenance.ts). */
 export const OWNER_NAME = HOST_OWNER_NAME;
 
-/** `--home`, else `$SLUICE_HOME`, else `~/.sluice`. */
+/**
+ * `--home`, else `$SLUICE_HOME`, else `~/.sluice`, as an absolute path. An empty `--home` or
+ * `SLUICE_HOME` is `invalid_params`: resolved, it would be the current directory, and a database
+ * would appear wherever the command was run.
+ */
 export function resolveHome(explicit?: string): string {
-  return resolve(explicit ?? process.env.SLUICE_HOME ?? join(homedir(), '.sluice'));
+  const chosen = explicit ?? process.env.SLUICE_HOME;
+  if (chosen === '') {
+    throw new SluiceError(
+      'invalid_params',
+      `${explicit === '' ? '--home' : 'SLUICE_HOME'} is empty: name the home folder, or leave it unset for ~/.sluice`,
+    );
+  }
+  return resolve(chosen ?? join(homedir(), '.sluice'));
 }
 
 export interface OpenHostOptions {
@@ -30,12 +41,24 @@ export interface OpenHostOptions {
 export type NoticeSink = (line: string) => void;
 const toStderr: NoticeSink = (line) => process.stderr.write(`sluice: ${line}\n`);
 
+/** What only a Sluice home holds: a folder with one of these is one, whatever its mode. */
+const HOME_MARKERS = ['sluice.db', 'blobs', 'serve-origin'];
+
+/** True when `folder` is empty or holds what a Sluice home holds: Sluice may make it private. */
+function mayTighten(folder: string): boolean {
+  const names = readdirSync(folder);
+  return names.length === 0 || names.some((name) => HOME_MARKERS.includes(name));
+}
+
 /**
  * The home holds every message, token hash and the cursor secret: only its owner may enter it.
  * A home another local user can read or enter (group/other bits, e.g. 0755 from an older
- * version or a default umask) is tightened to 0700 with a one-line notice; a home that is not a
- * folder, or is a symlink, is left to the caller (openStore refuses a non-folder). One this user
- * may not chmod (another user's) is `unavailable: cannot chmod 0700 the home … (permission denied)`.
+ * version or a default umask) is tightened to 0700 with a one-line notice — but only when it is
+ * empty or already a Sluice home: any other folder open to others (`--home ~/projects` by
+ * mistake) is refused with `invalid_params` and its mode left as it is, since the user's group
+ * may rely on it. A home that is not a folder, or is a symlink, is left to the caller (openStore
+ * refuses a non-folder). One this user may not chmod (another user's) is
+ * `unavailable: cannot chmod 0700 the home … (permission denied)`.
  */
 export function securePrivateHome(home: string, notice: NoticeSink = toStderr): void {
   let mode: number;
@@ -47,6 +70,13 @@ export function securePrivateHome(home: string, notice: NoticeSink = toStderr): 
     return;
   }
   if ((mode & 0o077) === 0) return;
+  const shownMode = mode.toString(8).padStart(4, '0');
+  if (!mayTighten(home)) {
+    throw new SluiceError(
+      'invalid_params',
+      `${JSON.stringify(home)} does not look like a Sluice home (it holds other files and is open to other local users, mode ${shownMode}); Sluice changes nothing there: use a new folder, or run chmod 700 on it yourself`,
+    );
+  }
   try {
     chmodSync(home, 0o700);
   } catch (err) {
@@ -55,9 +85,7 @@ export function securePrivateHome(home: string, notice: NoticeSink = toStderr): 
     if (isPermissionCode(code)) throw permissionError('chmod 0700 the home', home, code);
     throw err;
   }
-  notice(
-    `${home} was open to other local users (mode ${mode.toString(8).padStart(4, '0')}); tightened to 0700`,
-  );
+  notice(`${home} was open to other local users (mode ${shownMode}); tightened to 0700`);
 }
 
 /** The SQLite file and its WAL/SHM (SQLite gives those the database file's mode) are 0600. */

@@ -26,7 +26,6 @@ export function logErrorsInHome(home: string | undefined): void {
  */
 export function recordInternalError(err: unknown, home = homeInUse): string {
   const id = `E${randomBytes(4).toString('hex')}`;
-  const path = errorLogPath(resolveHome(home));
   const detail = {
     time: new Date().toISOString(),
     id,
@@ -37,6 +36,8 @@ export function recordInternalError(err: unknown, home = homeInUse): string {
     stack: err instanceof Error ? err.stack : undefined,
   };
   try {
+    // Inside the try: a home that cannot be resolved (an empty SLUICE_HOME) still gets the line.
+    const path = errorLogPath(resolveHome(home));
     mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
     appendFileSync(path, `${JSON.stringify(detail)}\n`, { mode: 0o600 });
     return `sluice: internal error ${id} (a bug; details in ${path})`;

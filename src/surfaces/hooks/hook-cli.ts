@@ -24,7 +24,11 @@ export function hookEnvironment(
   args: Pick<HookArgs, 'as' | 'home' | 'db'>,
   env: NodeJS.ProcessEnv = process.env,
 ): HookEnvironment {
-  const home = resolve(args.home ?? env.SLUICE_HOME ?? join(homedir(), '.sluice'));
+  const chosen = args.home ?? env.SLUICE_HOME;
+  // Empty would resolve to the directory the client runs the hook in, not a home.
+  if (chosen === '')
+    throw new SluiceError('invalid_params', '--home / SLUICE_HOME is empty: name the home folder');
+  const home = resolve(chosen ?? join(homedir(), '.sluice'));
   const db = args.db ?? (env.SLUICE_DB || undefined);
   const agent = args.as ?? (env.SLUICE_AS || undefined);
   if (agent === undefined) throw new SluiceError('invalid_params', 'name the agent: --as AGENT or SLUICE_AS');
