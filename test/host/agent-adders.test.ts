@@ -74,9 +74,9 @@ describe.each(backendsUnderTest())('agents are added by their managers (%s)', (b
     const meg = who.get('meg') as Principal;
     const made = await createChannel(h.ctx, meg, { name: 'megs', members: ['helper', 'bob'] });
     expect(made).toMatchObject({ joined: ['meg', 'helper'], invited: ['bob'] });
-    expect(await addMember(h.ctx, meg, team, 'helper')).toEqual({ joined: ['helper'], invited: [] });
+    expect(await addMember(h.ctx, meg, team, 'helper')).toMatchObject({ joined: ['helper'], invited: [] });
     // Adding it again is the same, and a manager removed since may not.
-    expect(await addMember(h.ctx, meg, team, 'helper')).toEqual({ joined: ['helper'], invited: [] });
+    expect(await addMember(h.ctx, meg, team, 'helper')).toMatchObject({ joined: ['helper'], invited: [] });
     await removeMember(h.ctx, meg, team, 'helper');
   });
 
