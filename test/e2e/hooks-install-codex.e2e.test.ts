@@ -66,6 +66,36 @@ describe.skipIf(!enabled)(
       await t?.close();
     });
 
+    // Codex loads the config at start: `codex mcp list --json` refuses a file it cannot load
+    // ("cannot extend value of type inline table"), so the listing is the check that the file the
+    // install wrote is one Codex accepts, with the user's own servers kept beside sluice.
+    test('a config whose servers are an inline table stays one Codex loads, its servers kept', async () => {
+      const codexHome = makeCodexHome({ server }, 'sluice-install-codex-inline-');
+      try {
+        const user = `${providerOnlyToml(server)}`.replace(
+          'model_provider =',
+          'mcp_servers = { docs = { command = "docs-server", args = ["--stdio"] } }\nmodel_provider =',
+        );
+        writeFileSync(join(codexHome.codexHome, 'config.toml'), user);
+        const env = { CODEX_HOME: codexHome.codexHome, SLUICE_AGENT_LOCK: '' };
+        const installed = await runCli(['hooks', 'install', 'codex', '--as', 'bot'], { home: t.home, env });
+        expect(installed.code, installed.stderr).toBe(0);
+        for (const config of [user, readFileSync(join(codexHome.codexHome, 'config.toml'), 'utf8')]) {
+          writeFileSync(join(codexHome.codexHome, 'config.toml'), config);
+          const listed = await runBounded(codexBin, ['mcp', 'list', '--json'], {
+            cwd: codexHome.cwd,
+            env: codexEnv(codexHome),
+            timeoutMs: 60_000,
+          });
+          expect(listed.code, listed.stderr).toBe(0);
+          const names = (JSON.parse(listed.stdout) as { name: string }[]).map((s) => s.name).sort();
+          expect(names).toEqual(config === user ? ['docs'] : ['docs', 'sluice']);
+        }
+      } finally {
+        rmSync(codexHome.root, { recursive: true, force: true });
+      }
+    }, 120_000);
+
     test('the message the hook delivered ends answered by the reply made with sluice/message_reply', async () => {
       const codexHome = makeCodexHome({ server }, 'sluice-install-codex-');
       try {

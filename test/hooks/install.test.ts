@@ -379,8 +379,9 @@ describe('sluice hooks install codex', () => {
     expect(() =>
       mergeCodexConfig('[mcp_servers]\nsluice = { command = "x" }\n', '[mcp_servers.sluice]', 'config.toml'),
     ).toThrow(/in a form this installer does not edit/);
-    expect(mergeCodexConfig('[mcp_servers.sluicebox]\ncommand = "y"\n', 'BLOCK', 'c')).toBe(
-      '[mcp_servers.sluicebox]\ncommand = "y"\n\nBLOCK\n',
+    const block = '[mcp_servers.sluice]\ncommand = "s"';
+    expect(mergeCodexConfig('[mcp_servers.sluicebox]\ncommand = "y"\n', block, 'c')).toBe(
+      `[mcp_servers.sluicebox]\ncommand = "y"\n\n${block}\n`,
     );
   });
 });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import { CODEX_SLUICE_TOOLS_APPROVAL } from '../drivers/codex-config.js';
 import { assertNoPasswordInProject } from './claude-files.js';
+import { assertOnlySluiceChanged, inlineServersAsTables, parseCodexConfig } from './codex-toml.js';
 import {
   changeFor,
   type FileChange,
@@ -54,13 +55,20 @@ const SLUICE_TABLE = /^mcp_servers\.("sluice"|sluice)(\.|$)/;
 
 /**
  * `config.toml` with the Sluice MCP table replaced or appended, every other line untouched.
- * Line-based on purpose (no TOML library on this path): Sluice owns only the
- * `[mcp_servers.sluice]` table and its sub-tables; a `sluice` server defined another way
- * (dotted keys, inline table) is refused rather than guessed at.
+ * The file is parsed first: invalid TOML is refused naming its line (nothing written). The edit
+ * is line-based (Sluice owns only the `[mcp_servers.sluice]` table and its sub-tables), except
+ * that a root-level inline `mcp_servers = { … }` becomes one table per server, since a table
+ * cannot extend an inline table. A `sluice` server defined another way (dotted keys, an inline
+ * table under `[mcp_servers]`) is refused rather than guessed at, and the result must parse to
+ * the user's settings plus the sluice server, or nothing is written.
  */
 export function mergeCodexConfig(before: string | null, block: string, path: string): string {
-  const rest = withoutSluiceTables(before, path).trimEnd();
-  return `${rest === '' ? '' : `${rest}\n\n`}${block}\n`;
+  const meant = before === null ? {} : parseCodexConfig(before, path);
+  const text = before === null ? '' : inlineServersAsTables(before, meant);
+  const rest = withoutSluiceTables(text, path).trimEnd();
+  const merged = `${rest === '' ? '' : `${rest}\n\n`}${block}\n`;
+  assertOnlySluiceChanged(meant, merged, block, path);
+  return merged;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   removeLocalSluiceServer,
   removeSluiceServer,
 } from './claude-files.js';
+import { parseCodexConfig } from './codex-toml.js';
 import { withoutSluiceTables } from './install-codex.js';
 import { changeFor, type FileChange, type InstallPlan, readTextIfExists } from './install-files.js';
 import { isSluiceEntry, removeHookEntries } from './install-hook-entries.js';
@@ -59,6 +60,8 @@ export function planCodexUninstall(codexDir: string, pruneDir = false): InstallP
   const changes: FileChange[] = [];
   const configBefore = readTextIfExists(configPath);
   if (configBefore !== null) {
+    // An invalid file is refused naming its line, never rewritten.
+    parseCodexConfig(configBefore, configPath);
     const kept = withoutSluiceTables(configBefore, configPath).trimEnd();
     if (kept.trimEnd() !== configBefore.trimEnd()) {
       const change =
