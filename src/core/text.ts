@@ -1,4 +1,5 @@
 import { SluiceError } from './errors.js';
+import { revealInvisible } from './reveal-invisible.js';
 
 /** The index of the first lone surrogate in `text`, or -1 when it is well-formed Unicode. */
 export function firstLoneSurrogate(text: string): number {
@@ -67,3 +68,15 @@ export function decodeUtf8Exactly(bytes: Uint8Array): string | undefined {
 
 // The rule lives in a module of its own, which the web page bundles too.
 export { type RevealOptions, revealInvisible } from './reveal-invisible.js';
+
+/**
+ * User input echoed in an error line (`no message "…"`): JSON-quoted, cut to `max` UTF-16 units
+ * (whole characters, `…` when cut), every control, bidi override and line separator written as
+ * its escape. So an id with a newline cannot add a line, and one with ESC never reaches a
+ * terminal, whichever surface shows the error. The one helper for every such echo.
+ */
+export function quoteInput(value: unknown, max = 80): string {
+  const text = String(value);
+  const cut = sliceWhole(text, max);
+  return revealInvisible(JSON.stringify(cut.length < text.length ? `${cut}…` : cut));
+}

@@ -107,7 +107,7 @@ describe('handling messages in one process', { timeout: 300_000 }, () => {
     [
       'an id outside the inbox',
       (id: string) => `${JSON.stringify({ id, body: 'ok' })}\n${JSON.stringify({ id: 'NOPE', body: 'x' })}\n`,
-      /not_found: no message NOPE/,
+      /not_found: no message "NOPE"/,
     ],
     ['empty input', () => '\n', /invalid_params: no items/],
   ])('handle refuses %s with one line and changes nothing', async (name, input, message) => {

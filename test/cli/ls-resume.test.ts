@@ -104,7 +104,7 @@ describe('ls --resume continues a body split across pages', { timeout: 120_000 }
       'bot',
     ]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no message nope in your inbox/);
+    expect(unknown.stderr).toMatch(/no message "nope" in your inbox/);
   });
 
   it('a body edited between two parts is not joined: next is refused with the command that starts it again, and nothing is handled', async () => {

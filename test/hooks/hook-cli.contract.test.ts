@@ -190,7 +190,11 @@ describe('sluice hook claude|codex (built CLI)', () => {
     ['no agent at all', ['claude', 'user-prompt-submit'], /name the agent/],
     ['an unknown client', ['gemini', 'user-prompt-submit', '--as', 'bot'], /usage: sluice hook/],
     ['an unknown event', ['claude', 'stop', '--as', 'bot'], /usage: sluice hook/],
-    ['an unknown option', ['claude', 'user-prompt-submit', '--as', 'bot', '--nope'], /unknown option --nope/],
+    [
+      'an unknown option',
+      ['claude', 'user-prompt-submit', '--as', 'bot', '--nope'],
+      /unknown option "--nope"/,
+    ],
   ])('%s fails open (in process)', async (_name, argv, reason) => {
     const run = await hookInProcess([...argv, '--home', host.home], promptInput('hi'));
     expectFailedOpen(run, reason);

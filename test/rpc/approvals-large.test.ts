@@ -119,7 +119,7 @@ describe('approval requests too large for a reply', () => {
     expect(asAgent.code).not.toBe(0);
     expect(asAgent.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     const unknown = await runCliHere(['approval', 'show', 'apr_nope'], { home: h.home });
-    expect(unknown.stderr).toMatch(/^sluice: not_found: no approval request apr_nope\n$/);
+    expect(unknown.stderr).toMatch(/^sluice: not_found: no approval request "apr_nope"\n$/);
     expect(await snapshotStore(h.ctx)).toEqual(before);
   });
 });

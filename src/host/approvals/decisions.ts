@@ -1,5 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
-import { requireWellFormed } from '../../core/text.js';
+import { quoteInput, requireWellFormed } from '../../core/text.js';
 import { listManagedAgents } from '../../store/ops/agent-managers.js';
 import { insertApprovalRule } from '../../store/ops/approval-rules.js';
 import {
@@ -146,7 +146,7 @@ export async function decideApprovalRequest(
   const at = nowIso(ctx);
   const row = await ctx.store.transaction(async (trx) => {
     const found = typeof input.id === 'string' ? await findApprovalById(trx, input.id) : undefined;
-    if (!found) throw new SluiceError('not_found', `no approval request ${String(input.id).slice(0, 80)}`);
+    if (!found) throw new SluiceError('not_found', `no approval request ${quoteInput(input.id)}`);
     const agent = await findPrincipalById(trx, found.agent_id);
     if (!agent) throw new SluiceError('not_found', `no approval request ${found.id}`);
     await requireApprovalDecider(trx, caller, agent);
@@ -214,7 +214,7 @@ export async function showApproval(
   if (caller.kind !== 'person')
     throw new SluiceError('denied', 'an agent never sees or decides approval requests: a person does');
   const found = typeof approvalId === 'string' ? await findApprovalById(ctx.store.db, approvalId) : undefined;
-  if (!found) throw new SluiceError('not_found', `no approval request ${String(approvalId).slice(0, 80)}`);
+  if (!found) throw new SluiceError('not_found', `no approval request ${quoteInput(approvalId)}`);
   const agent = await findPrincipalById(ctx.store.db, found.agent_id);
   if (!agent) throw new SluiceError('not_found', `no approval request ${found.id}`);
   await requireApprovalDecider(ctx.store.db, caller, agent);

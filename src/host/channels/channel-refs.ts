@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import {
   type ChannelRow,
   findChannelById,
@@ -34,7 +35,7 @@ const SUGGESTION_SCAN = 1000;
  * actor is a member of now: never another channel's name (docs/security.md, I6).
  */
 export async function channelNotFound(db: Db, actor: Principal, ref: string): Promise<SluiceError> {
-  const quoted = JSON.stringify(ref).slice(0, 80);
+  const quoted = quoteInput(ref);
   const names = ref.startsWith('#')
     ? (await listChannelsPageOf(db, actor.id, { limit: SUGGESTION_SCAN }))
         .filter((c) => c.kind === 'group')

@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { appendEvent } from '../../store/ops/events.js';
 import { findMessageById } from '../../store/ops/messages.js';
 import { advanceReadMark, listReadMarkRows, listUnreadWalks } from '../../store/ops/read-marks.js';
@@ -30,7 +31,7 @@ export async function markRead(
   const marked = await ctx.store.transaction(async (trx) => {
     const message = typeof messageId === 'string' ? await findMessageById(trx, messageId) : undefined;
     if (!message || message.deleted_at !== null) {
-      throw new SluiceError('not_found', `no message ${JSON.stringify(String(messageId)).slice(0, 80)}`);
+      throw new SluiceError('not_found', `no message ${quoteInput(messageId)}`);
     }
     await requireMember(trx, message.channel_id, actor.id);
     const seq = Number(message.seq);

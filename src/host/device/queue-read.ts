@@ -3,6 +3,7 @@ import { type CursorBinding, canonicalFilter } from '../../core/cursor.js';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import { isPendingState } from '../../core/pending.js';
+import { quoteInput } from '../../core/text.js';
 import type { BodyStatus, QueueReadResult } from '../../core/wire/index.js';
 import { queuedBody } from '../../store/ops/queue-pages.js';
 import { requireQueueAccess } from '../identity/access.js';
@@ -29,10 +30,7 @@ export async function readQueueBody(
   const { agent, channelIds } = await requireQueueAccess(ctx, actor, params.agent);
   const row = await queuedBody(ctx.store.db, agent.id, params.messageId);
   if (!row || !channelIds.includes(row.channel_id)) {
-    throw new SluiceError(
-      'not_found',
-      `no message ${JSON.stringify(params.messageId).slice(0, 80)} in ${agent.name}'s queue`,
-    );
+    throw new SluiceError('not_found', `no message ${quoteInput(params.messageId)} in ${agent.name}'s queue`);
   }
   const settled = (status: BodyStatus) =>
     boundedJson<QueueReadResult>({ status, messageId: params.messageId, state: row.state });

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
 import { HOST_OWNER_NAME } from '../../core/provenance.js';
 import { isPermissionCode, permissionError } from '../../core/store-faults.js';
+import { quoteInput } from '../../core/text.js';
 import { isPostgresUrl, makePrivateFolder, openStore } from '../../store/open.js';
 import { pingDatabase } from '../../store/ops/health.js';
 import type { Durability, Store } from '../../store/store.js';
@@ -74,7 +75,7 @@ export function securePrivateHome(home: string, notice: NoticeSink = toStderr): 
   if (!mayTighten(home)) {
     throw new SluiceError(
       'invalid_params',
-      `${JSON.stringify(home)} does not look like a Sluice home (it holds other files and is open to other local users, mode ${shownMode}); Sluice changes nothing there: use a new folder, or run chmod 700 on it yourself`,
+      `${quoteInput(home, 200)} does not look like a Sluice home (it holds other files and is open to other local users, mode ${shownMode}); Sluice changes nothing there: use a new folder, or run chmod 700 on it yourself`,
     );
   }
   try {
@@ -114,7 +115,7 @@ function databaseUrl(explicit: string | undefined, env: NodeJS.ProcessEnv = proc
   if (url !== undefined && !isPostgresUrl(url) && /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
     throw new SluiceError(
       'invalid_params',
-      `--db / SLUICE_DB takes a postgres:// URL or a SQLite file's path, not ${JSON.stringify(url.slice(0, 200))}`,
+      `--db / SLUICE_DB takes a postgres:// URL or a SQLite file's path, not ${quoteInput(url, 200)}`,
     );
   }
   return url;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { insertAgentManager } from '../../store/ops/agent-managers.js';
 import { findChannelByName } from '../../store/ops/channels.js';
 import { appendEvent } from '../../store/ops/events.js';
@@ -25,7 +26,7 @@ export function validateName(name: unknown, what = 'name'): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new SluiceError(
       'invalid_params',
-      `invalid ${what} ${JSON.stringify(String(name)).slice(0, 80)}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      `invalid ${what} ${quoteInput(name)}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
     );
   }
   return name;

@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { findPrincipalById } from '../../store/ops/principals.js';
 import {
   consumeLoginLink,
@@ -195,8 +196,5 @@ export async function revokeCredential(ctx: HostContext, id: string): Promise<'t
     if (await deleteToken(ctx.store.db, id)) return 'token';
     if (await deleteSession(ctx.store.db, id)) return 'session';
   }
-  throw new SluiceError(
-    'not_found',
-    `no token or session with id ${JSON.stringify(String(id)).slice(0, 80)} (see sluice token ls)`,
-  );
+  throw new SluiceError('not_found', `no token or session with id ${quoteInput(id)} (see sluice token ls)`);
 }

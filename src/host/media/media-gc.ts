@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { referencedBlobShas } from '../../store/ops/media.js';
 import { forgetUnreferencedUploads, newestUploadBySha } from '../../store/ops/media-gc.js';
 import type { HostContext } from '../identity/context.js';
@@ -30,7 +31,7 @@ export function parseAge(text: string): number {
   if (!match)
     throw new SluiceError(
       'invalid_params',
-      `--older-than must look like 30d, 12h, 90m or 45s, not ${JSON.stringify(text.slice(0, 40))}`,
+      `--older-than must look like 30d, 12h, 90m or 45s, not ${quoteInput(text, 40)}`,
     );
   const n = Number(match[1]);
   if (n !== 0 && match[2] === '')

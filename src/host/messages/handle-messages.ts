@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
-import { isWellFormed } from '../../core/text.js';
+import { isWellFormed, quoteInput } from '../../core/text.js';
 import { findInboxEntry } from '../../store/ops/inbox.js';
 import { findMessageById } from '../../store/ops/messages.js';
 import type { HostContext } from '../identity/context.js';
@@ -84,10 +84,7 @@ function itemFrom(value: unknown, where: string, maxBodyBytes: number): HandleIt
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
     if (key !== 'id' && key !== 'body' && key !== 'archive') {
-      throw new SluiceError(
-        'invalid_params',
-        `${where} has unknown field ${JSON.stringify(key).slice(0, 40)}`,
-      );
+      throw new SluiceError('invalid_params', `${where} has unknown field ${quoteInput(key, 40)}`);
     }
   }
   const { id, body, archive } = record;
@@ -135,7 +132,7 @@ export async function handleMessages(
     const message = await findMessageById(ctx.store.db, item.id);
     const entry = message ? await findInboxEntry(ctx.store.db, agent.id, message.seq) : undefined;
     if (!entry)
-      throw new SluiceError('not_found', `no message ${item.id.slice(0, 80)} in ${agent.name}'s inbox`);
+      throw new SluiceError('not_found', `no message ${quoteInput(item.id)} in ${agent.name}'s inbox`);
     // A reply needs the channel to be readable now (membership), checked before any reply is stored.
     if (item.body !== undefined) await getMessageRow(ctx, agent, item.id);
   }

@@ -1,7 +1,7 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
 import type { MessageOrigin } from '../../core/provenance.js';
-import { requireWellFormedFields } from '../../core/text.js';
+import { quoteInput, requireWellFormedFields } from '../../core/text.js';
 import { findChannelById } from '../../store/ops/channels.js';
 import { findMediaByIds, linkMessageMedia } from '../../store/ops/media.js';
 import {
@@ -266,7 +266,7 @@ async function resolveAttachments(
     const row = byId.get(id);
     // Only the uploader may attach an upload: ids are not capabilities to someone else's bytes.
     if (!row || row.created_by !== actor.id)
-      throw new SluiceError('not_found', `no attachment ${id.slice(0, 80)}`);
+      throw new SluiceError('not_found', `no attachment ${quoteInput(id)}`);
     return { attachment_id: row.id, name: row.name, mime: row.mime, size: row.size };
   });
 }
@@ -305,7 +305,7 @@ export async function getMessageRow(
 ): Promise<MessageRow> {
   const row = typeof messageId === 'string' ? await findMessageForChange(db, messageId) : undefined;
   if (!row || row.deleted_at !== null)
-    throw new SluiceError('not_found', `no message ${String(messageId).slice(0, 80)}`);
+    throw new SluiceError('not_found', `no message ${quoteInput(messageId)}`);
   await requireMember(db, row.channel_id, actor.id);
   return row;
 }

@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { findChannelById, isActiveMember, listActiveChannelIds } from '../../store/ops/channels.js';
 import { appendEvents } from '../../store/ops/events.js';
 import {
@@ -143,7 +144,7 @@ export async function listInbox(
   if (anchorId !== undefined) {
     const anchor = await findMessageById(ctx.store.db, anchorId);
     const entry = anchor ? await findInboxEntry(ctx.store.db, agent.id, anchor.seq) : undefined;
-    if (!entry) throw new SluiceError('not_found', `no message ${anchorId.slice(0, 80)} in your inbox`);
+    if (!entry) throw new SluiceError('not_found', `no message ${quoteInput(anchorId)} in your inbox`);
     // Positions are integers: one less than the anchor's lists the anchor itself first.
     afterPosition = options.sinceId !== undefined ? entry.position : entry.position - 1;
   }
@@ -216,13 +217,12 @@ export async function archiveMessages(
     for (const id of messageIds) {
       const message = await findMessageById(trx, id);
       const entry = message ? await findInboxEntry(trx, agent.id, message.seq) : undefined;
-      if (!entry)
-        throw new SluiceError('not_found', `no message ${id.slice(0, 80)} in ${agent.name}'s inbox`);
+      if (!entry) throw new SluiceError('not_found', `no message ${quoteInput(id)} in ${agent.name}'s inbox`);
       // Entries of a channel the agent left stay pending but hidden until it rejoins (I3, I6).
       if (!(await isActiveMember(trx, entry.channel_id, agent.id)))
         throw new SluiceError(
           'not_member',
-          `${agent.name} is no longer a member of the channel of message ${id.slice(0, 80)}`,
+          `${agent.name} is no longer a member of the channel of message ${quoteInput(id)}`,
         );
       resolved.push({ id, entry });
     }

@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { isPendingState } from '../../core/pending.js';
-import { requireWellFormed, sliceWhole } from '../../core/text.js';
+import { quoteInput, requireWellFormed, sliceWhole } from '../../core/text.js';
 import type { QueueSummary } from '../../core/wire/index.js';
 import { appendEvent } from '../../store/ops/events.js';
 import {
@@ -255,10 +255,7 @@ async function cardFor(db: Db, access: QueueAccess, messageId: string) {
   const message = typeof messageId === 'string' ? await findMessageById(db, messageId) : undefined;
   const entry = message ? await findInboxEntry(db, access.agent.id, message.seq) : undefined;
   if (!message || !entry)
-    throw new SluiceError(
-      'not_found',
-      `no message ${String(messageId).slice(0, 80)} in ${access.agent.name}'s queue`,
-    );
+    throw new SluiceError('not_found', `no message ${quoteInput(messageId)} in ${access.agent.name}'s queue`);
   requireSharedChannel(access, message.channel_id);
   return { entry, message };
 }

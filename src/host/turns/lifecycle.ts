@@ -1,5 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { sha256Hex } from '../../core/fragment.js';
+import { quoteInput } from '../../core/text.js';
 import { deleteCoverageOffers } from '../../store/ops/coverage-offers.js';
 import { appendEvent } from '../../store/ops/events.js';
 import { findInboxEntries, type InboxRow } from '../../store/ops/inbox.js';
@@ -112,7 +113,7 @@ export async function endTurn(
   const settled = await ctx.store.transaction(async (trx) => {
     const turn = typeof turnId === 'string' ? await findTurn(trx, turnId) : undefined;
     if (!turn || turn.agent_id !== agent.id)
-      throw new SluiceError('not_found', `no turn ${String(turnId).slice(0, 80)}`);
+      throw new SluiceError('not_found', `no turn ${quoteInput(turnId)}`);
     if (turn.state !== 'open') throw new SluiceError('conflict', `turn ${turn.id} is already ${turn.state}`);
     const result: SettledTurn = {
       turnId: turn.id,
@@ -201,7 +202,7 @@ export async function abandonTurn(ctx: HostContext, agent: Principal, turnId: st
   await ctx.store.transaction(async (trx) => {
     const turn = await findTurn(trx, turnId);
     if (!turn || turn.agent_id !== agent.id)
-      throw new SluiceError('not_found', `no turn ${turnId.slice(0, 80)}`);
+      throw new SluiceError('not_found', `no turn ${quoteInput(turnId)}`);
     if (turn.state !== 'open') return;
     await closeTurn(trx, turn.id, { state: 'abandoned', ended_at: at });
     await deleteCoverage(trx, turn.id);

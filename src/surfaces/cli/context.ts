@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../core/errors.js';
 import { shellWord } from '../../core/shell-word.js';
+import { quoteInput } from '../../core/text.js';
 import type { HostContext } from '../../host/identity/index.js';
 import {
   assertHomeExists,
@@ -66,7 +67,7 @@ async function resolveActor(host: HostContext, name: string, source: string | un
         : 'sluice agent ls and sluice person ls list them';
     throw new SluiceError(
       'not_found',
-      `no principal named ${JSON.stringify(name).slice(0, 80)} (named by ${source}; ${next})`,
+      `no principal named ${quoteInput(name)} (named by ${source}; ${next})`,
       err.data,
     );
   }

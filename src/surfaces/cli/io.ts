@@ -1,5 +1,6 @@
 import { ERROR_TABLE, isTransientStoreError, oneLine, renderingOf, SluiceError } from '../../core/errors.js';
 import { asStoreFault } from '../../core/store-faults.js';
+import { revealInvisible } from '../../core/text.js';
 import { recordInternalError } from './internal-error.js';
 
 /**
@@ -47,21 +48,25 @@ export function exitCodeFor(code: string): number {
   return renderingOf(code).exit;
 }
 
+/** An error message as the terminal gets it: one line, every invisible character as its escape. */
+const errorLine = (message: string) => revealInvisible(oneLine(message));
+
 /**
- * One clear line on stderr for any failure. A bug gets an error id on that line and its stack in
+ * One clear line on stderr for any failure. Input a message echoes is quoted where it is made
+ * (quoteInput); the line is made safe here too, whatever a message holds. A bug gets an error id on that line and its stack in
  * `<home>/logs/errors.log` (never on the terminal).
  */
 export function reportError(thrown: unknown, home?: string): number {
   // A fault outside the process (full disk, database gone) is `unavailable` with its cause.
   const err = asStoreFault(thrown);
   if (err instanceof SluiceError) {
-    process.stderr.write(`sluice: ${err.code}: ${oneLine(err.message)}\n`);
+    process.stderr.write(`sluice: ${err.code}: ${errorLine(err.message)}\n`);
     return exitCodeFor(err.code);
   }
   const e = err as { code?: string; message?: string };
   if (e && typeof e.code === 'string' && e.code.startsWith('commander.')) return 1;
   if (isTransientStoreError(err)) {
-    process.stderr.write(`sluice: unavailable: ${oneLine(String(e.message))}\n`);
+    process.stderr.write(`sluice: unavailable: ${errorLine(String(e.message))}\n`);
     return ERROR_TABLE.unavailable.exit;
   }
   process.stderr.write(`${recordInternalError(err, home)}\n`);

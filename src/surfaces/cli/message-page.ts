@@ -3,6 +3,7 @@ import { SluiceError } from '../../core/errors.js';
 import { jsonAround } from '../../core/json-frame.js';
 import { utf8Length } from '../../core/measure.js';
 import { receiptBytes } from '../../core/output-cap.js';
+import { quoteInput } from '../../core/text.js';
 import {
   asBudget,
   bodyVersion,
@@ -114,7 +115,7 @@ export function boundedMessagePage(
     if (whole > 0) return { text: `${fitted.text}\n`, count: whole };
     throw new SluiceError(
       'invalid_params',
-      `the output budget (${bytes ?? chars}) leaves no room for the body of message ${row.id.slice(0, 80)}`,
+      `the output budget (${bytes ?? chars}) leaves no room for the body of message ${quoteInput(row.id)}`,
     );
   }
   const text = render(end);

@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { type HookClient, type HookEventArg, isHookClient, isHookEventArg } from './adapters.js';
 
 /** `sluice hook <client> <event> [--as NAME] [--home DIR] [--db URL] [--metadata]`. */
@@ -41,7 +42,7 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
       continue;
     }
     if (arg.startsWith('-'))
-      throw new SluiceError('invalid_params', `unknown option ${arg.slice(0, 40)}; ${HOOK_USAGE}`);
+      throw new SluiceError('invalid_params', `unknown option ${quoteInput(arg, 40)}; ${HOOK_USAGE}`);
     positional.push(arg);
   }
   const [client, event, extra] = positional;

@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type DeliveryLimits, renderDelivery, renderMetadataNotice } from '../../core/envelope.js';
 import { oneLine, SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { HOOK_EVENT_NAMES, HOOK_LIMITS, hookOutput } from './adapters.js';
 import { type HookArgs, parseHookArgs } from './hook-args.js';
 import { MAX_HOOK_STDIN_BYTES, parseHookInput, readBounded } from './hook-input.js';
@@ -121,7 +122,7 @@ export async function runHook(
   if (input.hookEventName !== null && input.hookEventName !== expected) {
     throw new SluiceError(
       'invalid_params',
-      `hook input is for ${JSON.stringify(input.hookEventName).slice(0, 60)}, this hook answers ${expected}`,
+      `hook input is for ${quoteInput(input.hookEventName, 60)}, this hook answers ${expected}`,
     );
   }
   const where = hookEnvironment(args, env);

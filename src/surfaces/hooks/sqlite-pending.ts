@@ -7,6 +7,7 @@ import type { DeliveryAttachment, DeliveryCandidate } from '../../core/envelope.
 import { SluiceError } from '../../core/errors.js';
 import { PENDING_SQL_LIST, readableEntrySql } from '../../core/pending.js';
 import { originOf, senderRelation } from '../../core/provenance.js';
+import { quoteInput } from '../../core/text.js';
 
 /** The migrations whose schema this reader knows; any other store goes through the host. */
 export const KNOWN_MIGRATIONS: readonly string[] = [
@@ -127,7 +128,7 @@ export class PendingReader {
         | { id: string; name: string; kind: string }
         | undefined;
       if (agent === undefined) {
-        throw new SluiceError('not_found', `no principal named ${JSON.stringify(agentName).slice(0, 80)}`);
+        throw new SluiceError('not_found', `no principal named ${quoteInput(agentName)}`);
       }
       if (agent.kind !== 'agent') {
         throw new SluiceError(

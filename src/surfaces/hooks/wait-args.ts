@@ -1,4 +1,5 @@
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import { type HookClient, isHookClient } from './adapters.js';
 
 /** `sluice wait --as AGENT [--for claude|codex] [--timeout S] [--hook] [--session KEY]`. */
@@ -38,7 +39,7 @@ export function parseWaitArgs(argv: readonly string[]): WaitArgs {
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     if (!VALUE_OPTIONS.has(name)) {
       const what = arg.startsWith('-') ? 'unknown option' : 'unexpected argument';
-      throw new SluiceError('invalid_params', `${what} ${arg.slice(0, 40)}; ${WAIT_USAGE}`);
+      throw new SluiceError('invalid_params', `${what} ${quoteInput(arg, 40)}; ${WAIT_USAGE}`);
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined || value === '') throw new SluiceError('invalid_params', `${name} needs a value`);

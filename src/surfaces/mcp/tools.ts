@@ -3,6 +3,7 @@ import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 import type { HostContext, Principal } from '../../host/identity/index.js';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../../host/media/index.js';
 import { errorText, errorTextFor, type ReadOutcome } from '../../host/reads/index.js';
@@ -103,7 +104,7 @@ export function buildMcpServer(
     if (typeof name !== 'string')
       return fail('invalid_params', 'name must be the name of a tool (tools/list)');
     const tool = byName.get(name);
-    if (!tool) return fail('not_found', `no tool named ${JSON.stringify(name.slice(0, 80))}`);
+    if (!tool) return fail('not_found', `no tool named ${quoteInput(name)}`);
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
       return fail('invalid_params', `arguments must be an object of ${name}'s arguments`);
     const call = tool.accept(args ?? {});

@@ -1,6 +1,6 @@
 import { SluiceError } from '../../core/errors.js';
 import { utf8Length } from '../../core/measure.js';
-import { decodeUtf8Exactly } from '../../core/text.js';
+import { decodeUtf8Exactly, quoteInput } from '../../core/text.js';
 import {
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
@@ -128,11 +128,7 @@ export async function handleRpcText(
   }
   try {
     if (!isMethodName(method)) {
-      throw new RpcFailure(
-        METHOD_NOT_FOUND,
-        'method_not_found',
-        `no method ${JSON.stringify(method.slice(0, 80))}`,
-      );
+      throw new RpcFailure(METHOD_NOT_FOUND, 'method_not_found', `no method ${quoteInput(method)}`);
     }
     const params = parseParams(method, req.params);
     // Valid sends only count against the sender's rate; a refused one stores nothing.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SluiceError } from '../../core/errors.js';
+import { quoteInput } from '../../core/text.js';
 
 // Strings a device sends are bounded so a hostile frame costs a bounded amount of work; bodies
 // are bounded by the host's maxBodyBytes (checked by the host) and the 4 MiB frame cap.
@@ -130,18 +131,14 @@ export function parseParams<M extends MethodName>(method: M, params: unknown): P
   const issue = parsed.error.issues[0];
   if (issue?.code === 'unrecognized_keys') {
     const field = String(issue.keys[0] ?? '');
-    throw new SluiceError(
-      'invalid_params',
-      `unknown field ${JSON.stringify(field.slice(0, 80))} in ${method} params`,
-      {
-        field: field.slice(0, 256),
-      },
-    );
+    throw new SluiceError('invalid_params', `unknown field ${quoteInput(field)} in ${method} params`, {
+      field: field.slice(0, 256),
+    });
   }
   const field = issue?.path.map(String).join('.') ?? '';
   throw new SluiceError(
     'invalid_params',
-    `invalid ${field === '' ? 'params' : `field ${JSON.stringify(field.slice(0, 80))}`} in ${method}: ${issue?.message ?? 'invalid'}`,
+    `invalid ${field === '' ? 'params' : `field ${quoteInput(field)}`} in ${method}: ${issue?.message ?? 'invalid'}`,
     { field: field.slice(0, 256) },
   );
 }

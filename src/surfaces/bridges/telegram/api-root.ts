@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { SluiceError } from '../../../core/errors.js';
+import { quoteInput } from '../../../core/text.js';
 
 export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
 
@@ -23,7 +24,7 @@ export function checkedApiRoot(root: string | undefined): string {
   try {
     url = new URL(text);
   } catch {
-    throw new SluiceError('invalid_params', `--api-root ${JSON.stringify(text).slice(0, 80)} is not a URL`);
+    throw new SluiceError('invalid_params', `--api-root ${quoteInput(text)} is not a URL`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new SluiceError('invalid_params', '--api-root must be an https:// URL');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
 import { cutUtf8 } from '../../../core/preview.js';
-import { revealInvisible } from '../../../core/text.js';
+import { quoteInput, revealInvisible } from '../../../core/text.js';
 import type { ApprovalRuleView, ApprovalView } from '../../../host/approvals/index.js';
 import {
   approvalPolicyOf,
@@ -59,7 +59,7 @@ export function parseApprovalTimeout(text: string): number {
   if (!match)
     throw new SluiceError(
       'invalid_params',
-      `--timeout must look like 90s, 10m, 2h or 1d, not ${JSON.stringify(text.slice(0, 40))}`,
+      `--timeout must look like 90s, 10m, 2h or 1d, not ${quoteInput(text, 40)}`,
     );
   return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
+import { quoteInput } from '../../../core/text.js';
 import {
   acceptInvitation,
   addMember,
@@ -35,10 +36,7 @@ async function channelToRead(host: HostContext, me: Principal, ref: string) {
     return await resolveTarget(host, me, `#${ref}`);
   } catch (err) {
     if (err instanceof SluiceError && err.code === 'not_found')
-      throw new SluiceError(
-        'not_found',
-        `no DM named ${JSON.stringify(ref).slice(0, 80)} (sluice channel ls lists yours)`,
-      );
+      throw new SluiceError('not_found', `no DM named ${quoteInput(ref)} (sluice channel ls lists yours)`);
     throw err;
   }
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
+import { quoteInput } from '../../../core/text.js';
 import {
   DEFAULT_SESSION_SETTINGS,
   databaseLocation,
@@ -156,15 +157,12 @@ export function registerServeCommand(program: Command): void {
           throw new SluiceError('invalid_params', `--host ${bindHost} is not an address`);
         for (const name of opts.allowedHost ?? [])
           if (!/^[A-Za-z0-9.:[\]-]{1,253}$/.test(name))
-            throw new SluiceError(
-              'invalid_params',
-              `--allowed-host ${JSON.stringify(name.slice(0, 80))} is not a host name`,
-            );
+            throw new SluiceError('invalid_params', `--allowed-host ${quoteInput(name)} is not a host name`);
         const logFormat = opts.logFormat ?? 'file';
         if (logFormat !== 'file' && logFormat !== 'json')
           throw new SluiceError(
             'invalid_params',
-            `--log-format ${JSON.stringify(logFormat.slice(0, 40))}: use file or json`,
+            `--log-format ${quoteInput(logFormat, 40)}: use file or json`,
           );
         const tls = tlsFor(bindHost, opts);
         await initHome(ctx);

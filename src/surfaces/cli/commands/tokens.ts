@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
+import { quoteInput } from '../../../core/text.js';
 import {
   DEFAULT_SESSION_SETTINGS,
   issueAccessToken,
@@ -24,7 +25,7 @@ export function parseExpiry(text: string): number | null {
   if (!match || n < 1)
     throw new SluiceError(
       'invalid_params',
-      `--expires must look like 90m, 12h, 30d or 2w (or never), not ${JSON.stringify(text.slice(0, 40))}`,
+      `--expires must look like 90m, 12h, 30d or 2w (or never), not ${quoteInput(text, 40)}`,
     );
   return n * (UNIT_MS[match[2] as string] as number);
 }
