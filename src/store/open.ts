@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../core/errors.js';
 import { isPermissionCode, permissionError } from '../core/store-faults.js';
+import { quoteInput } from '../core/text.js';
 import { openSqliteStore } from './sqlite/connect.js';
 import type { Durability, Store } from './store.js';
 
@@ -20,23 +21,48 @@ export function isPostgresUrl(url: string | undefined): boolean {
   return url !== undefined && /^postgres(ql)?:\/\//.test(url);
 }
 
-/** Codes that say the path itself cannot be a folder: a file in the way, a name too long, a loop. */
-const NOT_A_FOLDER_PATH = new Set(['EEXIST', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EINVAL']);
+/**
+ * Codes that say the path itself cannot be a folder: a file in the way, a name too long, a loop,
+ * a parent that refuses children (ENOENT under /proc).
+ */
+const NOT_A_FOLDER_PATH = new Set(['EEXIST', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EINVAL', 'ENOENT']);
+
+/** mkdir of one level; a folder another process made meanwhile is as good (mkdir -p's rule). */
+function makeOneFolder(path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) return;
+    throw err;
+  }
+}
 
 /**
- * Makes `folder` (and its parents) private to the user. A path that cannot be a folder is
+ * Makes `folder` and each missing parent, one level at a time, private to the user (0700). Not
+ * `mkdir -p`: Node's recursive mkdir never returns where a parent exists but refuses children
+ * with ENOENT (procfs: `--home /proc/1/x` hung). A path that cannot be a folder is
  * `invalid_params`; a file system that refuses (permissions, read-only, full) is `unavailable`
  * (`cannot create the home /x (permission denied)` for the first two).
  * Either way one line naming the folder and the cause, never an internal error.
  */
 export function makePrivateFolder(folder: string, what: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(folder); !existsSync(at); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  const path = quoteInput(folder, 200);
+  let code: string | undefined;
   try {
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    for (const at of missing) makeOneFolder(at);
+    // Already there: it must be a folder (a file in the way is EEXIST, as mkdir would say).
+    if (!statSync(folder).isDirectory()) code = 'EEXIST';
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    code = (err as NodeJS.ErrnoException).code;
     if (code === undefined) throw err;
+  }
+  if (code !== undefined) {
     if (isPermissionCode(code)) throw permissionError(`create ${what}`, folder, code);
-    const path = JSON.stringify(folder.length > 200 ? `${folder.slice(0, 200)}…` : folder);
     if (NOT_A_FOLDER_PATH.has(code))
       throw new SluiceError(
         'invalid_params',

@@ -30,6 +30,8 @@ function sluice(args: string[], cwd: string, env: Record<string, string> = {}) {
     cwd,
     env: { ...rest, HOME: cwd, ...env },
     encoding: 'utf8',
+    // A hang is the failure some of these guard against: killed, it has no exit status.
+    timeout: 30_000,
   });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -96,4 +98,21 @@ describe('only a Sluice home is tightened', () => {
     expect(() => securePrivateHome(join(folder, 'absent'), () => {})).not.toThrow();
     expect(existsSync(join(folder, 'absent'))).toBe(false);
   });
+});
+
+// Node's recursive mkdir never returns on procfs (`mkdir -p /proc/1/x` loops on ENOENT), so
+// `init --home /proc/1/x` hung. Folders are now made one level at a time.
+describe.skipIf(!existsSync('/proc/1'))('a home where no folder can be made', () => {
+  for (const args of [
+    ['init', '--home', '/proc/1/x'],
+    ['init', '--home', '/proc/1/x/y/z'],
+    ['init', '--db', '/proc/1/x/sluice.db'],
+  ]) {
+    it(`${args.join(' ')}: one coded line, at once`, () => {
+      const cwd = scratch();
+      const run = sluice(args, cwd, args[1] === '--db' ? { SLUICE_HOME: join(cwd, 'home') } : {});
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^sluice: (invalid_params|unavailable): [^\n]*\/proc\/1\/x[^\n]*\n$/);
+    }, 60_000);
+  }
 });
