@@ -6,7 +6,13 @@ import { SluiceError } from '../../core/errors.js';
 import { diskFullAsUnavailable } from '../../core/store-faults.js';
 import { requireWellFormed, sliceWhole } from '../../core/text.js';
 import { isActiveMember } from '../../store/ops/channels.js';
-import { channelsReferencingMedia, findMedia, insertMedia, type MediaRow } from '../../store/ops/media.js';
+import {
+  channelsReferencingMedia,
+  deleteUnlinkedUploads,
+  findMedia,
+  insertMedia,
+  type MediaRow,
+} from '../../store/ops/media.js';
 import { type HostContext, newId, nowIso } from '../identity/context.js';
 import type { Principal } from '../identity/principals.js';
 
@@ -264,4 +270,17 @@ export async function openMediaStream(
       return stream;
     },
   };
+}
+
+/**
+ * Forgets uploads made for a send that was then refused, so they cannot be attached later as if
+ * that send had kept them: the actor's rows among `ids` that no message links are deleted. The
+ * bytes are left to `media gc` (unreferenced; another upload of the same bytes may share them).
+ */
+export async function forgetUploads(
+  ctx: HostContext,
+  actor: Principal,
+  ids: readonly string[],
+): Promise<void> {
+  await ctx.store.transaction((trx) => deleteUnlinkedUploads(trx, ids, actor.id));
 }

@@ -52,3 +52,28 @@ export async function referencedBlobShas(db: Db): Promise<Set<string>> {
     .execute();
   return new Set(rows.map((r) => r.sha256));
 }
+
+/**
+ * Deletes the upload rows `ids` that `createdBy` made and that no message links (an id a message
+ * holds is never touched). Their bytes stay: a blob is shared by every upload of the same bytes,
+ * and `media gc` removes one nothing references once it is old enough.
+ */
+export async function deleteUnlinkedUploads(
+  db: Db,
+  ids: readonly string[],
+  createdBy: string,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .deleteFrom('media')
+    .where('id', 'in', ids)
+    .where('created_by', '=', createdBy)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('message_media').select('media_id').whereRef('message_media.media_id', '=', 'media.id'),
+        ),
+      ),
+    )
+    .execute();
+}

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { senderLabel } from '../../../core/envelope.js';
 import { SluiceError } from '../../../core/errors.js';
 import type { HostContext, Principal } from '../../../host/identity/index.js';
-import { putMedia } from '../../../host/media/index.js';
+import { forgetUploads, putMedia } from '../../../host/media/index.js';
 import {
   handleMessages,
   handleReplyKey,
@@ -50,19 +50,32 @@ async function bodyFrom(host: HostContext, message: string | undefined): Promise
   return message;
 }
 
-async function uploadAll(
+/**
+ * Uploads `files`, then runs `send` with their ids. If an upload or the send is refused, the
+ * uploads made for it are forgotten (forgetUploads) before the error goes on: a refused send
+ * keeps no attachable upload.
+ */
+async function withUploads<T>(
   host: HostContext,
   actor: Principal,
   files: readonly string[],
   lock: AgentLock | undefined,
-): Promise<string[]> {
+  send: (attachmentIds: string[]) => Promise<T>,
+): Promise<T> {
   const ids: string[] = [];
-  for (const file of files) {
-    // Under an agent lock only the folders the user chose are readable (DESIGN.md §8 I8).
-    const bytes = await readAttachment(lock, file, host.limits.maxUploadBytes);
-    ids.push((await putMedia(host, actor, new Uint8Array(bytes), basename(file))).attachment_id);
+  try {
+    for (const file of files) {
+      // Under an agent lock only the folders the user chose are readable (DESIGN.md §8 I8).
+      const bytes = await readAttachment(lock, file, host.limits.maxUploadBytes);
+      ids.push((await putMedia(host, actor, new Uint8Array(bytes), basename(file))).attachment_id);
+    }
+    return await send(ids);
+  } catch (err) {
+    // The refusal is what the caller needs to see; a cleanup that fails leaves rows media gc can
+    // still reclaim, so its own error never replaces that one.
+    await forgetUploads(host, actor, ids).catch(() => undefined);
+    throw err;
   }
-  return ids;
 }
 
 export function registerMessageCommands(program: Command): void {
@@ -93,15 +106,16 @@ export function registerMessageCommands(program: Command): void {
           const me = await actor();
           const body =
             opts.attach.length > 0 && opts.message === undefined ? '' : await bodyFrom(host, opts.message);
-          const attachmentIds = await uploadAll(host, me, opts.attach, lock);
-          const sent = await sendMessage(host, me, {
-            to: target,
-            body,
-            subject: opts.subject,
-            replyTo: opts.replyTo,
-            attachmentIds,
-            idempotencyKey: opts.idempotencyKey,
-          });
+          const sent = await withUploads(host, me, opts.attach, lock, (attachmentIds) =>
+            sendMessage(host, me, {
+              to: target,
+              body,
+              subject: opts.subject,
+              replyTo: opts.replyTo,
+              attachmentIds,
+              idempotencyKey: opts.idempotencyKey,
+            }),
+          );
           await writeOut(`${sent.message_id}\n`);
         },
       ),
@@ -288,13 +302,14 @@ export function registerMessageCommands(program: Command): void {
           // Uploads get fresh ids each run, so a reply with --attach is keyed only by an explicit key.
           const derivedKey =
             opts.archive && opts.attach.length === 0 ? handleReplyKey(id, body, opts.subject) : undefined;
-          const attachmentIds = await uploadAll(host, me, opts.attach, lock);
-          const sent = await replyToMessage(host, me, id, {
-            body,
-            subject: opts.subject,
-            attachmentIds,
-            idempotencyKey: opts.idempotencyKey ?? derivedKey,
-          });
+          const sent = await withUploads(host, me, opts.attach, lock, (attachmentIds) =>
+            replyToMessage(host, me, id, {
+              body,
+              subject: opts.subject,
+              attachmentIds,
+              idempotencyKey: opts.idempotencyKey ?? derivedKey,
+            }),
+          );
           if (!opts.archive) {
             await writeOut(`${sent.message_id}\n`);
             return;
