@@ -2,10 +2,10 @@ import { EventEmitter } from 'node:events';
 import fc from 'fast-check';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { isConnectionLoss } from '../../src/core/connection-loss.js';
 import { SluiceError } from '../../src/core/errors.js';
 import {
   databaseUnavailable,
-  isConnectionLoss,
   isNotApplied,
   retryNotApplied,
   weatherProofPool,

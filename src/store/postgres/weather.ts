@@ -1,5 +1,6 @@
 import type { PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { isConnectionLoss } from '../../core/connection-loss.js';
 import { SluiceError } from '../../core/errors.js';
 import { noteLockTimeout } from './lock-timeout.js';
 import { backoffMs, type RetryPolicy } from './retry.js';
@@ -10,52 +11,6 @@ import { backoffMs, type RetryPolicy } from './retry.js';
  * recognises such failures, words them, and wraps the pool so that no pooled client can end the
  * process and a connection is retried with backoff before a request gives up.
  */
-
-/** Socket-level codes of a server that is gone, restarting or unreachable. */
-const SOCKET_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-
-/**
- * SQLSTATEs of a server that ended or refused the session: class 08 (connection exception),
- * admin/crash shutdown, "the database system is starting up / in recovery", too many connections,
- * and a hot standby that cannot write (a failover caught mid-way).
- */
-function lostState(code: string): boolean {
-  return (
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
-    code === '53300' ||
-    code === '25006'
-  );
-}
-
-/** `pg`'s own messages for a connection that ended or cannot be used. */
-const LOST_MESSAGES = [
-  'Connection terminated',
-  'Client has encountered a connection error and is not queryable',
-  'timeout exceeded when trying to connect',
-  'Connection terminated due to connection timeout',
-  'Client was closed and is not queryable',
-];
-
-/** True when `err` says the server or the connection is gone, not that the request was wrong. */
-export function isConnectionLoss(err: unknown): boolean {
-  if (err instanceof SluiceError) return false;
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || lostState(code))) return true;
-  return typeof message === 'string' && LOST_MESSAGES.some((m) => message.startsWith(m));
-}
 
 /** Where a request stood when its connection was lost. */
 export type Applied = 'no' | 'unknown';

@@ -1,3 +1,4 @@
+import { isConnectionLoss } from '../../core/connection-loss.js';
 import { SluiceError } from '../../core/errors.js';
 
 /**
@@ -13,43 +14,21 @@ export type FaultClass = 'transient' | 'fatal';
 /** Why a Sluice `unavailable` error may clear by itself (store faults: src/store/postgres/weather.ts, core/store-faults.ts). */
 const TRANSIENT_REASONS = new Set(['database', 'connection', 'busy', 'io', 'disk_full']);
 
-/** Socket codes of a server that is gone, restarting or unreachable for now. */
-const TRANSIENT_SOCKET_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'EAI_AGAIN',
-  'SQLITE_BUSY',
-]);
-
 /**
- * SQLSTATEs of a server that ended or refused the session for now: class 08 (connection), 57P01–03
- * (shut down, crashed, starting up), 53 (out of resources: too many connections), 25006 (a standby
- * caught mid-failover), 40001/40P01 (serialization failure, deadlock), 55P03 (lock timeout).
- * Everything else — 28 (authentication), 3D000 (no such database), 42 (schema) — is a
- * configuration no wait fixes.
+ * Besides a lost connection ({@link isConnectionLoss}): faults that clear when tried again — SQLite
+ * busy, and SQLSTATEs 53 (out of resources), 40001/40P01 (serialization failure, deadlock) and 55P03
+ * (lock timeout). Everything else — 28 (authentication), 3D000 (no such database), 42 (schema) —
+ * is a configuration no wait fixes.
  */
-function transientState(code: string): boolean {
+function clearsOnRetry(code: string): boolean {
   return (
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
+    code === 'SQLITE_BUSY' ||
     code.startsWith('53') ||
-    code === '25006' ||
     code === '40001' ||
     code === '40P01' ||
     code === '55P03'
   );
 }
-
-/** `pg`'s own messages for a connection that ended (they carry no code). */
-const LOST_CONNECTION =
-  /^(Connection terminated|Client has encountered a connection error|Client was closed)/;
 
 /**
  * Whether `err`, thrown by the driver loop's reads and writes, is the database's weather
@@ -67,22 +46,17 @@ export function classifyFault(err: unknown): FaultClass {
       : 'fatal';
   }
   if (err === null || typeof err !== 'object') return 'fatal';
-  const { code, message } = fieldsOf(err);
-  if (typeof code === 'string') {
-    if (TRANSIENT_SOCKET_CODES.has(code)) return 'transient';
-    if (/^[0-9A-Z]{5}$/.test(code)) return transientState(code) ? 'transient' : 'fatal';
-    return 'fatal';
-  }
-  return typeof message === 'string' && LOST_CONNECTION.test(message) ? 'transient' : 'fatal';
+  if (isConnectionLoss(err)) return 'transient';
+  const code = codeOf(err);
+  return typeof code === 'string' && clearsOnRetry(code) ? 'transient' : 'fatal';
 }
 
-/** An error's `code` and `message`; none from an object whose getters throw (a hostile shape). */
-function fieldsOf(err: object): { code?: unknown; message?: unknown } {
+/** An error's `code`; none from an object whose getters throw (a hostile shape). */
+function codeOf(err: object): unknown {
   try {
-    const { code, message } = err as { code?: unknown; message?: unknown };
-    return { code, message };
+    return (err as { code?: unknown }).code;
   } catch {
-    return {};
+    return undefined;
   }
 }
 
