@@ -38,7 +38,16 @@ const OVERSCAN = 4;
 /** Rows from either edge at which the neighbouring page is fetched. */
 const PREFETCH_ROWS = 8;
 
-type Load = { kind: 'top' } | { kind: 'around'; messageId: string } | { kind: 'after' } | { kind: 'before' };
+/**
+ * Where the reader is: the cards in view (the focused one first), each with its top edge relative
+ * to the list's visible top. After a re-read the first of them still listed is put back at the
+ * same height, so a consumed card above just disappears and a card that went is stepped over.
+ */
+interface Place {
+  cards: { messageId: string; top: number }[];
+}
+
+type Load = { kind: 'top' } | { kind: 'around'; place: Place } | { kind: 'after' } | { kind: 'before' };
 
 export function CardList({
   client,
@@ -66,7 +75,10 @@ export function CardList({
     [],
   );
   // Scroll adjustment to apply once the new window is in the DOM (rows added/dropped above, or an anchor).
-  const pendingScroll = useRef<{ delta: number } | { anchor: string; offset: number } | null>(null);
+  const pendingScroll = useRef<{ delta: number } | { place: Place } | null>(null);
+  // The focused card across a re-read: its row may be re-mounted (the visible slice moves with the
+  // new window before the scroll is put back), which drops focus; it is given back once rendered.
+  const refocus = useRef<string | null>(null);
 
   const rows = win ? rowsOf(win) : [];
   const refreshRef = useRef<() => void>(() => {});
@@ -76,12 +88,26 @@ export function CardList({
   const generationRef = useRef(generation);
   generationRef.current = generation;
 
-  const firstVisible = (): { messageId: string; offset: number } | null => {
+  /** The message id of the card that has keyboard focus, if one in this list has. */
+  const focusedCard = (): string | null => {
+    const el = document.activeElement as HTMLElement | null;
+    return el && scroller.current?.contains(el) ? (el.dataset.messageId ?? null) : null;
+  };
+
+  const placeInView = (): Place | null => {
     const el = scroller.current;
     const current = windowRef.current ? rowsOf(windowRef.current) : [];
     if (!el || current.length === 0) return null;
-    const index = Math.min(current.length - 1, Math.floor(el.scrollTop / CARD_HEIGHT));
-    return { messageId: current[index]!.messageId, offset: el.scrollTop - index * CARD_HEIGHT };
+    const first = Math.min(current.length - 1, Math.floor(el.scrollTop / CARD_HEIGHT));
+    const last = Math.min(current.length - 1, Math.floor((el.scrollTop + el.clientHeight) / CARD_HEIGHT));
+    const cards = current
+      .slice(first, last + 1)
+      .map((row, i) => ({ messageId: row.messageId, top: (first + i) * CARD_HEIGHT - el.scrollTop }));
+    // The focused card leads: a keyboard user's place is where their focus is.
+    const focused = focusedCard();
+    const at = cards.findIndex((c) => c.messageId === focused);
+    if (at > 0) cards.unshift(...cards.splice(at, 1));
+    return { cards };
   };
 
   const load = useCallback(
@@ -90,7 +116,7 @@ export function CardList({
       const current = windowRef.current;
       const params: Record<string, unknown> = { agent, size: PAGE_SIZE };
       if (source) params.source = source;
-      if (what.kind === 'around') params.around = what.messageId;
+      if (what.kind === 'around') params.around = what.place.cards[0]!.messageId;
       if (what.kind === 'after') {
         const cursor = current && cursorAfter(current);
         if (!cursor) return;
@@ -107,20 +133,19 @@ export function CardList({
         const reply = await client.call<QueuePageReply>('queue.page', params);
         if (reply.status === 'stale') {
           // The queue was reset, the anchor moved or went, or the cursor no longer matches: start again
-          // from the card in view if there is one, else from the top. Never show a stale page.
+          // from the next card in view if there is one, else from the top. Never show a stale page.
           busy.current = false;
           if (what.kind === 'top') throw new Error('the host called a fresh first page stale');
-          const anchor = what.kind === 'around' ? null : firstVisible();
-          await load(anchor ? { kind: 'around', messageId: anchor.messageId } : { kind: 'top' });
+          const place = what.kind === 'around' ? { cards: what.place.cards.slice(1) } : placeInView();
+          await load(place && place.cards.length > 0 ? { kind: 'around', place } : { kind: 'top' });
           return;
         }
         setError(null);
         if (what.kind === 'top' || what.kind === 'around' || !current) {
-          const anchor = what.kind === 'around' ? firstVisible() : null;
-          pendingScroll.current =
-            what.kind === 'around' && anchor?.messageId === what.messageId
-              ? { anchor: anchor.messageId, offset: anchor.offset }
-              : { delta: -Infinity };
+          // Where the reader is now, not when the read was asked: they may have scrolled or tabbed on.
+          const place = what.kind === 'around' ? (placeInView() ?? what.place) : null;
+          pendingScroll.current = place ? { place } : { delta: -Infinity };
+          refocus.current = focusedCard();
           setWin(windowFrom(reply));
           return;
         }
@@ -178,8 +203,8 @@ export function CardList({
       return;
     }
     if (current.revision === revisionRef.current && current.generation === generationRef.current) return;
-    const anchor = firstVisible();
-    void load(anchor ? { kind: 'around', messageId: anchor.messageId } : { kind: 'top' });
+    const place = placeInView();
+    void load(place ? { kind: 'around', place } : { kind: 'top' });
   }, [load]);
   refreshRef.current = refresh;
 
@@ -196,11 +221,26 @@ export function CardList({
     if ('delta' in pending) {
       el.scrollTop = pending.delta === -Infinity ? 0 : el.scrollTop + pending.delta;
     } else {
-      const index = rowsOf(win).findIndex((r) => r.messageId === pending.anchor);
-      if (index >= 0) el.scrollTop = index * CARD_HEIGHT + pending.offset;
+      const rows = rowsOf(win);
+      for (const card of pending.place.cards) {
+        const index = rows.findIndex((r) => r.messageId === card.messageId);
+        if (index < 0) continue;
+        el.scrollTop = index * CARD_HEIGHT - card.top;
+        break;
+      }
     }
     setViewport({ top: el.scrollTop, height: el.clientHeight });
   }, [win]);
+
+  useLayoutEffect(() => {
+    const id = refocus.current;
+    if (!id || !win) return;
+    // Focus that moved on elsewhere (not dropped to the page) is the person's choice: left alone.
+    const dropped = !document.activeElement || document.activeElement === document.body;
+    const card = scroller.current?.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(id)}"]`);
+    if (card && dropped) card.focus({ preventScroll: true });
+    if (card || !dropped || !rowsOf(win).some((r) => r.messageId === id)) refocus.current = null;
+  }, [win, viewport]);
 
   useEffect(() => {
     const el = scroller.current;
