@@ -3,6 +3,7 @@
 // POST: a 401 means "open a login link", which a failed WebSocket upgrade could not tell apart from
 // a network error.
 
+import { pageDrafts } from './channels/drafts.js';
 import type { Hello } from './wire.js';
 
 export type SessionCheck =
@@ -44,9 +45,12 @@ export function rpcSocketUrl(location: Location): string {
 
 /**
  * Ends the session on the host (the cookie stops working everywhere, at once) and reloads, which
- * shows the signed-out notice. The cookie is http-only, so only the host can clear it.
+ * shows the signed-out notice. The cookie is http-only, so only the host can clear it. The tab's
+ * drafts are dropped first.
  */
 export async function logOut(): Promise<void> {
+  // Unsent drafts stay in the tab's sessionStorage otherwise: the next person there must not see them.
+  pageDrafts.clear();
   try {
     await fetch('/logout', { method: 'POST', credentials: 'same-origin' });
   } finally {

@@ -2,7 +2,8 @@ import { type MutableRef, useEffect, useRef, useState } from 'preact/hooks';
 import { formatBytes, isImage, uploadMedia } from '../media.js';
 import { describeError, type RpcClient, RpcError } from '../rpc.js';
 import type { AttachmentRef, SentReply } from '../wire.js';
-import { DraftKeys, type SendRequest } from './send-key.js';
+import { type Draft, pageDrafts } from './drafts.js';
+import { DraftKeys, newSendKey, type SendRequest } from './send-key.js';
 
 interface ComposerProps {
   client: RpcClient;
@@ -28,6 +29,8 @@ interface PendingFile {
 
 let nextKey = 1;
 
+const NOT_CONFIRMED = 'It may be stored already; Retry sends it again without storing it twice.';
+
 /** Files from a paste or a drop; a pasted screenshot often arrives only as an item, not in `files`. */
 export function filesFrom(data: DataTransfer | null): File[] {
   if (!data) return [];
@@ -49,13 +52,34 @@ export function Composer({
   replyTo = null,
   onCancelReply,
 }: ComposerProps) {
-  const [text, setText] = useState('');
-  const [files, setFiles] = useState<PendingFile[]>([]);
+  // The draft left in this channel before (switching channels re-mounts the composer).
+  const [saved] = useState(() => pageDrafts.get(channelId));
+  const [text, setText] = useState(saved?.text ?? '');
+  const [files, setFiles] = useState<PendingFile[]>(() =>
+    (saved?.files ?? []).map((ref) => ({
+      key: nextKey++,
+      name: ref.name,
+      size: ref.size,
+      previewUrl: null,
+      state: 'ready',
+      ref,
+    })),
+  );
   const [sending, setSending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(
+    saved?.unconfirmed ? `Not confirmed: the host’s answer was lost. ${NOT_CONFIRMED}` : null,
+  );
   // Set when the host's answer to a send was lost: it may be stored, so the page offers Retry.
-  const [unconfirmed, setUnconfirmed] = useState(false);
-  const draftKeys = useRef(new DraftKeys()).current;
+  const [unconfirmed, setUnconfirmed] = useState(saved?.unconfirmed ?? false);
+  // The kept key comes back with the draft: a Retry after switching channels still dedups.
+  const draftKeys = useRef(new DraftKeys(newSendKey, saved?.sendKey ?? null)).current;
+  // The reply the restored draft answered, until the timeline picks another or it is cancelled.
+  const [restoredReply, setRestoredReply] = useState(saved?.replyTo ?? null);
+  const answering = replyTo ?? restoredReply;
+  const cancelReply = () => {
+    setRestoredReply(null);
+    onCancelReply?.();
+  };
   const fileInput = useRef<HTMLInputElement>(null);
   const textArea = useRef<HTMLTextAreaElement>(null);
   const filesRef = useRef(files);
@@ -109,6 +133,18 @@ export function Composer({
 
   const uploading = files.some((f) => f.state === 'uploading');
   const ready = files.filter((f) => f.state === 'ready' && f.ref);
+
+  const draftNow = (): Draft => ({
+    text,
+    files: ready.map((f) => f.ref!),
+    replyTo: answering,
+    sendKey: draftKeys.snapshot(),
+    unconfirmed,
+  });
+  // Every change is kept for this channel (uploads still under way are not: they need this page).
+  useEffect(() => {
+    if (!sending) pageDrafts.set(channelId, draftNow());
+  }, [channelId, text, files, answering?.messageId, unconfirmed, sending]);
   const canSend = !sending && !uploading && (text.trim() !== '' || ready.length > 0);
 
   const send = async () => {
@@ -119,17 +155,19 @@ export function Composer({
     try {
       const request: SendRequest = { to: channelId, body: text };
       if (ready.length > 0) request.attachments = ready.map((f) => f.ref!.attachment_id);
-      if (replyTo) request.reply_to = replyTo.messageId;
+      if (answering) request.reply_to = answering.messageId;
       // The same draft sent again (Retry) carries the same key: the host stores it once.
       const reply = await client.call<SentReply>('message.send', {
         ...request,
         idempotency_key: draftKeys.keyFor(request),
       });
       draftKeys.sent();
+      // Directly, not through the effect: the person may have switched channels meanwhile.
+      pageDrafts.delete(channelId);
       for (const f of files) if (f.previewUrl) URL.revokeObjectURL(f.previewUrl);
       setText('');
       setFiles([]);
-      onCancelReply?.();
+      cancelReply();
       onSent(reply);
       textArea.current?.focus();
     } catch (err) {
@@ -137,10 +175,12 @@ export function Composer({
       // time, the connection dropped) leaves it unknown whether the host stored it.
       const refused = err instanceof RpcError && typeof err.code === 'number';
       setUnconfirmed(!refused);
+      // Kept with its key at once: the composer may be gone (another channel) by now.
+      pageDrafts.set(channelId, { ...draftNow(), sendKey: draftKeys.snapshot(), unconfirmed: !refused });
       setError(
         refused
           ? `not sent: ${describeError(err)}`
-          : `Not confirmed: the host’s answer was lost (${describeError(err)}). It may be stored already; Retry sends it again without storing it twice.`,
+          : `Not confirmed: the host’s answer was lost (${describeError(err)}). ${NOT_CONFIRMED}`,
       );
     } finally {
       setSending(false);
@@ -155,12 +195,12 @@ export function Composer({
         void send();
       }}
     >
-      {replyTo && (
+      {answering && (
         <div class="replying-to">
           <span>
-            Replying to <strong>{replyTo.author}</strong>: <span class="muted">{replyTo.excerpt}</span>
+            Replying to <strong>{answering.author}</strong>: <span class="muted">{answering.excerpt}</span>
           </span>
-          <button type="button" class="button ghost" onClick={() => onCancelReply?.()}>
+          <button type="button" class="button ghost" onClick={cancelReply}>
             Cancel reply
           </button>
         </div>

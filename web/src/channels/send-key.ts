@@ -11,6 +11,12 @@ export interface SendRequest {
   reply_to?: string;
 }
 
+/** A request's fingerprint and the key it was sent with. */
+export interface KeptKey {
+  request: string;
+  key: string;
+}
+
 /** A key the host accepts (1-200 printable characters): `web-` and 128 random bits in hex. */
 export function newSendKey(): string {
   // getRandomValues, not randomUUID: the latter needs a secure context, and the page may be
@@ -25,9 +31,19 @@ export function newSendKey(): string {
  * message with a new key.
  */
 export class DraftKeys {
-  private kept: { request: string; key: string } | null = null;
+  /**
+   * `kept` is a key kept from before (a draft restored after switching channels), so a retry of
+   * the same request still sends the same key.
+   */
+  constructor(
+    private readonly makeKey: () => string = newSendKey,
+    private kept: KeptKey | null = null,
+  ) {}
 
-  constructor(private readonly makeKey: () => string = newSendKey) {}
+  /** The key kept for the last request, to be saved with the draft. */
+  snapshot(): KeptKey | null {
+    return this.kept && { ...this.kept };
+  }
 
   keyFor(request: SendRequest): string {
     const fingerprint = JSON.stringify([
