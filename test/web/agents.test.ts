@@ -1,7 +1,8 @@
 // The sidebar's agents (web/src/agents.ts): every page of `principal.list {managed: true}` is read,
-// the two sources merge without duplicates, and an `agent.managed` push adds or drops one name.
+// the two sources merge without duplicates, an `agent.managed` push adds or drops one name, and the
+// filter box keeps the agents whose name contains its text.
 import { describe, expect, it } from 'vitest';
-import { loadManagedAgents, sidebarAgents, withAgent } from '../../web/src/agents.js';
+import { filterAgents, loadManagedAgents, sidebarAgents, withAgent } from '../../web/src/agents.js';
 
 describe('the sidebar agents', () => {
   it('walks every managed page, asking with managed: true and the last name', async () => {
@@ -31,5 +32,15 @@ describe('the sidebar agents', () => {
     expect(withAgent(['a', 'b'], 'b', true)).toEqual(['a', 'b']);
     expect(withAgent(['a', 'b'], 'a', false)).toEqual(['b']);
     expect(withAgent(['a'], 'x', false)).toEqual(['a']);
+  });
+
+  it('filters by name, any case, adding the agents of the channels the host found', () => {
+    expect(filterAgents(['b-bot', 'a-scout'], [], '')).toEqual(['b-bot', 'a-scout']);
+    expect(filterAgents(['b-bot', 'a-scout'], [], '  ')).toEqual(['b-bot', 'a-scout']);
+    expect(filterAgents(['b-bot', 'a-scout'], ['z-scout', 'b-bot'], ' SCOUT ')).toEqual([
+      'a-scout',
+      'z-scout',
+    ]);
+    expect(filterAgents(['b-bot'], ['helper'], 'nobody')).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { seedChannels } from '../../bench/channels.js';
 import { createChannel } from '../../src/host/channels/channels.js';
 import { addPrincipal, resolvePrincipal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
+import { seriousViolations } from './axe-scan.js';
 import {
   collectProblems,
   loginLinkFor,
@@ -31,6 +32,10 @@ beforeAll(async () => {
   const ctx = stage.hostCtx;
   const owner = await resolvePrincipal(ctx, 'owner');
   const helper = await addPrincipal(ctx, { name: 'helper', kind: 'agent' });
+  // Agents to find by name; one has a DM with the owner, made before the seeded channels.
+  await addPrincipal(ctx, { name: 'alpha-worker', kind: 'agent' });
+  await addPrincipal(ctx, { name: 'gamma-scout', kind: 'agent' });
+  await sendMessage(ctx, owner, { to: 'gamma-scout', body: 'where are you?' });
   await seedChannels(ctx, owner, helper, CHANNELS);
   // Someone else's channel, with a name the filter below would match: never shown to the owner.
   const eve = await addPrincipal(ctx, { name: 'eve', kind: 'person' });
@@ -89,14 +94,14 @@ describe(`a person in ${CHANNELS.toLocaleString('en')} channels`, () => {
     // The filter asks the host, and lists only the person's own channels.
     // These are among the oldest: the host's first filtered page examines the newest 1,000 channels,
     // finds none and says where to go on; the page asks again by itself.
-    await page.getByRole('searchbox', { name: 'Filter channels' }).fill('CH-0007');
+    await page.getByRole('searchbox', { name: 'Filter channels and agents' }).fill('CH-0007');
     await expect
       .poll(async () => (await labels.allTextContents()).sort(), POLL)
       .toEqual(Array.from({ length: 10 }, (_, i) => `#ch-0007${i}`).sort());
     const filtered = lists().filter((f) => f.params?.filter === 'CH-0007');
     expect(filtered.length).toBeGreaterThan(1);
     await screenshot(page, 'desktop-51-sidebar-filter');
-    await page.getByRole('searchbox', { name: 'Filter channels' }).fill('');
+    await page.getByRole('searchbox', { name: 'Filter channels and agents' }).fill('');
     await expect.poll(() => labels.first().textContent(), POLL).toBe('#ch-00003');
     expect(problems).toEqual([]);
     await context.close();
@@ -117,6 +122,42 @@ describe(`a person in ${CHANNELS.toLocaleString('en')} channels`, () => {
     expect(
       sent.filter((f) => f.method === 'channel.list' && f.params?.channelId === 'c_seed00000011'),
     ).toHaveLength(1);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('finds an agent and its DM with the filter box; a skip link is the first stop for the keyboard', {
+    timeout: 120_000,
+  }, async () => {
+    // CSP bypassed only so axe-core's source can be injected.
+    const context = await newViewContext(stage.browser, VIEWPORTS[0], { bypassCSP: true });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    collectProblems(page, problems);
+    await signIn(page, await loginLinkFor(stage));
+    const nav = page.getByRole('navigation');
+    await nav.getByRole('link', { name: 'helper', exact: true }).waitFor();
+
+    // Tab from the top: the skip link first, and it takes focus to the main pane.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to main content');
+    expect(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')).not.toBe('none');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.tagName')).toBe('MAIN');
+    expect(new URL(page.url()).hash).toBe('');
+
+    const agents = page.locator('ul[aria-labelledby="agents-heading"] .nav-label');
+    const channels = page.locator('.sidebar-channels .nav-label');
+    await page.getByRole('searchbox', { name: 'Filter channels and agents' }).fill('SCOUT');
+    await expect.poll(() => agents.allTextContents(), POLL).toEqual(['gamma-scout']);
+    await expect.poll(() => channels.allTextContents(), POLL).toEqual(['@gamma-scout']);
+    await page.getByRole('searchbox', { name: 'Filter channels and agents' }).fill('nobody-like-this');
+    await page.getByText('No agent matches "nobody-like-this".').waitFor();
+    expect(await seriousViolations(page, 'sidebar-filtered')).toEqual([]);
+    await page.getByRole('searchbox', { name: 'Filter channels and agents' }).fill('');
+    await expect
+      .poll(() => agents.allTextContents(), POLL)
+      .toEqual(['alpha-worker', 'gamma-scout', 'helper']);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -33,3 +33,14 @@ export function withAgent(list: readonly string[], name: string, managed: boolea
   const rest = list.filter((n) => n !== name);
   return managed ? [...rest, name].sort() : rest;
 }
+
+/**
+ * The agents the sidebar filter box lets through: those whose name contains `query`, any case.
+ * `found` are the agents of the channels the host found for it (a DM found by the agent's name
+ * whose agent is in no loaded channel), so an agent is found at any number of channels.
+ */
+export function filterAgents(listed: readonly string[], found: readonly string[], query: string): string[] {
+  const wanted = query.trim().toLowerCase();
+  if (wanted === '') return [...listed];
+  return sidebarAgents(listed, found).filter((name) => name.toLowerCase().includes(wanted));
+}

@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { loadManagedAgents, sidebarAgents, withAgent } from './agents.js';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { filterAgents, loadManagedAgents, sidebarAgents, withAgent } from './agents.js';
 import { Invitations } from './channels/invitations.js';
-import { SidebarChannels } from './channels/sidebar-channels.js';
+import { SidebarChannels, SidebarFilter, useChannelFilter } from './channels/sidebar-channels.js';
 import { Timeline } from './channels/timeline.js';
 import { useSidebarChannels } from './channels/use-sidebar-channels.js';
 import { routeHref, useConnectionStatus, useOnReconnect, useRoute } from './hooks.js';
@@ -99,6 +99,15 @@ export function App({ client, hello }: AppProps) {
     () => sidebarAgents(managed ?? [], agentsOf(channels ?? [], me)),
     [managed, channels, me],
   );
+  // The sidebar's filter box: the host filters the channels, the page the agents by name.
+  const [filterText, setFilterText] = useState('');
+  const channelFilter = useChannelFilter(client, filterText);
+  const filtering = filterText.trim() !== '';
+  const shownAgents = useMemo(
+    () => filterAgents(agents, agentsOf(channelFilter.result?.channels ?? [], me), filterText),
+    [agents, channelFilter.result, me, filterText],
+  );
+  const mainPane = useRef<HTMLElement>(null);
   // Closing a start dialog may follow "New agent…": read the managed agents again.
   const closeDialog = () => {
     setStarting(null);
@@ -115,6 +124,11 @@ export function App({ client, hello }: AppProps) {
 
   return (
     <div class={`shell ${route.kind === 'home' ? 'at-home' : 'at-detail'}`}>
+      {/* First stop for the keyboard. A button, not a `#main-content` link: the page routes by the
+          hash, so following a fragment would change the route. */}
+      <button type="button" class="skip-link" onClick={() => mainPane.current?.focus()}>
+        Skip to main content
+      </button>
       <header class="topbar">
         {route.kind !== 'home' && (
           <a class="back button ghost" href="#/" aria-label="Back to the list">
@@ -155,16 +169,20 @@ export function App({ client, hello }: AppProps) {
           </button>
         </div>
         <Invitations client={client} onJoined={(id) => void goTo(id)} />
+        <SidebarFilter text={filterText} onText={setFilterText} />
         <h2 id="channels-heading">Channels</h2>
         <SidebarChannels
-          client={client}
           list={sidebar}
+          text={filterText}
+          filter={channelFilter}
           route={route}
           label={(channel) => channelLabel(channel, me)}
           unreadLabel={unreadLabel}
         />
         <h2 id="agents-heading">Agent queues</h2>
-        {agents.length === 0 ? (
+        {filtering && shownAgents.length === 0 ? (
+          <p class="muted">No agent matches "{filterText.trim()}".</p>
+        ) : shownAgents.length === 0 ? (
           <p class="muted">
             {channels === null || managed === null
               ? 'Loading agents…'
@@ -172,7 +190,7 @@ export function App({ client, hello }: AppProps) {
           </p>
         ) : (
           <ul class="nav-list" aria-labelledby="agents-heading">
-            {agents.map((agent) => {
+            {shownAgents.map((agent) => {
               const waiting = approvalCounts.get(agent) ?? 0;
               return (
                 <li key={agent}>
@@ -201,7 +219,7 @@ export function App({ client, hello }: AppProps) {
           </ul>
         )}
       </nav>
-      <main class="pane">
+      <main class="pane" id="main-content" tabIndex={-1} ref={mainPane}>
         {route.kind === 'home' && (
           <section class="empty-pane">
             <p class="muted">Pick a channel to read and write, or an agent to watch its queue.</p>

@@ -1,6 +1,7 @@
 // The sidebar's "Channels" list (issue 28): the first page at once, "Show more" (or scrolling to
-// its end) for the next, and a filter box that asks the host (`channel.list {filter}`), so a
-// person with 10,000 channels finds one without the page ever holding them all.
+// its end) for the next, and the sidebar's filter box, which asks the host (`channel.list
+// {filter}`), so a person with 10,000 channels finds one without the page ever holding them all.
+// The box itself (SidebarFilter) sits above both lists: it filters the agents too (app.tsx).
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import './sidebar.css';
@@ -10,9 +11,13 @@ import type { ChannelListPage, ChannelSummary } from '../wire.js';
 import { mergeChannels, SIDEBAR_PAGE } from './sidebar-list.js';
 import type { SidebarChannels as ListState } from './use-sidebar-channels.js';
 
+export type ChannelFilter = ReturnType<typeof useChannelFilter>;
+
 export interface SidebarChannelsProps {
-  client: RpcClient;
   list: ListState;
+  /** The sidebar filter box's text, and the host's answer for it (useChannelFilter). */
+  text: string;
+  filter: ChannelFilter;
   route: Route;
   label: (channel: ChannelSummary) => string;
   unreadLabel: (unread: number) => string;
@@ -29,7 +34,7 @@ interface FilterResult {
 }
 
 /** Filter pages for `text`: a page that met the host's scan bound with few hits asks for the next. */
-function useChannelFilter(client: RpcClient, text: string) {
+export function useChannelFilter(client: RpcClient, text: string) {
   const [result, setResult] = useState<FilterResult | null>(null);
   const asked = useRef(0);
   const ask = (query: string, cursor: string | null, shown: ChannelSummary[]) => {
@@ -62,9 +67,21 @@ function useChannelFilter(client: RpcClient, text: string) {
   return { result, more };
 }
 
-export function SidebarChannels({ client, list, route, label, unreadLabel }: SidebarChannelsProps) {
-  const [text, setText] = useState('');
-  const filter = useChannelFilter(client, text);
+/** The sidebar's one filter box: channels (asked of the host) and agents (app.tsx) by name. */
+export function SidebarFilter({ text, onText }: { text: string; onText: (text: string) => void }) {
+  return (
+    <input
+      type="search"
+      class="channel-filter"
+      placeholder="Filter channels and agents"
+      aria-label="Filter channels and agents"
+      value={text}
+      onInput={(e) => onText((e.currentTarget as HTMLInputElement).value)}
+    />
+  );
+}
+
+export function SidebarChannels({ list, text, filter, route, label, unreadLabel }: SidebarChannelsProps) {
   const filtering = text.trim() !== '';
   const shown = filtering ? (filter.result?.channels ?? null) : list.channels;
   const hasMore = filtering ? Boolean(filter.result?.nextCursor) : list.hasMore;
@@ -77,14 +94,6 @@ export function SidebarChannels({ client, list, route, label, unreadLabel }: Sid
   };
   return (
     <div class="sidebar-channels">
-      <input
-        type="search"
-        class="channel-filter"
-        placeholder="Filter channels"
-        aria-label="Filter channels"
-        value={text}
-        onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
-      />
       {filtering && filter.result?.error && (
         <p class="error" role="alert">
           could not filter channels: {filter.result.error}
