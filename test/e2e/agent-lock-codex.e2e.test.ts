@@ -99,8 +99,9 @@ describe.skipIf(!enabled)('agent tools are that agent (real Codex driver)', () =
       }
       const outputs = toolResults(server.mainCalls().at(-1) as RecordedRequest).map((r) => r.text);
       const byLabel = Object.fromEntries(labels.map((l, i) => [l, outputs[i] ?? '(no output)']));
+      // `(permission denied)` is Sluice's own line for a path the sandbox refuses it.
       const refused =
-        /Process exited with code [1-9]\d*[\s\S]*(Permission denied|command not found|sluice: denied|unable to open database)/;
+        /Process exited with code [1-9]\d*[\s\S]*(Permission denied|\(permission denied\)|command not found|sluice: denied|unable to open database)/;
       for (const label of Object.keys(shell)) {
         // Each one fails: the sandbox denies the home, where the shim and the database live.
         expect(byLabel[label], `${label}\n${JSON.stringify(byLabel, null, 1)}`).toMatch(refused);
