@@ -90,6 +90,40 @@ describe('only a Sluice home is tightened', () => {
     expect(lines).toHaveLength(1);
   });
 
+  // A home used only with PostgreSQL has no sluice.db and no blobs folder (blobs live in the
+  // database): what it holds is Sluice's own folders and logs. Such a home at 0755 was refused.
+  it.each([
+    ['its logs', ['logs/serve.log']],
+    ['its error log', ['logs/errors.log']],
+    ['a driver folder', ['drivers/bot/']],
+    ['materialised attachments', ['materialized/']],
+    ['hook sessions', ['hook-sessions/']],
+  ])('tightens a PostgreSQL home holding only %s', (_, paths) => {
+    const home = join(scratch(), 'home');
+    mkdirSync(home);
+    for (const path of paths) {
+      if (path.endsWith('/')) mkdirSync(join(home, path), { recursive: true });
+      else {
+        mkdirSync(join(home, path, '..'), { recursive: true });
+        writeFileSync(join(home, path), '');
+      }
+    }
+    chmodSync(home, 0o755);
+    const lines: string[] = [];
+    securePrivateHome(home, (l) => lines.push(l));
+    expect(mode(home)).toBe('700');
+    expect(lines).toHaveLength(1);
+  });
+
+  it('a folder of the user holding a plain logs folder is still not taken for a home', () => {
+    const folder = join(scratch(), 'project');
+    mkdirSync(join(folder, 'logs'), { recursive: true });
+    writeFileSync(join(folder, 'logs', 'app.log'), '');
+    chmodSync(folder, 0o755);
+    expect(() => securePrivateHome(folder, () => undefined)).toThrow(/does not look like a Sluice home/);
+    expect(mode(folder)).toBe('755');
+  });
+
   it('leaves a private folder of any content alone, and a missing one to be made', () => {
     const folder = join(scratch(), 'private');
     mkdirSync(folder, { mode: 0o700 });

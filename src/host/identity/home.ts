@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../../core/errors.js';
@@ -42,13 +42,22 @@ export interface OpenHostOptions {
 export type NoticeSink = (line: string) => void;
 const toStderr: NoticeSink = (line) => process.stderr.write(`sluice: ${line}\n`);
 
-/** What only a Sluice home holds: a folder with one of these is one, whatever its mode. */
-const HOME_MARKERS = ['sluice.db', 'blobs', 'serve-origin'];
+/**
+ * What only a Sluice home holds: a folder with one of these is one, whatever its mode. A home used
+ * only with PostgreSQL has no `sluice.db` and no `blobs` (they live in the database), so Sluice's
+ * own folders count too; `logs` only with Sluice's own log files in it (a project may have logs).
+ */
+const HOME_MARKERS = ['sluice.db', 'blobs', 'serve-origin', 'drivers', 'materialized', 'hook-sessions'];
+const SLUICE_LOGS = ['logs/serve.log', 'logs/errors.log'];
 
 /** True when `folder` is empty or holds what a Sluice home holds: Sluice may make it private. */
 function mayTighten(folder: string): boolean {
   const names = readdirSync(folder);
-  return names.length === 0 || names.some((name) => HOME_MARKERS.includes(name));
+  return (
+    names.length === 0 ||
+    names.some((name) => HOME_MARKERS.includes(name)) ||
+    SLUICE_LOGS.some((log) => existsSync(join(folder, log)))
+  );
 }
 
 /**
