@@ -21,8 +21,19 @@ const BREAKS_AND_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
  */
 export function firstLine(text: string, max = 80): string {
   const line = revealInvisible((text.split('\n', 1)[0] ?? '').replace(BREAKS_AND_CONTROLS, ' '));
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  if (line.length <= max) return line;
+  // Cut between whole characters and whole escapes: escaping made `line` longer than what was
+  // written, and a cut inside `\u202e` or a surrogate pair would print half of one.
+  let cut = '';
+  for (const piece of line.match(ESCAPE_OR_CHARACTER) ?? []) {
+    if (cut.length + piece.length > max - 1) break;
+    cut += piece;
+  }
+  return `${cut}…`;
 }
+
+/** One escape `revealInvisible` wrote, or one whole character (a surrogate pair stays together). */
+const ESCAPE_OR_CHARACTER = /\\u[0-9a-f]{4}|[\s\S]/gu;
 
 /** True when `text` has no line break under any convention (it can stay on its header's line). */
 export function oneLine(text: string): boolean {
