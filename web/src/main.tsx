@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { App } from './app.js';
+import { pageDrafts } from './channels/drafts.js';
 import { RpcClient, type SocketLike } from './rpc.js';
 import { checkSession, rpcSocketUrl } from './session.js';
 import './style.css';
@@ -14,6 +15,8 @@ async function boot(root: HTMLElement): Promise<void> {
     render(<Unreachable message={session.message} />, root);
     return;
   }
+  // Before any composer reads a draft: another person's, left in this tab, must not show.
+  pageDrafts.signIn(session.hello.principal.id);
   const client = new RpcClient({
     url: rpcSocketUrl(window.location),
     connect: (url) => new WebSocket(url) as unknown as SocketLike,

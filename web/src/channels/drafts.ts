@@ -1,7 +1,9 @@
 // What a person has typed in a channel's composer and not sent yet, kept per channel so switching
 // channels and back loses nothing (docs/web.md, "Drafts are kept per channel"). Kept in memory for
 // the page's life and mirrored to sessionStorage, so a reload of the tab keeps them too; closing
-// the tab drops them, and logging out clears them. A draft whose send was not confirmed keeps the
+// the tab drops them, and logging out clears them. They are the signed-in person's: stored under
+// their principal id, and a page load that finds someone else signed in (the session ended
+// elsewhere, so this tab's Log out never ran) drops every other person's. A draft whose send was not confirmed keeps the
 // idempotency key it was sent with, so Retry after switching away and back still dedups. No DOM
 // types beyond the Storage interface: the Node tests import it.
 
@@ -83,17 +85,41 @@ export function parseDraft(text: string | null): Draft | null {
   return value as Draft;
 }
 
-/** The drafts of one page, by channel id. */
+/**
+ * The stored-key part naming a principal: `%` and `.` escaped, so it holds no `.` and the key
+ * `sluice.draft.<owner>.<channelId>` names exactly one principal whatever the ids hold.
+ */
+function ownerPart(principalId: string): string {
+  return principalId.replace(/[%.]/g, (c) => (c === '%' ? '%25' : '%2E'));
+}
+
+/** The drafts of one page, by channel id, for the signed-in person. */
 export class Drafts {
   private readonly kept = new Map<string, Draft>();
+  /** `sluice.draft.<owner>.` once `host.hello` named who is signed in; until then nothing is stored. */
+  private ownerPrefix: string | null = null;
 
   /** `storage` is the tab's sessionStorage, or null where there is none (or it refuses). */
   constructor(private readonly storage: DraftStorage | null) {}
 
+  /**
+   * `host.hello` named who is signed in: drafts are theirs from now on, and every other person's
+   * (in this page and in the tab's storage, and any stored without a person) is dropped, so the
+   * next person in the tab never sees a previous one's unsent text, reply or attachments.
+   */
+  signIn(principalId: string): void {
+    const ownerPrefix = `${PREFIX}${ownerPart(principalId)}.`;
+    if (this.ownerPrefix !== ownerPrefix) this.kept.clear();
+    this.ownerPrefix = ownerPrefix;
+    this.removeStored((key) => !key.startsWith(ownerPrefix));
+  }
+
   get(channelId: string): Draft | null {
     const inMemory = this.kept.get(channelId);
     if (inMemory) return inMemory;
-    const stored = parseDraft(this.attempt(() => this.storage?.getItem(PREFIX + channelId) ?? null, null));
+    const key = this.storedKey(channelId);
+    if (key === null) return null;
+    const stored = parseDraft(this.attempt(() => this.storage?.getItem(key) ?? null, null));
     if (stored) this.kept.set(channelId, stored);
     return stored;
   }
@@ -104,24 +130,38 @@ export class Drafts {
       return;
     }
     this.kept.set(channelId, draft);
-    this.attempt(() => this.storage?.setItem(PREFIX + channelId, JSON.stringify(draft)), undefined);
+    const key = this.storedKey(channelId);
+    if (key === null) return;
+    this.attempt(() => this.storage?.setItem(key, JSON.stringify(draft)), undefined);
   }
 
   delete(channelId: string): void {
     this.kept.delete(channelId);
-    this.attempt(() => this.storage?.removeItem(PREFIX + channelId), undefined);
+    const key = this.storedKey(channelId);
+    if (key === null) return;
+    this.attempt(() => this.storage?.removeItem(key), undefined);
   }
 
   /** Every draft of this tab, stored ones too (at log out: the next person in the tab sees none). */
   clear(): void {
     this.kept.clear();
+    this.removeStored(() => true);
+  }
+
+  /** Where a channel's draft is stored; null before anyone is signed in (kept in memory only). */
+  private storedKey(channelId: string): string | null {
+    return this.ownerPrefix === null ? null : this.ownerPrefix + channelId;
+  }
+
+  /** Removes the stored drafts whose key `drop` picks. */
+  private removeStored(drop: (key: string) => boolean): void {
     this.attempt(() => {
       const storage = this.storage;
       if (!storage) return;
       const keys: string[] = [];
       for (let i = 0; i < storage.length; i++) {
         const key = storage.key(i);
-        if (key?.startsWith(PREFIX)) keys.push(key);
+        if (key?.startsWith(PREFIX) && drop(key)) keys.push(key);
       }
       for (const key of keys) storage.removeItem(key);
     }, undefined);
