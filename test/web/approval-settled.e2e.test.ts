@@ -3,8 +3,9 @@
 // it does not vanish under their click. A request whose time ran out with no driver left to deny
 // it shows as expired, with nothing to press but Dismiss. The owner's WebSocket is routed
 // (`routeWebSocket`) so that alice's decision reaches the page just after the owner pressed Allow,
-// before the host's answer to it: the order of a real race. Debian's Chromium via playwright-core
-// against a real `sluice serve`.
+// before the host's answer to it: the order of a real race. A request decided while the page was
+// disconnected (its push dropped, then the socket closed) stays as decided after the reconnect's
+// re-read instead of vanishing. Debian's Chromium via playwright-core against a real `sluice serve`.
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +54,11 @@ describe('an approval card decided elsewhere while its person acts on it', () =>
   /** Decisions pushed to the page, held until the page sends its own decision. */
   const held: string[] = [];
   let holding = true;
+  /** While set, decisions pushed to the page are lost, as over a connection that is going down. */
+  let dropping = false;
+  const dropped: string[] = [];
+  /** Closes the page's current socket (and its leg to the host): the page reconnects on its own. */
+  let disconnect: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
     context = await newViewContext(stage.browser, view, { bypassCSP: true });
@@ -60,6 +66,10 @@ describe('an approval card decided elsewhere while its person acts on it', () =>
     collectProblems(page, problems, { console: 'except-favicon', http: true });
     await page.routeWebSocket(/\/rpc$/, (ws) => {
       const server = ws.connectToServer();
+      disconnect = async () => {
+        await ws.close();
+        await server.close();
+      };
       ws.onMessage((text) => {
         const frame = JSON.parse(String(text)) as Frame;
         if (frame.method === 'approval.decide' && holding) {
@@ -71,7 +81,13 @@ describe('an approval card decided elsewhere while its person acts on it', () =>
       });
       server.onMessage((text) => {
         const frame = JSON.parse(String(text)) as Frame;
-        if (holding && frame.method === 'approval.changed' && frame.params?.approval?.status !== 'pending')
+        if (dropping && frame.method === 'approval.changed' && frame.params?.approval?.status !== 'pending')
+          dropped.push(String(text));
+        else if (
+          holding &&
+          frame.method === 'approval.changed' &&
+          frame.params?.approval?.status !== 'pending'
+        )
           held.push(String(text));
         else ws.send(text);
       });
@@ -115,6 +131,25 @@ describe('an approval card decided elsewhere while its person acts on it', () =>
       .waitFor({ state: 'detached', timeout: POLL.timeout });
     await expired.getByRole('button', { name: 'Dismiss' }).click();
     await expired.waitFor({ state: 'detached' });
+  });
+
+  it('a request decided while the page was disconnected stays, as decided, after the reconnect', async () => {
+    const asker = await resolveAgent(stage.hostCtx, 'asker');
+    const { row } = await requestApproval(stage.hostCtx, asker, bash('make offline'), 600_000);
+    await card('make offline').waitFor();
+    dropping = true;
+    const alice = await resolvePrincipal(stage.hostCtx, 'alice');
+    await decideApprovalRequest(stage.hostCtx, alice, { id: row.id, decision: 'deny', note: 'not now' });
+    await expect.poll(() => dropped.length, POLL).toBe(1);
+    dropping = false;
+    await disconnect();
+    // The reconnect re-reads the pending requests: this one is no longer among them.
+    const settled = card('make offline');
+    await settled.getByText('Denied by alice').waitFor({ timeout: POLL.timeout });
+    await settled.getByText('not now').waitFor();
+    expect(await settled.getByRole('button', { name: 'Allow', exact: true }).count()).toBe(0);
+    await settled.getByRole('button', { name: 'Dismiss' }).click();
+    await settled.waitFor({ state: 'detached' });
   });
 
   it('logged no page error or console error', () => {

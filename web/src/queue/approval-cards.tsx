@@ -6,7 +6,15 @@ import { shownExactly, shownText } from '../shown-text.js';
 import { RelativeTime } from '../time.js';
 import type { Approval } from '../wire.js';
 import { AnswerForm, ApprovalQuestions } from './approval-questions.js';
-import { applyApprovalChange, asExpired, mergeListedApprovals, settledLabel } from './approval-settling.js';
+import {
+  applyApprovalChange,
+  asExpired,
+  isSettled,
+  mergeListedApprovals,
+  type ShownApproval,
+  settledLabel,
+  vanishedPending,
+} from './approval-settling.js';
 
 /**
  * The agent's pending approval requests, for its owner and managers (docs/approvals.md): each one
@@ -16,26 +24,38 @@ import { applyApprovalChange, asExpired, mergeListedApprovals, settledLabel } fr
  * by the timeout stays as a decided card until `me` dismisses it (approval-settling.ts).
  */
 export function ApprovalCards({ client, agent, me }: { client: RpcClient; agent: string; me: string }) {
-  const [cards, setCards] = useState<Approval[]>([]);
+  const [cards, setCards] = useState<ShownApproval[]>([]);
   const [failed, setFailed] = useState<string | null>(null);
+  // The cards as last rendered: which ones shown pending a fresh list no longer holds.
+  const shownCards = useRef(cards);
+  shownCards.current = cards;
   const load = useCallback(() => {
-    client
-      .call<{ approvals: Approval[] }>('approval.list', { agent, status: 'pending' })
-      .then((r) => {
+    const list = (status: 'pending' | 'all') =>
+      client.call<{ approvals: Approval[] }>('approval.list', { agent, status }).then((r) => r.approvals);
+    list('pending')
+      .then(async (listed) => {
+        // Cards decided while the page was not hearing pushes: read how, so they stay as decided.
+        const vanished = vanishedPending(shownCards.current, listed);
+        const finals = new Map<string, Approval | null>();
+        if (vanished.length > 0) {
+          const all = await list('all').catch(() => []);
+          for (const id of vanished) finals.set(id, all.find((a) => a.id === id) ?? null);
+        }
         setFailed(null);
-        setCards((current) => mergeListedApprovals(current, r.approvals));
+        setCards((current) => mergeListedApprovals(current, listed, me, finals));
       })
       .catch((err) => {
-        setCards([]);
         // Anyone the host refuses (not a manager) sees nothing, and a dropped connection reads
-        // again on reconnect; any other failure is said rather than shown as "nothing pending".
+        // again on reconnect (the cards kept, so one decided meanwhile is still found); any other
+        // failure is said rather than shown as "nothing pending".
         const refused =
           err instanceof RpcError && (err.data as { code?: string } | undefined)?.code === 'denied';
+        if (refused) setCards([]);
         setFailed(
           refused || !(err instanceof RpcError) || typeof err.code !== 'number' ? null : describeError(err),
         );
       });
-  }, [client, agent]);
+  }, [client, agent, me]);
   useEffect(load, [load]);
   useOnReconnect(client, load);
   useEffect(() => {
@@ -126,7 +146,7 @@ function ApprovalCard({
   onDismiss,
 }: {
   client: RpcClient;
-  approval: Approval;
+  approval: ShownApproval;
   onDismiss: () => void;
 }) {
   const [noting, setNoting] = useState(false);
@@ -136,8 +156,9 @@ function ApprovalCard({
   const [error, setError] = useState<string | null>(null);
   // Its time ran out and no driver denied it (the driver is gone): nothing left to decide.
   const timedOut = useExpired(shown.expiresAt);
-  const approval = shown.status === 'pending' && timedOut ? asExpired(shown) : shown;
-  const settled = approval.status !== 'pending';
+  // One decided elsewhere while the page was disconnected is not re-labelled as expired.
+  const approval = shown.status === 'pending' && timedOut && !shown.decidedUnseen ? asExpired(shown) : shown;
+  const settled = isSettled(approval);
   // The person pressed a decision here: once the card is decided, focus goes to Dismiss (the
   // button they pressed is gone).
   const acted = useRef(false);

@@ -7,11 +7,27 @@
 import type { Approval } from '../wire.js';
 
 /**
+ * A card on the page: a request as the host gave it, or, with `decidedUnseen`, one shown pending
+ * that left the pending list while the page was not hearing pushes and whose outcome could not be
+ * read back (more decided requests than one `approval.list` returns, or the read failed).
+ */
+export type ShownApproval = Approval & { decidedUnseen?: true };
+
+/** Whether a card is decided: it loses Allow and Deny and offers Dismiss. */
+export function isSettled(card: ShownApproval): boolean {
+  return card.status !== 'pending' || card.decidedUnseen === true;
+}
+
+/**
  * The cards after an `approval.changed` push: a pending request is added or updated; one decided
  * by this person (here, in another tab, from the CLI) goes; one decided by anyone else, or by the
  * timeout, stays, shown as decided, until dismissed.
  */
-export function applyApprovalChange(cards: readonly Approval[], approval: Approval, me: string): Approval[] {
+export function applyApprovalChange(
+  cards: readonly ShownApproval[],
+  approval: Approval,
+  me: string,
+): ShownApproval[] {
   const at = cards.findIndex((a) => a.id === approval.id);
   if (approval.status !== 'pending' && approval.decidedBy === me)
     return at < 0 ? [...cards] : cards.filter((a) => a.id !== approval.id);
@@ -23,18 +39,48 @@ export function applyApprovalChange(cards: readonly Approval[], approval: Approv
 }
 
 /**
- * The cards after `approval.list {status: "pending"}` answered (at open, after a reconnect or a
- * resync): what it lists, plus the decided cards still waiting to be dismissed.
+ * The ids of cards shown pending that a fresh `approval.list {status: "pending"}` no longer holds:
+ * decided (or timed out) while the page was not hearing pushes. Their outcome is read back with
+ * `approval.list {status: "all"}` before merging, so they do not vanish.
  */
-export function mergeListedApprovals(cards: readonly Approval[], listed: readonly Approval[]): Approval[] {
+export function vanishedPending(cards: readonly ShownApproval[], listed: readonly Approval[]): string[] {
+  const ids = new Set(listed.filter((a) => a.status === 'pending').map((a) => a.id));
+  return cards.filter((a) => !isSettled(a) && !ids.has(a.id)).map((a) => a.id);
+}
+
+/**
+ * The cards after `approval.list {status: "pending"}` answered (at open, after a reconnect or a
+ * resync): what it lists, plus the decided cards still waiting to be dismissed. `finals` holds,
+ * for each id `vanishedPending` named, the request as the host now gives it, or null when it could
+ * not be read. A vanished card decided by this person goes (as with a push); one decided by anyone
+ * else or by the timeout stays as decided; one whose outcome is unknown stays as "decided
+ * elsewhere". A card not asked about (pushed after the list was asked for) stays as it is.
+ */
+export function mergeListedApprovals(
+  cards: readonly ShownApproval[],
+  listed: readonly Approval[],
+  me: string,
+  finals: ReadonlyMap<string, Approval | null> = new Map(),
+): ShownApproval[] {
   const pending = listed.filter((a) => a.status === 'pending');
   const ids = new Set(pending.map((a) => a.id));
-  const settled = cards.filter((a) => a.status !== 'pending' && !ids.has(a.id));
-  return [...pending, ...settled];
+  const kept: ShownApproval[] = [];
+  for (const card of cards) {
+    if (ids.has(card.id)) continue;
+    if (isSettled(card) || !finals.has(card.id)) {
+      kept.push(card);
+      continue;
+    }
+    const final = finals.get(card.id) ?? null;
+    if (final === null) kept.push({ ...card, decidedUnseen: true });
+    else if (final.status === 'pending' || final.decidedBy !== me) kept.push(final);
+  }
+  return [...pending, ...kept];
 }
 
 /** How a decided request reads on its card: who decided and what. */
-export function settledLabel(approval: Approval): string {
+export function settledLabel(approval: ShownApproval): string {
+  if (approval.decidedUnseen) return 'Decided elsewhere while this page was disconnected';
   const by = approval.decidedBy ?? 'another person';
   if (approval.status === 'allowed')
     return approval.kind === 'user_input' ? `Answered by ${by}` : `Allowed by ${by}`;
