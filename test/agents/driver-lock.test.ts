@@ -100,6 +100,32 @@ describe.each(backendsUnderTest())('one driver per agent (%s)', (backend) => {
     expect(!gone.held && gone.lost.message).toMatch(/was taken over by another driver/);
   });
 
+  it('a hold that missed its renewals is renewed before a turn, and found lost once taken over', async () => {
+    const bot = await h.agent('bot5', 'turn');
+    let skewMs = 0;
+    const ctx = { ...h.ctx, now: () => new Date(Date.now() + skewMs) };
+    const lostByRenewal: SluiceError[] = [];
+    const held = await holdDriver(ctx, bot, byHand(process.pid), { onLost: (e) => lostByRenewal.push(e) });
+    expect(await held.confirm()).toBe(true);
+    // The store was away past the lease, and another driver took the agent meanwhile.
+    skewMs = DRIVER_LEASE_MS + 10_000;
+    const taker = await claimDriver(h.ctx, bot, byHand(4501), { now: ctx.now(), isAlive: alive });
+    expect(await held.confirm()).toBe(false);
+    expect(held.lost?.message).toMatch(/already driven by sluice drive claude \(pid 4501 /);
+    expect(lostByRenewal).toEqual([]);
+    await held.release();
+    expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(taker);
+    // Not taken over: the stale hold is renewed and the driver goes on.
+    await releaseDriver(h.ctx, bot, taker);
+    skewMs = 0;
+    const again = await holdDriver(ctx, bot, byHand(process.pid), { onLost: (e) => lostByRenewal.push(e) });
+    skewMs = DRIVER_LEASE_MS - 1_000;
+    expect(await again.confirm()).toBe(true);
+    const row = await findAgentDriver(h.ctx.store.db, bot.id);
+    expect(Date.parse(row?.held_until ?? '')).toBeGreaterThan(Date.now() + DRIVER_LEASE_MS);
+    await again.release();
+  });
+
   it('property: of drivers racing for one agent, exactly one wins and the others name it', async () => {
     const contexts = [h.ctx, await h.sibling(), await h.sibling()];
     let round = 0;

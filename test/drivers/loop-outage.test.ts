@@ -6,6 +6,7 @@
 import type { KyselyPlugin } from 'kysely';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
+import { claimDriver, DRIVER_LEASE_MS, holdDriver } from '../../src/host/agents/driver-lock.js';
 import type { HostContext } from '../../src/host/identity/context.js';
 import type { Principal } from '../../src/host/identity/principals.js';
 import { sendMessage } from '../../src/host/messages/messages.js';
@@ -245,6 +246,81 @@ describe('the driver loop through a database outage', () => {
     client.finish({ ok: true });
     await until('turn 5 settled', () => (reports.length === 5 ? true : undefined));
     expect(await states()).toEqual([[m1, 'handled']]);
+  });
+
+  test('a driver whose lease lapsed during the outage and was taken over begins no turn once the database is back', async () => {
+    // Driver A's clock: the test moves it past the lease while the database is away.
+    let skewMs = 0;
+    const ctx: HostContext = {
+      ...h.ctx,
+      store: flakyStore(h.ctx.store, fault),
+      now: () => new Date(Date.now() + skewMs),
+    };
+    const lostByRenewal: unknown[] = [];
+    const held = await holdDriver(
+      ctx,
+      bot,
+      { client: 'claude', pid: process.pid, supervised: false },
+      {
+        onLost: (e) => lostByRenewal.push(e),
+      },
+    );
+    loop = runDriverLoop(ctx, bot, client, {
+      signal: stop.signal,
+      retryDelayMs: 1,
+      outageBackoffMs: () => 2,
+      onTurn: (r) => reports.push(r),
+      onOutage: (e) => events.push(e),
+      confirmHold: () => held.confirm(),
+    });
+    loop.then(
+      () => {
+        settledLoop = { outcome: 'resolved' };
+      },
+      (error: unknown) => {
+        settledLoop = { outcome: 'rejected', error };
+      },
+    );
+    const m1 = await send('one');
+    await until('the first turn', () => (client.requests.length === 1 ? true : undefined));
+    client.finish({ ok: true });
+    await until('the first turn settled', () => (reports.length === 1 ? true : undefined));
+    // The database goes away for longer than the lease: A cannot renew, and driver B (here, on
+    // the test's healthy handle) takes the agent over once it answers again.
+    fault.current = socketError('ECONNREFUSED');
+    const m2 = await send('two');
+    await until('a failed look', () => (failures() >= 1 ? true : undefined));
+    skewMs = DRIVER_LEASE_MS + 10_000;
+    const later = new Date(Date.now() + skewMs);
+    const taker = await claimDriver(
+      h.ctx,
+      bot,
+      { client: 'codex', pid: 4901, supervised: true },
+      { now: later },
+    );
+    fault.current = undefined;
+    // A's loop sees m2 is ready; it must learn it lost the agent before it begins a turn.
+    await eventually(
+      async () => (settledLoop.outcome !== undefined || client.requests.length > 1 ? true : undefined),
+      10_000,
+      'the loop ended or began a second turn',
+    );
+    expect(client.requests).toHaveLength(1);
+    expect(settledLoop.outcome).toBe('resolved');
+    expect(held.lost?.message).toMatch(/already driven by sluice serve \(sluice drive codex, pid 4901 /);
+    // The loop stopped by itself: the renewal's SIGTERM path is not taken as well.
+    expect(lostByRenewal).toEqual([]);
+    expect(await states()).toEqual([
+      [m1, 'handled'],
+      [m2, 'waiting'],
+    ]);
+    await held.release();
+    const row = await h.ctx.store.db
+      .selectFrom('agent_drivers')
+      .select('holder')
+      .where('agent_id', '=', bot.id)
+      .executeTakeFirst();
+    expect(row?.holder).toBe(taker);
   });
 
   test.each([

@@ -23,6 +23,12 @@ import { thisMachine } from './agent-runs.js';
 export const DRIVER_LEASE_MS = 30_000;
 /** How often a running driver renews its hold (three tries before it lapses). */
 export const DRIVER_RENEW_MS = 10_000;
+/**
+ * A hold not renewed for this long missed a renewal: before its next turn the driver renews it
+ * (and learns whether it lost the agent) rather than trust it. Well inside the lease, so a clock a
+ * few seconds off between machines cannot let a lapsed hold pass as current.
+ */
+export const DRIVER_STALE_MS = 2 * DRIVER_RENEW_MS;
 
 /** The driver asking for an agent: what the refusal of another driver will name. */
 export interface DriverIdentity {
@@ -145,6 +151,13 @@ export interface HeldDriver {
   readonly holder: string;
   /** The refusal naming the driver that took the agent over, once this one lost it. */
   readonly lost: SluiceError | undefined;
+  /**
+   * Whether this driver still holds the agent, renewing first when no renewal succeeded for
+   * {@link DRIVER_STALE_MS} (the store was unreachable: the lease may have lapsed and another
+   * driver taken over). Call it before each turn. Rejects when the store cannot answer (the caller
+   * waits that out). A loss is not reported through `onLost`: the caller stops by itself.
+   */
+  confirm(): Promise<boolean>;
   /** Stops renewing and gives the agent back. */
   release(): Promise<void>;
 }
@@ -174,16 +187,26 @@ export async function holdDriver(
     ? await claimWhenFree(ctx, agent, me, options.waitMs ?? DRIVER_LEASE_MS + DRIVER_RENEW_MS, options.onWait)
     : await claimDriver(ctx, agent, me);
   let lost: SluiceError | undefined;
+  // When the last renewal that succeeded began (its lease counts from then, or later).
+  let renewedAt = ctx.now().getTime();
+  /** Renews once: true while held; rejects when the store cannot answer. */
+  const renew = async (): Promise<boolean> => {
+    if (lost !== undefined) return false;
+    const began = ctx.now();
+    const renewed = await renewDriver(ctx, agent, holder, began);
+    if (renewed.held) {
+      renewedAt = Math.max(renewedAt, began.getTime());
+      return true;
+    }
+    lost ??= renewed.lost;
+    return false;
+  };
   let renewing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
       if (lost !== undefined) return;
       try {
-        const renewed = await renewDriver(ctx, agent, holder);
-        if (!renewed.held) {
-          lost = renewed.lost;
-          options.onLost(renewed.lost);
-        }
+        if (!(await renew()) && lost !== undefined) options.onLost(lost);
       } catch {
         // The store is unreachable (I10): the driver runs on; the next renewal tries again.
       }
@@ -194,6 +217,11 @@ export async function holdDriver(
     holder,
     get lost() {
       return lost;
+    },
+    async confirm() {
+      if (lost !== undefined) return false;
+      if (ctx.now().getTime() - renewedAt < DRIVER_STALE_MS) return true;
+      return renew();
     },
     async release() {
       clearInterval(timer);

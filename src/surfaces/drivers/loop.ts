@@ -79,6 +79,12 @@ export interface DriverLoopOptions {
   onOutage?: ((event: OutageEvent) => void) | undefined;
   /** Test seam: the wait before retry `attempt + 1` during an outage (default 0.25 s doubling to 10 s, jittered). */
   outageBackoffMs?: ((attempt: number) => number) | undefined;
+  /**
+   * Asked before each turn begins: whether this driver still holds the agent (driver-lock.ts
+   * HeldDriver.confirm). After an outage longer than the hold's lease another driver may have
+   * taken the agent over; on `false` the loop ends without beginning the turn.
+   */
+  confirmHold?: (() => Promise<boolean>) | undefined;
 }
 
 /**
@@ -188,6 +194,13 @@ export async function runDriverLoop(
         if (woke === 'aborted') return;
         if (typeof woke === 'object') throw new ClientGoneError(woke.gone);
         continue;
+      }
+      // Not one turn by a driver that lost the agent while the database was away (the lease lapsed
+      // and another driver took over): it would take turns alongside the new driver.
+      const confirmHold = options.confirmHold;
+      if (confirmHold) {
+        const held = await throughOutage(confirmHold, outage);
+        if (held === 'aborted' || !held) return;
       }
       // A begin that failed part way is begun again: beginTurn supersedes the turn it left open.
       const session = await throughOutage(() => dispatcher.begin(), outage);

@@ -40,6 +40,8 @@ export interface DriveOptions {
   approvalPolicy?: CodexApprovalPolicy | undefined;
   /** One line per turn for the terminal. */
   status: (line: string) => void;
+  /** Whether this driver still holds the agent, asked before each turn (DriverLoopOptions.confirmHold). */
+  confirmHold?: (() => Promise<boolean>) | undefined;
 }
 
 /** `<home>/logs/drive-<agent>.log`: one JSON line per turn (pino). */
@@ -144,6 +146,7 @@ export async function drive(ctx: HostContext, agent: Principal, options: DriveOp
       limits: options.limits,
       signal: stop.signal,
       onOutage,
+      confirmHold: options.confirmHold,
       onStart: ({ abandoned }) => {
         if (abandoned)
           log.info({ event: 'abandoned', turn: abandoned }, 'abandoned a turn left open by a dead driver');

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SluiceError } from '../../../core/errors.js';
-import { holdDriver } from '../../../host/agents/index.js';
+import { type HeldDriver, holdDriver } from '../../../host/agents/index.js';
 import { databaseLocation, type HostContext, type Principal } from '../../../host/identity/index.js';
 import { requireAgent } from '../../../host/queue/index.js';
 import { requireTurnSettlement } from '../../../host/turns/index.js';
@@ -69,13 +69,14 @@ async function guarded(run: () => Promise<void>): Promise<void> {
  * Runs the drive as the agent's only driver (docs/drivers.md, "One agent, one driver"): another
  * driver of the agent, anywhere on the store, refuses this one before anything is written or
  * started. A driver that loses the agent (its hold lapsed while the store was unreachable and
- * another took over) stops as on SIGTERM and exits with the refusal naming the new one.
+ * another took over) stops as on SIGTERM and exits with the refusal naming the new one; it learns
+ * it at its next renewal or, at the latest, before its next turn (HeldDriver.confirm).
  */
 async function asOnlyDriver(
   ctx: HostContext,
   agent: Principal,
   client: 'claude' | 'codex',
-  run: () => Promise<void>,
+  run: (held: HeldDriver) => Promise<void>,
 ): Promise<void> {
   // What a driver would refuse anyway is refused before the agent is taken: nothing is written.
   requireTurnSettlement(agent);
@@ -94,7 +95,7 @@ async function asOnlyDriver(
     },
   );
   try {
-    await run();
+    await run(held);
   } finally {
     try {
       await held.release();
@@ -141,7 +142,7 @@ export function registerDriveCommands(program: Command): void {
       const cwd = sessionCwd(flags);
       const limits = limitsFrom(flags);
       await guarded(() =>
-        asOnlyDriver(host, agent, 'claude', () =>
+        asOnlyDriver(host, agent, 'claude', (held) =>
           drive(host, agent, {
             client: 'claude',
             cwd,
@@ -149,6 +150,7 @@ export function registerDriveCommands(program: Command): void {
             limits,
             extraArgs: claudeArgs,
             status: (line) => process.stdout.write(`${line}\n`),
+            confirmHold: () => held.confirm(),
           }),
         ),
       );
@@ -182,7 +184,7 @@ export function registerDriveCommands(program: Command): void {
       const cwd = sessionCwd(flags);
       const limits = limitsFrom(flags);
       await guarded(() =>
-        asOnlyDriver(host, agent, 'codex', () =>
+        asOnlyDriver(host, agent, 'codex', (held) =>
           drive(host, agent, {
             client: 'codex',
             approvalPolicy,
@@ -191,6 +193,7 @@ export function registerDriveCommands(program: Command): void {
             limits,
             sandbox,
             status: (line) => process.stdout.write(`${line}\n`),
+            confirmHold: () => held.confirm(),
           }),
         ),
       );
