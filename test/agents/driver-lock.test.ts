@@ -4,18 +4,23 @@
 // racing for one agent exactly one wins (property); a driver taken over learns it on renewal and
 // its release leaves the new holder alone; a supervised driver waits for a stopping one.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KyselyPlugin } from 'kysely';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SluiceError } from '../../src/core/errors.js';
 import { thisMachine } from '../../src/host/agents/agent-runs.js';
 import {
   claimDriver,
   DRIVER_LEASE_MS,
+  DRIVER_RENEW_MS,
   holdDriver,
+  RELEASE_WAIT_MS,
   releaseDriver,
   renewDriver,
 } from '../../src/host/agents/driver-lock.js';
+import type { HostContext } from '../../src/host/identity/context.js';
 import { findAgentDriver } from '../../src/store/ops/agent-drivers.js';
 import { backendsUnderTest, type ConformanceHost, openConformanceHost } from '../conformance/backend.js';
+import { openTestHost, type TestHost } from '../support/host.js';
 import { snapshotStore } from '../support/store-snapshot.js';
 
 const byHand = (pid: number) => ({ client: 'claude' as const, pid, supervised: false });
@@ -191,5 +196,46 @@ describe.each(backendsUnderTest())('one driver per agent (%s)', (backend) => {
     expect((await findAgentDriver(h.ctx.store.db, bot.id))?.holder).toBe(second.holder);
     await second.release();
     expect(await findAgentDriver(h.ctx.store.db, bot.id)).toBeUndefined();
+  });
+});
+
+// A stop during an outage: the store's calls hang (a pool waiting out a database that is gone).
+// The release must not wait for them; the lease lapses by itself.
+describe('a driver stopping while its store hangs', () => {
+  let h: TestHost;
+  beforeEach(async () => {
+    h = await openTestHost();
+  });
+  afterEach(async () => {
+    vi.useRealTimers();
+    await h.close();
+  });
+
+  it('gives the agent back within a second, without waiting for the renewal in flight', async () => {
+    const bot = await h.agent('bot', 'turn');
+    const hang = { on: false };
+    const never = new Promise<never>(() => {});
+    const plugin: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (hang.on) await never;
+        return args.result;
+      },
+    };
+    const ctx: HostContext = { ...h.ctx, store: { ...h.ctx.store, db: h.ctx.store.db.withPlugin(plugin) } };
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    const lost: SluiceError[] = [];
+    const held = await holdDriver(ctx, bot, byHand(process.pid), { onLost: (e) => lost.push(e) });
+    hang.on = true;
+    // A renewal starts and never answers.
+    await vi.advanceTimersByTimeAsync(DRIVER_RENEW_MS);
+    let released = false;
+    const release = held.release().then(() => {
+      released = true;
+    });
+    await vi.advanceTimersByTimeAsync(RELEASE_WAIT_MS);
+    expect(released).toBe(true);
+    await release;
+    expect(lost).toEqual([]);
   });
 });

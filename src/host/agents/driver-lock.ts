@@ -158,7 +158,10 @@ export interface HeldDriver {
    * waits that out). A loss is not reported through `onLost`: the caller stops by itself.
    */
   confirm(): Promise<boolean>;
-  /** Stops renewing and gives the agent back. */
+  /**
+   * Stops renewing and gives the agent back, waiting at most {@link RELEASE_WAIT_MS} for the
+   * store; rejects when the store refuses at once (the hold then lapses by itself).
+   */
   release(): Promise<void>;
 }
 
@@ -202,11 +205,13 @@ export async function holdDriver(
     return false;
   };
   let renewing: Promise<void> = Promise.resolve();
+  let released = false;
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
-      if (lost !== undefined) return;
+      if (lost !== undefined || released) return;
       try {
-        if (!(await renew()) && lost !== undefined) options.onLost(lost);
+        // Once released, a renewal that finds the row gone is this driver's own release.
+        if (!(await renew()) && lost !== undefined && !released) options.onLost(lost);
       } catch {
         // The store is unreachable (I10): the driver runs on; the next renewal tries again.
       }
@@ -225,10 +230,31 @@ export async function holdDriver(
     },
     async release() {
       clearInterval(timer);
-      await renewing;
-      if (lost === undefined) await releaseDriver(ctx, agent, holder);
+      released = true;
+      // Neither the renewal in flight nor the delete is waited out: during an outage each would
+      // wait for the pool (5–30 s), and a stop ends the driver at once. A hold not given back
+      // lapses by itself (at once for a driver on this machine, whose pid is about to be gone).
+      if (lost === undefined) await withinMs(releaseDriver(ctx, agent, holder), RELEASE_WAIT_MS);
     },
   };
+}
+
+/** How long a stopping driver waits for the store to take its hold back before it goes anyway. */
+export const RELEASE_WAIT_MS = 1_000;
+
+/** Waits for `work` at most `ms`; what it does later (or how it fails) no longer matters. */
+async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([work.then(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {});
+  }
 }
 
 /** Claims the agent, waiting (on store changes, and for the holder's lease) up to `waitMs`. */
