@@ -248,6 +248,33 @@ describe('the driver loop through a database outage', () => {
     expect(await states()).toEqual([[m1, 'handled']]);
   });
 
+  test('a turn that fails on a disk I/O error counts against its messages: returned at the limit, not redelivered forever', async () => {
+    start();
+    const m1 = await send('one');
+    // Every turn fails the same way (say, an attachment on a failing disk): retrying it forever
+    // would hide the fault, so the message is returned after its 3 attempts like any other.
+    for (let i = 1; i <= 3; i++) {
+      await until(`turn ${i}`, () => (client.requests.length === i ? true : undefined));
+      client.finish(
+        new SluiceError('unavailable', 'disk I/O error (EIO): the database could not be read or written', {
+          reason: 'io',
+        }),
+      );
+      await until(`turn ${i} abandoned`, () => (reports.length === i ? true : undefined));
+    }
+    await until('the message returned', async () => {
+      const s = await states();
+      return s[0]?.[1] === 'returned' ? s : undefined;
+    });
+    expect(client.requests).toHaveLength(3);
+    const row = await h.ctx.store.db
+      .selectFrom('inbox')
+      .select('failure_kind')
+      .where('message_id', '=', m1)
+      .executeTakeFirstOrThrow();
+    expect(row.failure_kind).toBe('repeated_failure');
+  });
+
   test('a driver whose lease lapsed during the outage and was taken over begins no turn once the database is back', async () => {
     // Driver A's clock: the test moves it past the lease while the database is away.
     let skewMs = 0;

@@ -3,7 +3,12 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { SluiceError, type SluiceErrorCode } from '../../src/core/errors.js';
-import { classifyFault, type OutageEvent, throughOutage } from '../../src/surfaces/drivers/outage.js';
+import {
+  classifyFault,
+  isDatabaseAway,
+  type OutageEvent,
+  throughOutage,
+} from '../../src/surfaces/drivers/outage.js';
 
 /** An error as `pg` throws it: an Error with a SQLSTATE `code` (and the server's fields). */
 function pgError(code: string, message: string): Error {
@@ -103,6 +108,22 @@ describe('classifyFault', () => {
     );
     expect(() => classifyFault(hostile)).not.toThrow();
     expect(classifyFault(hostile)).toBe('fatal');
+  });
+});
+
+describe('isDatabaseAway', () => {
+  const unavailable = (reason: string) => new SluiceError('unavailable', 'x', { reason });
+  test.each([
+    ['the database unreachable', unavailable('database'), true],
+    ['a connection lost mid-request', unavailable('connection'), true],
+    ['a raw ECONNRESET', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), true],
+    ['a disk I/O error', unavailable('io'), false],
+    ['a full disk', unavailable('disk_full'), false],
+    ['SQLite busy', unavailable('busy'), false],
+    ['a denial', new SluiceError('denied', 'no'), false],
+    ['null', null, false],
+  ])('%s: %s', (_, err, away) => {
+    expect(isDatabaseAway(err)).toBe(away);
   });
 });
 

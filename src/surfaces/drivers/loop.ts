@@ -8,7 +8,7 @@ import {
   type TurnReport,
   type TurnSession,
 } from '../../host/turns/index.js';
-import { classifyFault, faultLine, type OutageEvent, type OutageWait, throughOutage } from './outage.js';
+import { faultLine, isDatabaseAway, type OutageEvent, type OutageWait, throughOutage } from './outage.js';
 
 /** What a client needs to run one turn, or to take one steer into it. */
 export interface TurnRequest {
@@ -240,9 +240,11 @@ async function runOneTurn(run: LoopRun, session: TurnSession): Promise<TurnRepor
     outcome = await Promise.race([running, aborted]);
   } catch (err) {
     await steering;
-    // The database failing under the client's turn (its attachments could not be read) is not the
-    // messages' fault: the attempt is taken back, as for a stop, so an outage returns nothing.
-    const cause = classifyFault(err) === 'transient' ? 'stopped' : 'unsettled';
+    // The database gone from under the client's turn (its attachments could not be read) is not
+    // the messages' fault: the attempt is taken back, as for a stop, so an outage returns nothing.
+    // Any other fault (a disk I/O error, a full disk) may recur with every delivery of these
+    // messages: it counts, so they reach repeated_failure instead of being redelivered forever.
+    const cause = isDatabaseAway(err) ? 'stopped' : 'unsettled';
     const report = await throughOutage(() => session.abandon(cause, faultLine(err)), outage);
     // Stopped while the database was away: the next start abandons the turn left open.
     if (report !== 'aborted') options.onTurn?.(report);

@@ -51,6 +51,20 @@ export function classifyFault(err: unknown): FaultClass {
   return typeof code === 'string' && clearsOnRetry(code) ? 'transient' : 'fatal';
 }
 
+/**
+ * Whether `err` says the database could not be reached (the store's `database`/`connection`
+ * reasons, or a raw lost connection) — not merely that a retry might help. A turn that failed this
+ * way is not its messages' fault; one that failed on a disk I/O error or a full disk may fail the
+ * same way each time, so it counts against them (docs/drivers.md).
+ */
+export function isDatabaseAway(err: unknown): boolean {
+  if (err instanceof SluiceError) {
+    const reason = err.data?.reason;
+    return err.code === 'unavailable' && (reason === 'database' || reason === 'connection');
+  }
+  return err !== null && typeof err === 'object' && isConnectionLoss(err);
+}
+
 /** An error's `code`; none from an object whose getters throw (a hostile shape). */
 function codeOf(err: object): unknown {
   try {
