@@ -8,7 +8,14 @@ import {
   type TurnReport,
   type TurnSession,
 } from '../../host/turns/index.js';
-import { faultLine, isDatabaseAway, type OutageEvent, type OutageWait, throughOutage } from './outage.js';
+import {
+  faultLine,
+  isDatabaseAway,
+  type OutageEvent,
+  type OutageWait,
+  pauseOrAbort,
+  throughOutage,
+} from './outage.js';
 
 /** What a client needs to run one turn, or to take one steer into it. */
 export interface TurnRequest {
@@ -207,26 +214,12 @@ export async function runDriverLoop(
       if (session === 'aborted') return;
       const report = session ? await runOneTurn(run, session) : undefined;
       if (report === 'aborted') return;
-      if ((await pause(dispatcher.retryDelayAfter(report), aborted)) === 'aborted') return;
+      if ((await pauseOrAbort(dispatcher.retryDelayAfter(report), aborted)) === 'aborted') return;
       if ((await throughOutage(() => dispatcher.ended(report), outage)) === 'aborted') return;
     }
   } finally {
     stopWatching();
     ctx.localCommitListeners.delete(wake.notify);
-  }
-}
-
-/** Waits `ms` (none when 0), or until aborted. */
-async function pause(ms: number, aborted: Promise<'aborted'>): Promise<'aborted' | undefined> {
-  if (ms <= 0) return undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const slept = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([slept, aborted]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

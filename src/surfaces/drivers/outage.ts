@@ -131,7 +131,9 @@ export async function throughOutage<T>(op: () => Promise<T>, wait: OutageWait): 
   }
 }
 
-async function pauseOrAbort(ms: number, aborted: Promise<'aborted'>): Promise<'aborted' | undefined> {
+/** Waits `ms` (none when 0), or until aborted; the timer never outlives the wait. */
+export async function pauseOrAbort(ms: number, aborted: Promise<'aborted'>): Promise<'aborted' | undefined> {
+  if (ms <= 0) return undefined;
   let timer: NodeJS.Timeout | undefined;
   const slept = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), ms);
