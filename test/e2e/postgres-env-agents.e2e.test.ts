@@ -89,12 +89,22 @@ describe.skipIf(!enabled)('agents on a PostgreSQL host named by SLUICE_DB alone 
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    cleanups.push(() => {
-      try {
-        process.kill(-(serve.pid as number), 'SIGKILL');
-      } catch {
-        // gone
-      }
+    const exited = new Promise<void>((resolve) => serve.once('exit', () => resolve()));
+    // Stopped as a person would (SIGTERM): the host stops its driver and Claude Code before it
+    // exits, so nothing still writes into the Claude home removed after it. Killing only the host's
+    // group left them running (ENOTEMPTY on that removal); SIGKILL stays the fallback.
+    cleanups.push(async () => {
+      if (serve.exitCode !== null || serve.signalCode !== null) return;
+      serve.kill('SIGTERM');
+      const fallback = setTimeout(() => {
+        try {
+          process.kill(-(serve.pid as number), 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }, 30_000);
+      await exited;
+      clearTimeout(fallback);
     });
     let banner = '';
     serve.stdout?.setEncoding('utf8').on('data', (d: string) => {
