@@ -16,6 +16,7 @@ import {
   useStage,
   VIEWPORTS,
 } from './browser-support.js';
+import { type LostSendAnswers, routeSendAnswers, storedWithBody } from './lost-send-answer.js';
 
 const stage = useStage('sluice-web-drafts-', async (_home, ctx) => {
   await seedAs.agent(ctx, 'scribe');
@@ -23,27 +24,11 @@ const stage = useStage('sluice-web-drafts-', async (_home, ctx) => {
   await seedAs.channel(ctx, 'south', ['scribe']);
 });
 
-interface Frame {
-  id?: number;
-  method?: string;
-  params?: Record<string, unknown>;
-}
-
-async function storedWithBody(body: string): Promise<number> {
-  const rows = await stage.hostCtx.store.db
-    .selectFrom('messages')
-    .select('id')
-    .where('body', '=', body)
-    .execute();
-  return rows.length;
-}
-
 describe('a draft in a channel’s composer', () => {
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const sends: Frame[] = [];
-  let dropNextSendAnswer = false;
+  let answers: LostSendAnswers;
 
   const open = async (name: string) => {
     await page
@@ -58,32 +43,7 @@ describe('a draft in a channel’s composer', () => {
     context = await newViewContext(stage.browser, VIEWPORTS[0]);
     page = await context.newPage();
     collectProblems(page, problems, { console: 'except-favicon', http: true });
-    // The answer to a send can be dropped with its connection (as in send-confirmation.e2e.test.ts).
-    await page.routeWebSocket(/\/rpc$/, (ws) => {
-      const server = ws.connectToServer();
-      let dropId: number | null = null;
-      ws.onMessage((text) => {
-        const frame = JSON.parse(String(text)) as Frame;
-        if (frame.method === 'message.send') {
-          sends.push(frame);
-          if (dropNextSendAnswer) {
-            dropNextSendAnswer = false;
-            dropId = frame.id ?? null;
-          }
-        }
-        server.send(text);
-      });
-      server.onMessage((text) => {
-        const frame = JSON.parse(String(text)) as Frame;
-        if (dropId !== null && frame.id === dropId) {
-          dropId = null;
-          void ws.close();
-          void server.close();
-          return;
-        }
-        ws.send(text);
-      });
-    });
+    answers = await routeSendAnswers(page);
     await signIn(page, await loginLinkFor(stage));
   });
   afterAll(() => context?.close());
@@ -111,22 +71,22 @@ describe('a draft in a channel’s composer', () => {
     timeout: 60_000,
   }, async () => {
     const body = 'half a thought about the north';
-    dropNextSendAnswer = true;
+    answers.dropNextAnswer();
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page
       .locator('.composer [role="alert"]')
       .getByText('Not confirmed')
       .waitFor({ timeout: POLL.timeout });
-    expect(await storedWithBody(body)).toBe(1);
+    expect(await storedWithBody(stage.hostCtx, body)).toBe(1);
     await open('south');
     await open('north');
     expect(await draftIn('north')).toBe(body);
     await page.getByRole('button', { name: 'Retry', exact: true }).click();
     await expect.poll(() => draftIn('north'), POLL).toBe('');
-    const keys = sends.map((f) => f.params?.idempotency_key);
+    const keys = answers.sends.map((f) => f.params?.idempotency_key);
     expect(keys).toHaveLength(2);
     expect(keys[1]).toBe(keys[0]);
-    expect(await storedWithBody(body)).toBe(1);
+    expect(await storedWithBody(stage.hostCtx, body)).toBe(1);
     // Sent: the draft is gone for good, also after switching.
     await open('south');
     await open('north');

@@ -18,66 +18,25 @@ import {
   useStage,
   VIEWPORTS,
 } from './browser-support.js';
+import { type LostSendAnswers, routeSendAnswers, storedWithBody } from './lost-send-answer.js';
 
 const stage = useStage('sluice-web-send-confirm-', async (_home, ctx) => {
   await seedAs.agent(ctx, 'listener');
   await seedAs.channel(ctx, 'talk', ['listener']);
 });
 
-interface Frame {
-  id?: number;
-  method?: string;
-  params?: Record<string, unknown>;
-}
-
-/** How many stored messages have exactly this body. */
-async function storedWithBody(body: string): Promise<number> {
-  const rows = await stage.hostCtx.store.db
-    .selectFrom('messages')
-    .select('id')
-    .where('body', '=', body)
-    .execute();
-  return rows.length;
-}
-
 describe('a send whose answer is lost', () => {
   const view = VIEWPORTS[0];
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const sends: Frame[] = [];
-  let dropNextSendAnswer = true;
+  let answers: LostSendAnswers;
 
   beforeAll(async () => {
     context = await newViewContext(stage.browser, view, { bypassCSP: true });
     page = await context.newPage();
     collectProblems(page, problems, { console: 'except-favicon', http: true });
-    await page.routeWebSocket(/\/rpc$/, (ws) => {
-      const server = ws.connectToServer();
-      let dropId: number | null = null;
-      ws.onMessage((text) => {
-        const frame = JSON.parse(String(text)) as Frame;
-        if (frame.method === 'message.send') {
-          sends.push(frame);
-          if (dropNextSendAnswer) {
-            dropNextSendAnswer = false;
-            dropId = frame.id ?? null;
-          }
-        }
-        server.send(text);
-      });
-      server.onMessage((text) => {
-        const frame = JSON.parse(String(text)) as Frame;
-        if (dropId !== null && frame.id === dropId) {
-          // Stored by the host; the answer never reaches the page, and the connection drops.
-          dropId = null;
-          void ws.close();
-          void server.close();
-          return;
-        }
-        ws.send(text);
-      });
-    });
+    answers = await routeSendAnswers(page, { dropFirst: true });
     await signIn(page, await loginLinkFor(stage));
     await page.getByRole('navigation').getByRole('link', { name: '#talk', exact: true }).click();
     await page.getByLabel('Message #talk').waitFor();
@@ -91,7 +50,7 @@ describe('a send whose answer is lost', () => {
     const alert = page.locator('.composer [role="alert"]');
     await alert.getByText('Not confirmed').waitFor({ timeout: POLL.timeout });
     expect(await alert.textContent()).not.toContain('not sent');
-    expect(await storedWithBody(body)).toBe(1);
+    expect(await storedWithBody(stage.hostCtx, body)).toBe(1);
     // The draft is kept for the retry.
     expect(await page.getByLabel('Message #talk').inputValue()).toBe(body);
     expect(await seriousViolations(page, 'send-not-confirmed', '.composer')).toEqual([]);
@@ -99,11 +58,11 @@ describe('a send whose answer is lost', () => {
     // Confirmed: the draft is cleared.
     await expect.poll(() => page.getByLabel('Message #talk').inputValue(), POLL).toBe('');
     expect(await alert.count()).toBe(0);
-    expect(sends.length).toBe(2);
-    const [first, retry] = sends.map((f) => f.params?.idempotency_key);
+    expect(answers.sends.length).toBe(2);
+    const [first, retry] = answers.sends.map((f) => f.params?.idempotency_key);
     expect(typeof first).toBe('string');
     expect(retry).toBe(first);
-    expect(await storedWithBody(body)).toBe(1);
+    expect(await storedWithBody(stage.hostCtx, body)).toBe(1);
     // Shown once in the timeline, too.
     await page.locator('article.message', { hasText: body }).first().waitFor();
     expect(await page.locator('article.message', { hasText: body }).count()).toBe(1);
@@ -114,8 +73,8 @@ describe('a send whose answer is lost', () => {
     await page.getByLabel('Message #talk').fill(body);
     await page.keyboard.press('Enter');
     await page.locator('article.message', { hasText: body }).waitFor();
-    expect(await storedWithBody(body)).toBe(1);
-    const keys = sends.map((f) => f.params?.idempotency_key);
+    expect(await storedWithBody(stage.hostCtx, body)).toBe(1);
+    const keys = answers.sends.map((f) => f.params?.idempotency_key);
     expect(keys.length).toBe(3);
     expect(keys[2]).not.toBe(keys[0]);
   });
